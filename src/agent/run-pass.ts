@@ -1,0 +1,99 @@
+import { fstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pass, type PassHost, type Suspension } from '../engine/pass.js';
+import type { Store } from '../store/store.js';
+import type { RunRecord } from '../store/types.js';
+import { AgentSocket } from './socket-server.js';
+import { ScriptProcess } from './script-process.js';
+
+export type PassOutcome =
+  | { kind: 'suspended'; suspension: Suspension }
+  | { kind: 'succeeded' }
+  | { kind: 'failed'; message: string };
+
+export interface PassOptions {
+  /** Where the script's stdout and stderr go: this process's own, or an open file. */
+  output: 'inherit' | number;
+  lenient?: boolean;
+  /** Variables added to the script's environment. */
+  env?: Record<string, string>;
+}
+
+/** bin/ of this package, put first on the script's PATH so `spool` there is this very client. */
+const SPOOL_BIN = fileURLToPath(new URL('../../bin/', import.meta.url));
+
+/** The input document a script reads from $SPOOL_INPUT_FILE. */
+export function inputDocument(run: RunRecord): Record<string, unknown> {
+  const input = (run.input ?? null) as Record<string, unknown> | null;
+  const event = run.handler ? input : null;
+  return {
+    run: run.id,
+    subject: run.subject,
+    input,
+    payload: event ? (event.payload ?? null) : input,
+    ...(event ? { event } : {}),
+  };
+}
+
+/** The identity of what a descriptor writes to, so the client can tell when its stdout is the run's log. */
+function outputIdentity(output: 'inherit' | number): string {
+  try {
+    const stat = fstatSync(output === 'inherit' ? 1 : output);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Runs one pass: the run's recorded script, started from the top in the directory it was submitted
+ * from, served by a fresh agent socket, until it exits or the agent ends it.
+ */
+export async function runPass(store: Store, run: RunRecord, host: PassHost, options: PassOptions): Promise<PassOutcome> {
+  const pass = await Pass.start(store, run, host, options.lenient);
+  const cwd = run.cwd ?? process.cwd();
+  const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));
+  const socketPath = join(socketDir, 'agent.sock');
+  // The run's own copy of the script, beside the submit directory so node_modules resolve as usual.
+  const scriptDir = join(cwd, '.spool', 'scripts', run.id.replace(/[^a-z0-9-]/gi, '_'));
+  mkdirSync(scriptDir, { recursive: true });
+  const scriptPath = join(scriptDir, basename(run.workflow));
+  writeFileSync(scriptPath, run.script);
+  const inputPath = join(socketDir, 'input.json');
+  writeFileSync(inputPath, JSON.stringify(inputDocument(run)));
+
+  let script: ScriptProcess | null = null;
+  const agent = new AgentSocket(pass, () => script?.end());
+  await agent.listen(socketPath);
+  const origin = dirname(resolve(cwd, run.workflow));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...options.env,
+    PATH: `${SPOOL_BIN}${delimiter}${process.env.PATH ?? ''}`,
+    PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
+    SPOOL_SOCKET: socketPath,
+    SPOOL_RUN_ID: run.id,
+    SPOOL_INPUT_FILE: inputPath,
+    SPOOL_PASS: String(run.passes),
+    SPOOL_LOG_ID: outputIdentity(options.output),
+  };
+  try {
+    script = new ScriptProcess([...run.interpreter.split(' '), scriptPath], {
+      cwd,
+      env,
+      stdout: options.output,
+      stderr: options.output,
+    });
+    const exit = await script.exited;
+    if (pass.failure) return { kind: 'failed', message: pass.failure };
+    if (pass.suspension) return { kind: 'suspended', suspension: pass.suspension };
+    if (exit.code === 0) return { kind: 'succeeded' };
+    return { kind: 'failed', message: exit.signal ? `script killed by ${exit.signal}` : `script exited ${exit.code}` };
+  } finally {
+    await agent.close();
+    rmSync(socketDir, { recursive: true, force: true });
+    rmSync(scriptDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * The `spool` command. In-script verbs (step, sleep, wait, ...) run once per durable call inside a
+ * script, so they load only the small socket client; everything else loads the full control CLI.
+ */
+const SCRIPT_VERBS = new Set(['step', 'sleep', 'wait', 'state', 'lock', 'activity', 'spawn', 'call', 'output', 'annotate']);
+
+const args = process.argv.slice(2);
+const verb = args[0] ?? '';
+// `event emit` is recorded when a script calls it, and sent to a server when a person does.
+const inScript = SCRIPT_VERBS.has(verb) || (verb === 'event' && process.env.SPOOL_SOCKET !== undefined);
+
+if (inScript) {
+  const { runScriptVerb } = await import('./script/run-verb.js');
+  process.exitCode = await runScriptVerb(args);
+} else {
+  const { runControl } = await import('./control/program.js');
+  process.exitCode = await runControl(args);
+}

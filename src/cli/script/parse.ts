@@ -1,0 +1,292 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { interpreterFor } from '../../agent/interpreters.js';
+import { parseDuration } from '../../common/duration.js';
+import { UsageError } from '../../common/errors.js';
+import type { ActivitySpec, Request } from '../../engine/protocol.js';
+
+/** A parsed in-script call: the request, and the command to run if the agent says execute. */
+export interface ScriptCall {
+  request: Request;
+  command?: string[];
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const USAGE: Record<string, string> = {
+  step: 'spool step NAME [--label TEXT] -- COMMAND [ARG...]',
+  sleep: 'spool sleep DURATION',
+  'wait signal': 'spool wait signal NAME [--timeout DURATION]',
+  'wait event': 'spool wait event TYPE [--timeout DURATION]',
+  lock: 'spool lock GROUP [-- COMMAND [ARG...]]',
+  'activity submit': 'spool activity submit NAME [--requires CAP] [--attempts N] [--backoff D] [--retry-on-exit CODES] -- COMMAND',
+  'activity run': 'spool activity run NAME [--requires CAP] [--attempts N] [--backoff D] [--retry-on-exit CODES] -- COMMAND',
+  'activity wait': 'spool activity wait NAME | --all',
+  'state get': 'spool state get KEY [--entity NAME]',
+  'state set': 'spool state set KEY VALUE [--entity NAME]',
+  'state delete': 'spool state delete KEY [--entity NAME]',
+  'state list': 'spool state list [PREFIX] [--entity NAME]',
+  'state version': 'spool state version KEY [--entity NAME]',
+  'state add': 'spool state add KEY [VALUE] [--entity NAME]',
+  'state incr': 'spool state incr KEY [--by N] [--op NAME] [--entity NAME]',
+  'state cas': "spool state cas KEY EXPECTED NEW [--op NAME] [--entity NAME]   (EXPECTED '' means absent)",
+  'event emit': 'spool event emit TYPE [--key SUBJECT] [--payload JSON]',
+  spawn: 'spool spawn FILE [--input JSON]',
+  call: 'spool call FILE [--input JSON]',
+  'output set': 'spool output set KEY VALUE',
+  annotate: 'spool annotate TEXT',
+};
+
+function fail(verb: string, problem: string): never {
+  const usage = USAGE[verb];
+  throw new UsageError(`spool ${verb}: ${problem}${usage ? ` (usage: ${usage})` : ''}`);
+}
+
+/** Splits at the first `--`: spool's own arguments before it, the command after it. */
+function splitCommand(args: string[]): { own: string[]; command: string[] | null } {
+  const at = args.indexOf('--');
+  return at < 0 ? { own: args, command: null } : { own: args.slice(0, at), command: args.slice(at + 1) };
+}
+
+function parse(verb: string, args: string[], options: Options, positionals: [min: number, max: number]) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (error) {
+    fail(verb, (error as Error).message.split('\n')[0]?.replace(/\. To specify a positional.*$/, '') ?? 'bad arguments');
+  }
+  const [min, max] = positionals;
+  if (parsed.positionals.length < min) fail(verb, 'missing arguments');
+  if (parsed.positionals.length > max) fail(verb, `unexpected argument '${parsed.positionals[max] ?? ''}'`);
+  return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals: parsed.positionals };
+}
+
+function requireCommand(verb: string, command: string[] | null): string[] {
+  if (command === null) fail(verb, "missing '--' before the command");
+  if (command.length === 0) fail(verb, "no command after '--'");
+  return command;
+}
+
+function duration(verb: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    fail(verb, (error as Error).message);
+  }
+}
+
+function integer(verb: string, flag: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  if (!/^-?\d+$/.test(text) || Number(text) < min) fail(verb, `${flag} takes a whole number of at least ${min}, not '${text}'`);
+  return Number(text);
+}
+
+function json(verb: string, flag: string, text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    fail(verb, `${flag} is not valid JSON: ${text.length > 60 ? `${text.slice(0, 60)}...` : text}`);
+  }
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const entityOf = (values: Record<string, unknown>): { entity?: string } =>
+  typeof values.entity === 'string' ? { entity: values.entity } : {};
+
+function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; command: string[] } {
+  const { own, command } = splitCommand(args);
+  const { values, positionals } = parse(
+    verb,
+    own,
+    {
+      requires: { type: 'string', multiple: true },
+      attempts: { type: 'string' },
+      backoff: { type: 'string' },
+      'retry-on-exit': { type: 'string' },
+    },
+    [1, 1],
+  );
+  const argv = requireCommand(verb, command);
+  const retryText = str(values['retry-on-exit']);
+  let retryOnExit: number[] | null = null;
+  if (retryText !== undefined) {
+    retryOnExit = retryText.split(',').map((code) => integer(verb, '--retry-on-exit', code.trim(), 0, 1));
+  }
+  const requires = ((values.requires as string[] | undefined) ?? []).flatMap((cap) => cap.split(',')).filter(Boolean);
+  return {
+    spec: {
+      name: positionals[0] ?? '',
+      argv,
+      requires,
+      attempts: integer(verb, '--attempts', str(values.attempts), 1, 1),
+      backoffMs: duration(verb, str(values.backoff)) ?? 1000,
+      retryOnExit,
+    },
+    command: argv,
+  };
+}
+
+function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
+  const { values, positionals } = parse(verb, args, { input: { type: 'string' } }, [1, 1]);
+  const file = positionals[0] ?? '';
+  let script: string;
+  try {
+    script = readFileSync(file, 'utf8');
+  } catch {
+    fail(verb, `cannot read ${file}`);
+  }
+  const input = json(verb, '--input', str(values.input));
+  return {
+    request: { verb, workflow: file, script, interpreter: interpreterFor(file).join(' '), ...(input === undefined ? {} : { input }) },
+  };
+}
+
+/** Turns `spool <verb> ...` into a request, refusing bad input before anything reaches the agent. */
+export function parseScriptCall(args: string[]): ScriptCall {
+  const [verb = '', ...rest] = args;
+  switch (verb) {
+    case 'step': {
+      const { own, command } = splitCommand(rest);
+      const { values, positionals } = parse('step', own, { label: { type: 'string' } }, [1, 1]);
+      const label = str(values.label);
+      return {
+        request: { verb: 'step', name: positionals[0] ?? '', ...(label ? { label } : {}) },
+        command: requireCommand('step', command),
+      };
+    }
+    case 'sleep': {
+      const { positionals } = parse('sleep', rest, {}, [1, 1]);
+      return { request: { verb: 'sleep', ms: duration('sleep', positionals[0]) ?? 0 } };
+    }
+    case 'wait': {
+      const [kind = '', ...tail] = rest;
+      if (kind !== 'signal' && kind !== 'event') fail('wait', `unknown wait '${kind}'; use 'wait signal NAME' or 'wait event TYPE'`);
+      const what = `wait ${kind}`;
+      const { values, positionals } = parse(what, tail, { timeout: { type: 'string' } }, [1, 1]);
+      const timeoutMs = duration(what, str(values.timeout));
+      const timeout = timeoutMs === undefined ? {} : { timeoutMs };
+      const name = positionals[0] ?? '';
+      return { request: kind === 'signal' ? { verb: 'wait.signal', name, ...timeout } : { verb: 'wait.event', type: name, ...timeout } };
+    }
+    case 'lock': {
+      const { own, command } = splitCommand(rest);
+      const { positionals } = parse('lock', own, {}, [1, 1]);
+      const group = positionals[0] ?? '';
+      if (command === null) return { request: { verb: 'lock', group, command: false } };
+      return { request: { verb: 'lock', group, command: true }, command: requireCommand('lock', command) };
+    }
+    case 'activity':
+      return parseActivity(rest);
+    case 'state':
+      return parseState(rest);
+    case 'event': {
+      const [sub = '', ...tail] = rest;
+      if (sub !== 'emit') fail('event emit', `unknown event command '${sub}'`);
+      const { values, positionals } = parse('event emit', tail, { key: { type: 'string' }, payload: { type: 'string' } }, [1, 1]);
+      const payload = json('event emit', '--payload', str(values.payload));
+      const subject = str(values.key);
+      return {
+        request: { verb: 'event.emit', type: positionals[0] ?? '', ...(subject ? { subject } : {}), ...(payload === undefined ? {} : { payload }) },
+      };
+    }
+    case 'spawn':
+    case 'call':
+      return childCall(verb, rest);
+    case 'output': {
+      const [sub = '', ...tail] = rest;
+      if (sub !== 'set') fail('output set', `unknown output command '${sub}'`);
+      const { positionals } = parse('output set', tail, {}, [2, 2]);
+      return { request: { verb: 'output.set', key: positionals[0] ?? '', value: positionals[1] ?? '' } };
+    }
+    case 'annotate': {
+      const { positionals } = parse('annotate', rest, {}, [1, 1]);
+      return { request: { verb: 'annotate', text: positionals[0] ?? '' } };
+    }
+    default:
+      throw new UsageError(`spool: unknown verb '${verb}'`);
+  }
+}
+
+function parseActivity(args: string[]): ScriptCall {
+  const [sub = '', ...rest] = args;
+  switch (sub) {
+    case 'submit': {
+      const { spec } = activitySpec('activity submit', rest);
+      return { request: { verb: 'activity.submit', ...spec } };
+    }
+    case 'run': {
+      const { spec } = activitySpec('activity run', rest);
+      return { request: { verb: 'activity.run', ...spec } };
+    }
+    case 'wait': {
+      const { values, positionals } = parse('activity wait', rest, { all: { type: 'boolean' } }, [0, 1]);
+      if (values.all === true) {
+        if (positionals.length > 0) fail('activity wait', 'give a NAME or --all, not both');
+        return { request: { verb: 'activity.wait', all: true } };
+      }
+      if (positionals.length === 0) fail('activity wait', 'missing NAME');
+      return { request: { verb: 'activity.wait', name: positionals[0] ?? '' } };
+    }
+    default:
+      return fail('activity submit', `unknown activity command '${sub}'; use submit, run or wait`);
+  }
+}
+
+function parseState(args: string[]): ScriptCall {
+  const [sub = '', ...rest] = args;
+  const verb = `state ${sub}`;
+  const entity = { entity: { type: 'string' } } as const;
+  switch (sub) {
+    case 'get':
+    case 'delete':
+    case 'version': {
+      const { values, positionals } = parse(verb, rest, entity, [1, 1]);
+      return { request: { verb: `state.${sub}`, key: positionals[0] ?? '', ...entityOf(values) } };
+    }
+    case 'set': {
+      const { values, positionals } = parse(verb, rest, entity, [2, 2]);
+      return { request: { verb: 'state.set', key: positionals[0] ?? '', value: positionals[1] ?? '', ...entityOf(values) } };
+    }
+    case 'list': {
+      const { values, positionals } = parse(verb, rest, entity, [0, 1]);
+      return { request: { verb: 'state.list', ...(positionals[0] ? { prefix: positionals[0] } : {}), ...entityOf(values) } };
+    }
+    case 'add': {
+      const { values, positionals } = parse(verb, rest, entity, [1, 2]);
+      const value = positionals[1];
+      return { request: { verb: 'state.add', key: positionals[0] ?? '', ...(value === undefined ? {} : { value }), ...entityOf(values) } };
+    }
+    case 'incr': {
+      const { values, positionals } = parse(verb, rest, { ...entity, by: { type: 'string' }, op: { type: 'string' } }, [1, 1]);
+      const op = str(values.op);
+      return {
+        request: {
+          verb: 'state.incr',
+          key: positionals[0] ?? '',
+          by: integer(verb, '--by', str(values.by), 1, Number.MIN_SAFE_INTEGER),
+          ...(op ? { op } : {}),
+          ...entityOf(values),
+        },
+      };
+    }
+    case 'cas': {
+      const { values, positionals } = parse(verb, rest, { ...entity, op: { type: 'string' } }, [3, 3]);
+      const op = str(values.op);
+      const expected = positionals[1] ?? '';
+      return {
+        request: {
+          verb: 'state.cas',
+          key: positionals[0] ?? '',
+          expected: expected === '' ? null : expected,
+          value: positionals[2] ?? '',
+          ...(op ? { op } : {}),
+          ...entityOf(values),
+        },
+      };
+    }
+    default:
+      return fail('state get', `unknown state command '${sub}'; use get, set, add, incr, cas, delete, list or version`);
+  }
+}

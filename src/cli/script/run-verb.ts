@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { fstatSync } from 'node:fs';
+import { constants } from 'node:os';
+import { UsageError } from '../../common/errors.js';
+import type { Answer } from '../../engine/protocol.js';
+import { EXIT } from '../../engine/protocol.js';
+import { AgentClient, AgentUnavailable } from './client.js';
+import { parseScriptCall } from './parse.js';
+
+/** Whether fd writes into the run's log, where a replayed result was already printed on its first pass. */
+function writesToRunLog(fd: number): boolean {
+  const logId = process.env.SPOOL_LOG_ID;
+  if (!logId) return false;
+  try {
+    const stat = fstatSync(fd);
+    return `${stat.dev}:${stat.ino}` === logId;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs the command in the script's own environment: stdout captured, stderr straight through. */
+function runCommand(command: string[], idempotencyKey: string | undefined): Promise<{ stdout: string; exitCode: number }> {
+  return new Promise((resolve) => {
+    const [program, ...args] = command;
+    const env = idempotencyKey ? { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey } : process.env;
+    const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'inherit'], env });
+    const chunks: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      process.stderr.write(`spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}\n`);
+      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126 });
+    });
+    child.once('close', (code, signal) => {
+      const signalCode = signal ? 128 + (constants.signals[signal] ?? 0) : 1;
+      resolve({ stdout: Buffer.concat(chunks).toString('utf8'), exitCode: code ?? signalCode });
+    });
+  });
+}
+
+function finish(answer: Answer, printed?: string): number {
+  switch (answer.status) {
+    case 'ok': {
+      const stdout = printed ?? answer.stdout ?? '';
+      if (stdout && !(answer.replayed && writesToRunLog(1))) process.stdout.write(stdout);
+      if (answer.stderr && !(answer.replayed && writesToRunLog(2))) process.stderr.write(`${answer.stderr}\n`);
+      return answer.exitCode ?? EXIT.ok;
+    }
+    case 'error':
+      process.stderr.write(`${answer.message}\n`);
+      return answer.exitCode;
+    default:
+      process.stderr.write(`spool: unexpected answer from the agent: ${answer.status}\n`);
+      return EXIT.failure;
+  }
+}
+
+/**
+ * The agent is ending this script's process group; going on would run code past a wait that has
+ * not returned. Block until the signal lands (and bail out if it somehow never does).
+ */
+function awaitSuspension(): Promise<number> {
+  return new Promise((resolve) => setTimeout(() => resolve(75), 60_000));
+}
+
+export async function runScriptVerb(args: string[]): Promise<number> {
+  let call;
+  try {
+    call = parseScriptCall(args);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    return error instanceof UsageError ? EXIT.usage : EXIT.failure;
+  }
+  const socketPath = process.env.SPOOL_SOCKET;
+  if (!socketPath) {
+    process.stderr.write(
+      `spool ${args[0] ?? ''}: no agent to talk to (SPOOL_SOCKET is not set); in-script verbs run inside a script ` +
+        `started by 'spool run', 'spool submit' or a cluster run\n`,
+    );
+    return EXIT.unavailable;
+  }
+  let client: AgentClient | null = null;
+  try {
+    client = await AgentClient.connect(socketPath);
+    let answer = await client.request(call.request);
+    if (answer.status === 'suspended') return await awaitSuspension();
+    if (answer.status === 'execute' && call.command) {
+      const result = await runCommand(call.command, answer.idempotencyKey);
+      answer = await client.request({ verb: 'done', position: answer.position, ...result });
+      if (answer.status === 'ok') return finish(answer, result.stdout);
+    }
+    if (answer.status === 'suspended') return await awaitSuspension();
+    return finish(answer);
+  } catch (error) {
+    if (error instanceof AgentUnavailable) {
+      process.stderr.write(`spool: ${error.message}\n`);
+      return EXIT.unavailable;
+    }
+    throw error;
+  } finally {
+    client?.close();
+  }
+}

@@ -1,0 +1,168 @@
+import { runPass } from '../agent/run-pass.js';
+import { ensureError } from '../common/errors.js';
+import type { Change, PassHost } from '../engine/pass.js';
+import { settleRun } from '../engine/settle.js';
+import { wakeIfOver } from '../engine/wake.js';
+import type { Store } from '../store/store.js';
+import type { RunRecord } from '../store/types.js';
+import { nextAttemptAt, runActivityAttempt } from './activity-runner.js';
+
+export interface ExecutorOptions {
+  /** Where a pass's output goes; `inherit` prints it here. */
+  output(run: RunRecord): 'inherit' | number;
+  /** Only runs this answers true for are executed (spool run: its run and that run's children). */
+  owns?(runId: string): Promise<boolean>;
+  /** Called after each pass has been settled onto its run. */
+  onPassEnd?(run: RunRecord): void;
+  maxConcurrentPasses?: number;
+  pollMs?: number;
+  capabilities?: string[];
+  maxResultBytes?: number;
+  lenient?: boolean;
+  env?: string;
+  now?: () => Date;
+}
+
+export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
+
+/**
+ * The local executor: starts passes of due runs as child processes and runs queued activities.
+ * Everything it knows is in the store, so a new executor on the same store carries on.
+ */
+export class LocalExecutor {
+  private readonly running = new Set<string>();
+  private readonly activities = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private ticking = false;
+  private again = false;
+  private readonly idle: (() => void)[] = [];
+  readonly host: PassHost;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: ExecutorOptions,
+  ) {
+    this.host = {
+      now: options.now ?? (() => new Date()),
+      capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
+      maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      env: options.env ?? 'dev',
+      notify: (change) => this.onChange(change),
+    };
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.poke();
+  }
+
+  /** Stops starting passes and waits for the ones under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    while (this.running.size > 0 || this.activities.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  /** Looks for work now rather than at the next poll. */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), 0);
+  }
+
+  private onChange(change: Change): void {
+    void this.wakeWaiters(change).then(() => this.poke());
+  }
+
+  /** Wakes runs whose wait a change may have ended (events reach many runs; a lease one). */
+  private async wakeWaiters(change: Change): Promise<void> {
+    const now = this.host.now();
+    if (change.kind === 'lease-holder') {
+      await wakeIfOver(this.store, change.runId, now);
+    } else if (change.kind === 'event') {
+      const waiting = await this.store.listRuns({ project: change.project, status: ['waiting'], limit: 10_000 });
+      for (const run of waiting) {
+        if (run.wait?.kind === 'event' && run.wait.type === change.type) await wakeIfOver(this.store, run.id, now);
+      }
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    this.ticking = true;
+    try {
+      await this.dispatchRuns();
+      await this.dispatchActivities();
+    } catch (error) {
+      process.stderr.write(`spool: executor: ${ensureError(error).message}\n`);
+    } finally {
+      this.ticking = false;
+    }
+    if (this.stopped) return;
+    const delay = this.again ? 0 : (this.options.pollMs ?? 100);
+    this.again = false;
+    this.timer = setTimeout(() => void this.tick(), delay);
+  }
+
+  private async dispatchRuns(): Promise<void> {
+    const capacity = (this.options.maxConcurrentPasses ?? 16) - this.running.size;
+    if (capacity <= 0) return;
+    const due = await this.store.listDueRuns(this.host.now(), capacity + this.running.size);
+    for (const id of due) {
+      if (this.running.size >= (this.options.maxConcurrentPasses ?? 16)) break;
+      if (this.running.has(id)) continue;
+      if (this.options.owns && !(await this.options.owns(id))) continue;
+      const run = await this.store.startPass(id);
+      if (!run) continue;
+      this.running.add(id);
+      void this.pass(run).finally(() => this.settled(this.running, id));
+    }
+  }
+
+  private async pass(run: RunRecord): Promise<void> {
+    let outcome;
+    try {
+      outcome = await runPass(this.store, run, this.host, {
+        output: this.options.output(run),
+        ...(this.options.lenient ? { lenient: true } : {}),
+      });
+    } catch (error) {
+      outcome = { kind: 'failed' as const, message: `pass could not start: ${ensureError(error).message}` };
+    }
+    await settleRun(this.store, run, outcome, this.host.now());
+    const settled = await this.store.getRun(run.id);
+    if (settled) this.options.onPassEnd?.(settled);
+  }
+
+  private async dispatchActivities(): Promise<void> {
+    for (;;) {
+      const activity = await this.store.claimActivity([...this.host.capabilities], this.host.now());
+      if (!activity) return;
+      this.activities.add(activity.id);
+      void (async () => {
+        const result = await runActivityAttempt(activity, 'inherit');
+        const retryAt = nextAttemptAt(activity, result, this.host.now());
+        await this.store.finishActivityAttempt(activity.id, {
+          result,
+          final: retryAt === null,
+          ...(retryAt ? { retryAt } : {}),
+        });
+        if (retryAt === null) await wakeIfOver(this.store, activity.runId, this.host.now());
+      })()
+        .catch((error: unknown) => process.stderr.write(`spool: activity ${activity.name}: ${ensureError(error).message}\n`))
+        .finally(() => this.settled(this.activities, activity.id));
+    }
+  }
+
+  private settled(set: Set<string>, id: string): void {
+    set.delete(id);
+    this.poke();
+    if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,124 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
+import { endAllScripts } from '../agent/script-process.js';
+import { UsageError } from '../common/errors.js';
+import { newRunId } from '../common/ids.js';
+import { openStore, type StoreOptions } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
+import { LocalExecutor } from './executor.js';
+
+export interface LocalRunOptions extends StoreOptions {
+  input?: string;
+  lenient?: boolean;
+  project?: string;
+}
+
+/** Exit status of `spool run` when the run waits for something only a server can deliver. */
+export const EXIT_WAITING = 75;
+
+const say = (line: string): void => void process.stderr.write(`  ${line}\n`);
+
+export function parseInput(text: string | undefined): unknown {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--input is not valid JSON: ${text.length > 60 ? `${text.slice(0, 60)}...` : text}`);
+  }
+}
+
+/** Checks a script file before anything is recorded: it exists and its interpreter is installed. */
+export function readScript(file: string): { script: string; interpreter: string } {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
+  const interpreter = interpreterFor(file);
+  checkInterpreter(interpreter, file);
+  return { script: readFileSync(file, 'utf8'), interpreter: interpreter.join(' ') };
+}
+
+/** A wait `spool run` can see through by itself; signals and events need a server to arrive. */
+function resolvesLocally(run: RunRecord): boolean {
+  const wait = run.wait;
+  if (!wait) return true;
+  if (wait.kind === 'signal' || wait.kind === 'event') return wait.deadline !== undefined;
+  return true;
+}
+
+/** `spool run FILE`: records a run on the local store and takes it through as many passes as it needs. */
+export async function runLocal(file: string, options: LocalRunOptions): Promise<number> {
+  const { script, interpreter } = readScript(file);
+  const input = parseInput(options.input);
+  const store = await openStore(options);
+  try {
+    const project = options.project ?? 'default';
+    const { run } = await store.createRun({
+      id: newRunId('dev', project),
+      project,
+      workflow: file,
+      interpreter,
+      script,
+      input,
+      cwd: process.cwd(),
+      lenient: options.lenient ?? false,
+    });
+    say(`run: ${run.id}`);
+    return await follow(store, run.id, options.lenient ?? false);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `spool resume RUN`: carries on a run whose runner died, replaying its journal. */
+export async function resumeLocal(runId: string, options: LocalRunOptions): Promise<number> {
+  const store = await openStore(options);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw new UsageError(`no run ${runId} in this store`);
+    await store.recoverInterruptedRuns(new Date(), [runId]);
+    if (run.status === 'waiting') await store.wakeRun(runId, new Date());
+    say(`run: ${run.id} (resumed)`);
+    return await follow(store, runId, options.lenient ?? false);
+  } finally {
+    await store.close();
+  }
+}
+
+async function follow(store: Store, rootId: string, lenient: boolean): Promise<number> {
+  const family = new Set([rootId]);
+  let finish: (code: number) => void = () => undefined;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  const executor = new LocalExecutor(store, {
+    output: () => 'inherit',
+    lenient,
+    async owns(id) {
+      if (family.has(id)) return true;
+      const parent = (await store.getRun(id))?.parentId;
+      if (parent && family.has(parent)) family.add(id);
+      return family.has(id);
+    },
+    onPassEnd(run) {
+      if (run.id !== rootId) return;
+      if (TERMINAL_STATUSES.includes(run.status)) {
+        say(run.status === 'succeeded' ? `${run.id} succeeded` : `${run.id} ${run.status}: ${run.error ?? ''}`);
+        finish(run.status === 'succeeded' ? 0 : 1);
+      } else if (run.status === 'waiting' && !resolvesLocally(run)) {
+        say(`${run.id} waiting for ${run.awaiting ?? '?'}, which only a server delivers: use spool dev and spool submit`);
+        finish(EXIT_WAITING);
+      }
+    },
+  });
+  const interrupt = (): void => {
+    endAllScripts();
+    finish(130);
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  executor.start();
+  try {
+    return await done;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await executor.stop();
+  }
+}

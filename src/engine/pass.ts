@@ -1,0 +1,187 @@
+import { DeterminismError, SpoolError, UsageError, ensureError } from '../common/errors.js';
+import type { Store } from '../store/store.js';
+import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
+import type { Answer, Request } from './protocol.js';
+import { EXIT } from './protocol.js';
+import { handleVerb } from './verbs/index.js';
+
+/** What the host (local executor, dev server, operator) lends a pass. */
+export interface PassHost {
+  now(): Date;
+  /** Capabilities an activity may ask for here. */
+  capabilities: readonly string[];
+  maxResultBytes: number;
+  env: string;
+  /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */
+  notify(change: Change): void;
+}
+
+export type Change =
+  | { kind: 'event'; project: string; type: string; id: string }
+  | { kind: 'run-created'; runId: string }
+  | { kind: 'lease-holder'; runId: string }
+  | { kind: 'activity-queued'; id: string };
+
+export interface Suspension {
+  awaiting: string;
+  wait: Wait;
+  wakeAt: Date | null;
+}
+
+/** A durable call reached in this pass, with what the journal holds at its position. */
+export interface Reached {
+  position: number;
+  occurrence: number;
+  verb: string;
+  name: string;
+  call: JournalEntry | null;
+  result: JournalEntry | null;
+}
+
+interface Slot {
+  call?: JournalEntry;
+  result?: JournalEntry;
+}
+
+/**
+ * One pass of one run: matches each durable call the script reaches against the journal by
+ * position, answers recorded calls from it and executes (and records) the first new one.
+ */
+export class Pass {
+  private readonly slots = new Map<number, Slot>();
+  private cursor = 0;
+  private readonly occurrences = new Map<string, number>();
+  /** Calls told to execute whose `done` has not arrived yet. */
+  readonly executing = new Map<number, Reached>();
+  suspension: Suspension | null = null;
+  /** Set when the run must fail whatever the script does next (a determinism error). */
+  failure: string | null = null;
+
+  constructor(
+    readonly store: Store,
+    readonly run: RunRecord,
+    journal: JournalEntry[],
+    readonly host: PassHost,
+    readonly lenient = run.lenient,
+  ) {
+    for (const entry of journal) this.slot(entry.position)[entry.kind] = entry;
+  }
+
+  static async start(store: Store, run: RunRecord, host: PassHost, lenient?: boolean): Promise<Pass> {
+    return new Pass(store, run, await store.readJournal(run.id), host, lenient);
+  }
+
+  /** Answers one request; never throws. */
+  async handle(request: Request): Promise<Answer> {
+    if (this.suspension) return { status: 'suspended', message: `script suspended awaiting ${this.suspension.awaiting}` };
+    if (this.failure) return { status: 'error', kind: 'determinism', message: this.failure, exitCode: EXIT.failure };
+    try {
+      return await handleVerb(this, request);
+    } catch (raw) {
+      const error = ensureError(raw);
+      if (error instanceof DeterminismError) {
+        this.failure = error.message;
+        return { status: 'error', kind: 'determinism', message: error.message, exitCode: EXIT.failure };
+      }
+      if (error instanceof UsageError) return { status: 'error', kind: 'usage', message: error.message, exitCode: EXIT.usage };
+      const code = error instanceof SpoolError ? error.code : 'internal';
+      return {
+        status: 'error',
+        kind: code === 'limit' ? 'limit' : 'internal',
+        message: error.message,
+        exitCode: EXIT.failure,
+      };
+    }
+  }
+
+  private slot(position: number): Slot {
+    let slot = this.slots.get(position);
+    if (!slot) {
+      slot = {};
+      this.slots.set(position, slot);
+    }
+    return slot;
+  }
+
+  /**
+   * Looks at the next position without taking it. A recorded call there must be the same verb and
+   * name (the determinism check); a new call may still be refused (a reused name) before `take`.
+   */
+  peek(verb: string, name: string): Reached {
+    const position = this.cursor;
+    const slot = this.slots.get(position) ?? {};
+    const key = `${family(verb)}\0${name}`;
+    const occurrence = this.occurrences.get(key) ?? 0;
+    const call = slot.call ?? null;
+    if (call && (family(call.verb) !== family(verb) || call.name !== name) && !this.lenient) {
+      throw new DeterminismError(
+        `determinism error at call ${position + 1}: the journal recorded ${describe(call.verb, call.name)} there, ` +
+          `but this pass reached ${describe(verb, name)}; replay must reach the same durable calls in the same order ` +
+          `(run with --lenient to switch this check off)`,
+      );
+    }
+    return { position, occurrence, verb, name, call, result: slot.result ?? null };
+  }
+
+  /** Takes the position `peek` looked at. */
+  take(reached: Reached): Reached {
+    this.cursor = reached.position + 1;
+    this.occurrences.set(`${family(reached.verb)}\0${reached.name}`, reached.occurrence + 1);
+    return reached;
+  }
+
+  async record(
+    reached: Reached,
+    kind: 'call' | 'result',
+    data: Record<string, unknown>,
+    store: Store = this.store,
+  ): Promise<JournalEntry> {
+    const entry = await store.appendJournal({
+      runId: this.run.id,
+      position: reached.position,
+      kind,
+      verb: reached.verb,
+      name: reached.name,
+      occurrence: reached.occurrence,
+      data,
+    });
+    this.slot(reached.position)[kind] = entry;
+    reached[kind] = entry;
+    return entry;
+  }
+
+  /**
+   * A recorded call elsewhere in the run with one of these verbs and this name (any name when null):
+   * how names that must be unique within a run are checked.
+   */
+  findRecorded(verbs: readonly string[], name: string | null, except: number): JournalEntry | null {
+    for (const [position, slot] of this.slots) {
+      const call = slot.call;
+      if (position !== except && call && verbs.includes(call.verb) && (name === null || call.name === name)) return call;
+    }
+    return null;
+  }
+
+  suspend(suspension: Suspension): Answer {
+    this.suspension = suspension;
+    return { status: 'suspended', message: `script suspended awaiting ${suspension.awaiting}` };
+  }
+
+  /** A refused call: one line for the user, nothing recorded. */
+  refuse(message: string): never {
+    throw new UsageError(message);
+  }
+
+  scope(entity: string | undefined): string {
+    return entity ? `entity:${entity}` : `run:${this.run.id}`;
+  }
+}
+
+/** step and step_fn share names; everything else is its own family. */
+function family(verb: string): string {
+  return verb === 'step_fn' ? 'step' : verb;
+}
+
+function describe(verb: string, name: string): string {
+  return name ? `\`${verb} ${name}\`` : `\`${verb}\``;
+}

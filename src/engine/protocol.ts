@@ -1,0 +1,80 @@
+/**
+ * The requests a script sends its agent and the answers it gets (docs/protocol.md). Types only, so
+ * the in-script client imports nothing at run time from here.
+ */
+
+export type StepRequest = { verb: 'step'; name: string; label?: string };
+export type DoneRequest = { verb: 'done'; position: number; stdout: string; exitCode: number };
+export type SleepRequest = { verb: 'sleep'; ms: number };
+export type WaitSignalRequest = { verb: 'wait.signal'; name: string; timeoutMs?: number };
+export type WaitEventRequest = { verb: 'wait.event'; type: string; timeoutMs?: number };
+export type LockRequest = { verb: 'lock'; group: string; command: boolean };
+export type ActivitySpec = {
+  name: string;
+  argv: string[];
+  requires: string[];
+  attempts: number;
+  backoffMs: number;
+  retryOnExit: number[] | null;
+};
+export type ActivitySubmitRequest = { verb: 'activity.submit' } & ActivitySpec;
+export type ActivityRunRequest = { verb: 'activity.run' } & ActivitySpec;
+export type ActivityWaitRequest = { verb: 'activity.wait'; name: string } | { verb: 'activity.wait'; all: true };
+export type StateRequest =
+  | { verb: 'state.get'; key: string; entity?: string }
+  | { verb: 'state.set'; key: string; value: string; entity?: string }
+  | { verb: 'state.delete'; key: string; entity?: string }
+  | { verb: 'state.list'; prefix?: string; entity?: string }
+  | { verb: 'state.version'; key: string; entity?: string }
+  | { verb: 'state.add'; key: string; value?: string; entity?: string }
+  | { verb: 'state.incr'; key: string; by: number; op?: string; entity?: string }
+  | { verb: 'state.cas'; key: string; expected: string | null; value: string; op?: string; entity?: string };
+export type EmitRequest = { verb: 'event.emit'; type: string; subject?: string; payload?: unknown };
+export type ChildRequest = {
+  verb: 'spawn' | 'call';
+  workflow: string;
+  script: string;
+  interpreter: string;
+  input?: unknown;
+};
+export type OutputRequest = { verb: 'output.set'; key: string; value: string };
+export type AnnotateRequest = { verb: 'annotate'; text: string };
+export type InfoRequest = { verb: 'agent.info' };
+
+export type Request =
+  | StepRequest
+  | DoneRequest
+  | SleepRequest
+  | WaitSignalRequest
+  | WaitEventRequest
+  | LockRequest
+  | ActivitySubmitRequest
+  | ActivityRunRequest
+  | ActivityWaitRequest
+  | StateRequest
+  | EmitRequest
+  | ChildRequest
+  | OutputRequest
+  | AnnotateRequest
+  | InfoRequest;
+
+export type ErrorKind = 'usage' | 'determinism' | 'limit' | 'internal';
+
+export type Answer =
+  /** The call is complete: print `stdout`, print `stderr` as a line, exit with `exitCode`. */
+  | { status: 'ok'; stdout?: string; stderr?: string; exitCode?: number; replayed?: boolean }
+  /** Run the command now (in the script's environment) and report it with a `done` request. */
+  | { status: 'execute'; position: number; idempotencyKey?: string }
+  /** The call must wait: the agent is ending the script; the client should not go on. */
+  | { status: 'suspended'; message: string }
+  | { status: 'error'; kind: ErrorKind; message: string; exitCode: number };
+
+/** Exit codes of the CLI (DESIGN.md §3). */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  taken: 3,
+  timedOut: 124,
+  unavailable: 69,
+} as const;

@@ -1,0 +1,34 @@
+import type { Store } from '../store/store.js';
+import type { RunRecord } from '../store/types.js';
+import type { Suspension } from './pass.js';
+import { wakeIfOver } from './wake.js';
+
+export type RunOutcome =
+  | { kind: 'suspended'; suspension: Suspension }
+  | { kind: 'succeeded' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'cancelled'; message: string };
+
+/**
+ * Writes what a pass ended in onto its run. A run that ends gives up its leases (waking the next
+ * holder) and wakes a parent waiting on it; a run that suspends is woken at once if what it waits
+ * for happened while it was suspending.
+ */
+export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcome, now: Date): Promise<void> {
+  if (outcome.kind === 'suspended') {
+    const { awaiting, wait, wakeAt } = outcome.suspension;
+    await store.updateRun(run.id, { status: 'waiting', awaiting, wait, wakeAt });
+    await wakeIfOver(store, run.id, now);
+    return;
+  }
+  await store.updateRun(run.id, {
+    status: outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind,
+    error: outcome.kind === 'succeeded' ? null : outcome.message,
+    awaiting: null,
+    wait: null,
+    wakeAt: null,
+    finishedAt: now,
+  });
+  for (const holder of await store.releaseLeases(run.id)) await wakeIfOver(store, holder, now);
+  if (run.parentId) await wakeIfOver(store, run.parentId, now);
+}

@@ -1,0 +1,128 @@
+import type { ActivityRecord } from '../../store/types.js';
+import type { Pass, Reached } from '../pass.js';
+import type { ActivityRunRequest, ActivitySpec, ActivitySubmitRequest, ActivityWaitRequest, Answer } from '../protocol.js';
+import { EXIT } from '../protocol.js';
+import { OK, commandAnswer } from './answers.js';
+
+const NAMED = ['activity.submit', 'activity.run'] as const;
+
+export const activityId = (runId: string, name: string): string => `${runId}/${name}`;
+
+const isFinal = (activity: ActivityRecord | null): activity is ActivityRecord =>
+  activity !== null && isDone(activity);
+
+const isDone = (activity: ActivityRecord): boolean => activity.status === 'succeeded' || activity.status === 'failed';
+
+/** Refuses a second use of a name (its wait could never tell them apart) or a capability nobody offers. */
+function checkNew(pass: Pass, reached: Reached, spec: ActivitySpec): void {
+  const other = pass.findRecorded(NAMED, spec.name, reached.position);
+  if (other) {
+    pass.refuse(
+      `activity name '${spec.name}' is already used in this run (call ${other.position + 1}); ` +
+        `names must be unique within a run, so put the item in the name (probe-eu-north, probe-us-east, ...)`,
+    );
+  }
+  const missing = spec.requires.filter((capability) => !pass.host.capabilities.includes(capability));
+  if (missing.length > 0) {
+    pass.refuse(
+      `no agent here offers ${missing.map((c) => `'${c}'`).join(', ')} (offered: ${pass.host.capabilities.join(', ')})`,
+    );
+  }
+}
+
+async function queue(pass: Pass, reached: Reached, spec: ActivitySpec): Promise<void> {
+  const { run } = pass;
+  const id = activityId(run.id, spec.name);
+  await pass.store.transaction(async (tx) => {
+    await pass.record(reached, 'call', { activityId: id }, tx);
+    await tx.createActivity({
+      id,
+      runId: run.id,
+      name: spec.name,
+      argv: spec.argv,
+      cwd: run.cwd,
+      requires: spec.requires,
+      maxAttempts: spec.attempts,
+      backoffMs: spec.backoffMs,
+      retryOnExit: spec.retryOnExit,
+    });
+    if (reached.verb === 'activity.submit') await pass.record(reached, 'result', { activityId: id }, tx);
+  });
+  pass.host.notify({ kind: 'activity-queued', id });
+}
+
+export async function activitySubmit(pass: Pass, request: ActivitySubmitRequest): Promise<Answer> {
+  const peeked = pass.peek('activity.submit', request.name);
+  if (!peeked.call) checkNew(pass, peeked, request);
+  const reached = pass.take(peeked);
+  if (!reached.result) await queue(pass, reached, request);
+  return { ...OK, replayed: reached.call !== null };
+}
+
+function resultOf(activity: ActivityRecord): Record<string, unknown> {
+  const result = activity.result ?? { stdout: '', exitCode: 1, attempts: activity.attempt };
+  const failed = result.exitCode !== 0;
+  const attempts = `${result.attempts} attempt${result.attempts === 1 ? '' : 's'}`;
+  return {
+    stdout: result.stdout,
+    exitCode: result.exitCode,
+    attempts: result.attempts,
+    ...(failed ? { stderr: `spool: activity ${activity.name} failed with exit ${result.exitCode} after ${attempts}` } : {}),
+  };
+}
+
+async function collect(pass: Pass, reached: Reached, name: string): Promise<Answer> {
+  const activity = await pass.store.getActivity(activityId(pass.run.id, name));
+  if (isFinal(activity)) return commandAnswer((await pass.record(reached, 'result', resultOf(activity))).data, false);
+  return pass.suspend({ awaiting: `activity ${name}`, wait: { kind: 'activity', names: [name] }, wakeAt: null });
+}
+
+export async function activityRun(pass: Pass, request: ActivityRunRequest): Promise<Answer> {
+  const peeked = pass.peek('activity.run', request.name);
+  if (!peeked.call) checkNew(pass, peeked, request);
+  const reached = pass.take(peeked);
+  if (reached.result) return commandAnswer(reached.result.data, true);
+  if (!reached.call) await queue(pass, reached, request);
+  return collect(pass, reached, request.name);
+}
+
+export async function activityWait(pass: Pass, request: ActivityWaitRequest): Promise<Answer> {
+  if ('all' in request) return activityWaitAll(pass);
+  const { name } = request;
+  const peeked = pass.peek('activity.wait', name);
+  if (!peeked.call && !pass.findRecorded(NAMED, request.name, -1)) {
+    pass.refuse(`no activity named '${name}' was submitted in this run; submit it before waiting for it`);
+  }
+  const reached = pass.take(peeked);
+  if (reached.result) return commandAnswer(reached.result.data, true);
+  if (!reached.call) await pass.record(reached, 'call', {});
+  return collect(pass, reached, name);
+}
+
+function allAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
+  const failed = (data.failed as string[] | undefined) ?? [];
+  if (failed.length === 0) return { ...OK, replayed };
+  return {
+    status: 'ok',
+    exitCode: EXIT.failure,
+    stderr: `spool: ${failed.length} of ${Number(data.total)} activities failed: ${failed.join(', ')}`,
+    replayed,
+  };
+}
+
+async function activityWaitAll(pass: Pass): Promise<Answer> {
+  const reached = pass.take(pass.peek('activity.wait', '*'));
+  if (reached.result) return allAnswer(reached.result.data, true);
+  if (!reached.call) await pass.record(reached, 'call', {});
+  const activities = await pass.store.listActivities(pass.run.id);
+  const pending = activities.filter((activity) => !isDone(activity)).map((activity) => activity.name);
+  if (pending.length > 0) {
+    return pass.suspend({
+      awaiting: `activity ${pending.join(', ')}`,
+      wait: { kind: 'activity', names: pending },
+      wakeAt: null,
+    });
+  }
+  const failed = activities.filter((activity) => activity.status === 'failed').map((activity) => activity.name);
+  return allAnswer((await pass.record(reached, 'result', { failed, total: activities.length })).data, false);
+}

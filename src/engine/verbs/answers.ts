@@ -1,0 +1,32 @@
+import { SpoolError } from '../../common/errors.js';
+import type { Answer } from '../protocol.js';
+
+/** A recorded command result (step, locked section, activity) as the client prints it. */
+export function commandAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
+  return {
+    status: 'ok',
+    stdout: String(data.stdout ?? ''),
+    exitCode: Number(data.exitCode ?? 0),
+    ...(typeof data.stderr === 'string' ? { stderr: data.stderr } : {}),
+    replayed,
+  };
+}
+
+export function textAnswer(text: string, replayed = false): Answer {
+  return { status: 'ok', stdout: text === '' ? '' : `${text}\n`, exitCode: 0, replayed };
+}
+
+export type OkAnswer = Extract<Answer, { status: 'ok' }>;
+
+export const OK: OkAnswer = { status: 'ok', exitCode: 0 };
+
+export function checkResultSize(what: string, text: string, limit: number): void {
+  const size = Buffer.byteLength(text);
+  if (size > limit) {
+    throw new SpoolError(
+      'limit',
+      `${what} printed ${size} bytes, over the ${limit}-byte limit for a recorded result; ` +
+        `write the output to a file and record its path or an id instead`,
+    );
+  }
+}

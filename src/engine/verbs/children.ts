@@ -1,0 +1,103 @@
+import { derivedRunId, stableHash } from '../../common/ids.js';
+import { TERMINAL_STATUSES } from '../../store/types.js';
+import type { Pass, Reached } from '../pass.js';
+import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest } from '../protocol.js';
+import { EXIT } from '../protocol.js';
+import { OK, textAnswer } from './answers.js';
+
+export async function emit(pass: Pass, request: EmitRequest): Promise<Answer> {
+  const { run, store } = pass;
+  const reached = pass.take(pass.peek('event.emit', ''));
+  if (reached.result) return textAnswer(String(reached.result.data.eventId), true);
+  // The id comes from the call site, so a pass that repeats this call emits the same event.
+  const id = `evt-${stableHash(run.id, reached.position)}`;
+  await store.transaction(async (tx) => {
+    if (!reached.call) await pass.record(reached, 'call', { type: request.type }, tx);
+    await tx.emitEvent({ id, project: run.project, type: request.type, subject: request.subject ?? null, payload: request.payload ?? null });
+    await pass.record(reached, 'result', { eventId: id }, tx);
+  });
+  pass.host.notify({ kind: 'event', project: run.project, type: request.type, id });
+  return textAnswer(id);
+}
+
+async function startChild(pass: Pass, reached: Reached, request: ChildRequest): Promise<string> {
+  const { run, store } = pass;
+  const childId = derivedRunId(pass.host.env, run.project, run.id, String(reached.position));
+  await store.transaction(async (tx) => {
+    await tx.createRun({
+      id: childId,
+      project: run.project,
+      workflow: request.workflow,
+      interpreter: request.interpreter,
+      script: request.script,
+      input: request.input ?? null,
+      parentId: run.id,
+      cwd: run.cwd,
+      lenient: run.lenient,
+    });
+    await pass.record(reached, 'call', { runId: childId, workflow: request.workflow }, tx);
+  });
+  pass.host.notify({ kind: 'run-created', runId: childId });
+  return childId;
+}
+
+export async function spawn(pass: Pass, request: ChildRequest): Promise<Answer> {
+  const reached = pass.take(pass.peek('spawn', ''));
+  if (reached.result) return textAnswer(String(reached.result.data.runId), true);
+  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);
+  await pass.record(reached, 'result', { runId: childId });
+  return textAnswer(childId);
+}
+
+function childAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
+  const outputs = (data.outputs as Record<string, string> | undefined) ?? {};
+  const stdout = Object.keys(outputs).length > 0 ? `${JSON.stringify(outputs)}\n` : '';
+  if (data.status === 'succeeded') return { status: 'ok', stdout, exitCode: 0, replayed };
+  return {
+    status: 'ok',
+    stdout,
+    exitCode: EXIT.failure,
+    stderr: `spool: child run ${String(data.runId)} ${String(data.status)}${data.error ? `: ${String(data.error)}` : ''}`,
+    replayed,
+  };
+}
+
+/** Starts a child run and waits for it, holding no process. */
+export async function call(pass: Pass, request: ChildRequest): Promise<Answer> {
+  const reached = pass.take(pass.peek('call', ''));
+  if (reached.result) return childAnswer(reached.result.data, true);
+  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);
+  const child = await pass.store.getRun(childId);
+  if (child && TERMINAL_STATUSES.includes(child.status)) {
+    const result = { runId: childId, status: child.status, outputs: child.outputs, error: child.error };
+    return childAnswer((await pass.record(reached, 'result', result)).data, false);
+  }
+  return pass.suspend({ awaiting: `child ${childId}`, wait: { kind: 'child', runId: childId }, wakeAt: null });
+}
+
+export async function setOutput(pass: Pass, request: OutputRequest): Promise<Answer> {
+  const { run, store } = pass;
+  const reached = pass.take(pass.peek('output.set', request.key));
+  if (reached.result) return { ...OK, replayed: true };
+  await store.transaction(async (tx) => {
+    const current = await tx.getRun(run.id);
+    await tx.updateRun(run.id, { outputs: { ...current?.outputs, [request.key]: request.value } });
+    if (!reached.call) await pass.record(reached, 'call', { value: request.value }, tx);
+    await pass.record(reached, 'result', {}, tx);
+  });
+  return OK;
+}
+
+export async function annotate(pass: Pass, request: AnnotateRequest): Promise<Answer> {
+  const reached = pass.take(pass.peek('annotate', ''));
+  if (reached.result) return { ...OK, replayed: true };
+  await store(pass, reached, request.text);
+  return OK;
+}
+
+async function store(pass: Pass, reached: Reached, text: string): Promise<void> {
+  await pass.store.transaction(async (tx) => {
+    if (!reached.call) await pass.record(reached, 'call', { text }, tx);
+    await pass.record(reached, 'result', {}, tx);
+  });
+}

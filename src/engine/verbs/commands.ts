@@ -1,0 +1,79 @@
+import { idempotencyKey } from '../../common/ids.js';
+import type { Pass } from '../pass.js';
+import type { Answer, DoneRequest, LockRequest, StepRequest } from '../protocol.js';
+import { checkResultSize, commandAnswer } from './answers.js';
+
+/** Scripts are one job; pipelines (later) give each job its own name here. */
+const SCRIPT_JOB = 'main';
+
+export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
+  const reached = pass.take(pass.peek('step', request.name));
+  if (reached.result) return commandAnswer(reached.result.data, true);
+  if (!reached.call) await pass.record(reached, 'call', request.label ? { label: request.label } : {});
+  pass.executing.set(reached.position, reached);
+  return {
+    status: 'execute',
+    position: reached.position,
+    idempotencyKey: idempotencyKey(pass.run.id, SCRIPT_JOB, request.name, reached.occurrence),
+  };
+}
+
+/**
+ * `spool lock GROUP` holds the group's lease until the run ends; `spool lock GROUP -- CMD` holds it
+ * for the command and records the command's result like a step.
+ */
+export async function lock(pass: Pass, request: LockRequest): Promise<Answer> {
+  const { run, store } = pass;
+  const verb = request.command ? 'lock.run' : 'lock';
+  const peeked = pass.peek(verb, request.group);
+  if (peeked.result) {
+    pass.take(peeked);
+    return request.command ? commandAnswer(peeked.result.data, true) : { status: 'ok', exitCode: 0, replayed: true };
+  }
+  if (!request.command && !peeked.call) {
+    const other = pass.findRecorded(['lock'], null, peeked.position);
+    if (other) {
+      pass.refuse(
+        `this run already holds the lock '${other.name}' (call ${other.position + 1}), and a run takes one bare lock, ` +
+          `held until it ends; use 'spool lock GROUP -- CMD' to lock a section`,
+      );
+    }
+  }
+  const reached = pass.take(peeked);
+  if (!reached.call) await pass.record(reached, 'call', {});
+  const holder = await store.acquireLease(run.project, request.group, run.id);
+  if (holder !== run.id) {
+    return pass.suspend({ awaiting: `lease ${request.group}`, wait: { kind: 'lease', group: request.group }, wakeAt: null });
+  }
+  if (!request.command) {
+    await pass.record(reached, 'result', { granted: true });
+    return { status: 'ok', exitCode: 0 };
+  }
+  pass.executing.set(reached.position, reached);
+  return {
+    status: 'execute',
+    position: reached.position,
+    idempotencyKey: idempotencyKey(run.id, SCRIPT_JOB, `lock:${request.group}`, reached.occurrence),
+  };
+}
+
+/** The result of a command the client ran for a step or a locked section. */
+export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
+  const reached = pass.executing.get(request.position);
+  if (!reached) pass.refuse(`no call at position ${request.position} is waiting for its result`);
+  pass.executing.delete(request.position);
+  const what = reached.verb === 'lock.run' ? `the command locked by '${reached.name}'` : `step '${reached.name}'`;
+  checkResultSize(what, request.stdout, pass.host.maxResultBytes);
+  const result = { stdout: request.stdout, exitCode: request.exitCode };
+  if (reached.verb !== 'lock.run') {
+    await pass.record(reached, 'result', result);
+    return { status: 'ok', exitCode: request.exitCode };
+  }
+  const { run } = pass;
+  const next = await pass.store.transaction(async (tx) => {
+    await pass.record(reached, 'result', result, tx);
+    return tx.releaseLease(run.project, reached.name, run.id);
+  });
+  if (next) pass.host.notify({ kind: 'lease-holder', runId: next });
+  return { status: 'ok', exitCode: request.exitCode };
+}

@@ -1,0 +1,59 @@
+import type { Pass } from '../pass.js';
+import type { Answer, Request } from '../protocol.js';
+import { activityRun, activitySubmit, activityWait } from './activities.js';
+import { annotate, call, emit, setOutput, spawn } from './children.js';
+import { done, lock, step } from './commands.js';
+import { state } from './state.js';
+import { sleep, waitEvent, waitSignal } from './waits.js';
+
+export const VERBS = [
+  'step', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
+  'state.get', 'state.set', 'state.delete', 'state.list', 'state.version', 'state.add', 'state.incr', 'state.cas',
+  'event.emit', 'spawn', 'call', 'output.set', 'annotate', 'agent.info',
+] as const;
+
+export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
+  switch (request.verb) {
+    case 'step':
+      return step(pass, request);
+    case 'done':
+      return done(pass, request);
+    case 'lock':
+      return lock(pass, request);
+    case 'sleep':
+      return sleep(pass, request);
+    case 'wait.signal':
+      return waitSignal(pass, request);
+    case 'wait.event':
+      return waitEvent(pass, request);
+    case 'activity.submit':
+      return activitySubmit(pass, request);
+    case 'activity.run':
+      return activityRun(pass, request);
+    case 'activity.wait':
+      return activityWait(pass, request);
+    case 'state.get':
+    case 'state.set':
+    case 'state.delete':
+    case 'state.list':
+    case 'state.version':
+    case 'state.add':
+    case 'state.incr':
+    case 'state.cas':
+      return state(pass, request);
+    case 'event.emit':
+      return emit(pass, request);
+    case 'spawn':
+      return spawn(pass, request);
+    case 'call':
+      return call(pass, request);
+    case 'output.set':
+      return setOutput(pass, request);
+    case 'annotate':
+      return annotate(pass, request);
+    case 'agent.info':
+      return Promise.resolve({ status: 'ok', stdout: `${JSON.stringify({ protocol: 1, verbs: VERBS })}\n`, exitCode: 0 });
+    default:
+      return Promise.reject(new Error(`unknown verb '${(request as { verb: unknown }).verb}'`));
+  }
+}

@@ -1,0 +1,75 @@
+import type { Pass } from '../pass.js';
+import type { Answer, StateRequest } from '../protocol.js';
+import { EXIT } from '../protocol.js';
+import { OK, textAnswer } from './answers.js';
+
+/** Answers of add/incr/cas are recorded: a replay must get the answer the first pass got. */
+const RECORDED_OPS = ['state.incr', 'state.cas'] as const;
+
+export async function state(pass: Pass, request: StateRequest): Promise<Answer> {
+  const { store, run } = pass;
+  const scope = pass.scope(request.entity);
+  const entityField = request.entity ? { entity: request.entity } : {};
+  switch (request.verb) {
+    case 'state.get':
+      return textAnswer((await store.getCell(run.project, scope, request.key))?.value ?? '');
+    case 'state.set':
+      await store.setCell(run.project, scope, request.key, request.value);
+      return OK;
+    case 'state.delete':
+      await store.deleteCell(run.project, scope, request.key);
+      return OK;
+    case 'state.version':
+      return textAnswer(String((await store.getCell(run.project, scope, request.key))?.version ?? 0));
+    case 'state.list': {
+      const cells = await store.listCells(run.project, scope, request.prefix);
+      return { status: 'ok', stdout: cells.map((cell) => `${cell.key}\t${cell.value}\n`).join(''), exitCode: 0 };
+    }
+    case 'state.add': {
+      const reached = pass.take(pass.peek('state.add', request.key));
+      if (reached.result) return claimAnswer(Boolean(reached.result.data.won), true);
+      const won = await store.transaction(async (tx) => {
+        const claimed = await tx.addCell(run.project, scope, request.key, request.value ?? run.id);
+        if (!reached.call) await pass.record(reached, 'call', entityField, tx);
+        await pass.record(reached, 'result', { won: claimed }, tx);
+        return claimed;
+      });
+      return claimAnswer(won, false);
+    }
+    case 'state.incr':
+    case 'state.cas': {
+      const op = request.op ?? request.key;
+      const peeked = pass.peek(request.verb, op);
+      if (!peeked.call) {
+        const other = pass.findRecorded(RECORDED_OPS, op, peeked.position);
+        if (other) {
+          pass.refuse(
+            `--op '${op}' is already used in this run (call ${other.position + 1}); each incr or cas is its own ` +
+              `question, so give each one its own --op name`,
+          );
+        }
+      }
+      const reached = pass.take(peeked);
+      if (reached.result) return opAnswer(reached.result.data, true);
+      const result = await store.transaction(async (tx) => {
+        const data =
+          request.verb === 'state.incr'
+            ? { value: (await tx.incrCell(run.project, scope, request.key, request.by)).value }
+            : { won: await tx.casCell(run.project, scope, request.key, request.expected, request.value) };
+        if (!reached.call) await pass.record(reached, 'call', { key: request.key, ...entityField }, tx);
+        return pass.record(reached, 'result', data, tx);
+      });
+      return opAnswer(result.data, false);
+    }
+  }
+}
+
+/** A taken key exits 3 and prints nothing: the script says what that means for it. */
+function claimAnswer(won: boolean, replayed: boolean): Answer {
+  return { status: 'ok', exitCode: won ? 0 : EXIT.taken, replayed };
+}
+
+function opAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
+  if ('value' in data) return textAnswer(String(data.value), replayed);
+  return claimAnswer(Boolean(data.won), replayed);
+}

@@ -1,0 +1,43 @@
+import type { Store } from '../store/store.js';
+import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
+
+const reached = (deadline: string | undefined, now: Date): boolean =>
+  deadline !== undefined && now.getTime() >= Date.parse(deadline);
+
+/**
+ * Whether the thing a waiting run waits for has happened, so a new pass would get past its wait.
+ * Used after a pass suspends (the condition may have come true meanwhile) and when something changes.
+ */
+export async function waitIsOver(store: Store, run: RunRecord, now: Date): Promise<boolean> {
+  const wait = run.wait;
+  if (run.status !== 'waiting' || !wait) return run.status === 'waiting';
+  switch (wait.kind) {
+    case 'timer':
+      return reached(wait.until, now);
+    case 'signal':
+      return reached(wait.deadline, now) || (await store.hasSignal(run.id, wait.name));
+    case 'event':
+      return (
+        reached(wait.deadline, now) || (await store.findEvent(run.project, wait.type, wait.afterSeq, wait.subject)) !== null
+      );
+    case 'lease':
+      return (await store.acquireLease(run.project, wait.group, run.id)) === run.id;
+    case 'activity': {
+      const activities = await store.listActivities(run.id);
+      return wait.names.every((name) =>
+        activities.some((activity) => activity.name === name && ['succeeded', 'failed'].includes(activity.status)),
+      );
+    }
+    case 'child': {
+      const child = await store.getRun(wait.runId);
+      return child === null || TERMINAL_STATUSES.includes(child.status);
+    }
+  }
+}
+
+/** Makes the run due now if its wait is over; answers whether it did. */
+export async function wakeIfOver(store: Store, runId: string, now: Date): Promise<boolean> {
+  const run = await store.getRun(runId);
+  if (!run || !(await waitIsOver(store, run, now))) return false;
+  return store.wakeRun(runId, now);
+}

@@ -1,0 +1,78 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { UsageError } from '../common/errors.js';
+import { migrate } from './migrate.js';
+import type { SqlClient } from './sql.js';
+import { SqlStore } from './sql-store.js';
+
+type Queryable = PGlite | Transaction;
+
+function clientOf(db: Queryable, root: PGlite, onClose: () => void): SqlClient {
+  const inTransaction = db !== root;
+  return {
+    async query<Row>(sql: string, params?: unknown[]): Promise<Row[]> {
+      const result = await db.query<Row>(sql, params);
+      return result.rows;
+    },
+    async exec(sql: string): Promise<void> {
+      await db.exec(sql);
+    },
+    async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+      if (inTransaction) return fn(this);
+      return root.transaction((tx) => fn(clientOf(tx, root, onClose)));
+    },
+    async close(): Promise<void> {
+      if (inTransaction) return;
+      await root.close();
+      onClose();
+    },
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite takes no lock of its own, and two processes writing one data directory corrupt it, so a
+ * pid file guards it; a file left by a process that died is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  const lockFile = join(dir, 'spool.pid');
+  let holder = Number.NaN;
+  try {
+    holder = Number.parseInt(readFileSync(lockFile, 'utf8'), 10);
+  } catch {
+    // no lock file: free
+  }
+  if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+    throw new UsageError(
+      `data directory ${dir} is in use by process ${holder}; wait for it to finish or pass another --data-dir`,
+    );
+  }
+  writeFileSync(lockFile, String(process.pid));
+  return () => rmSync(lockFile, { force: true });
+}
+
+/** The embedded driver: PostgreSQL compiled to WebAssembly, keeping its files under `dataDir`. */
+export async function openPgliteStore(dataDir?: string): Promise<SqlStore> {
+  let unlock = (): void => undefined;
+  let root: PGlite;
+  if (dataDir) {
+    const dir = resolve(dataDir);
+    mkdirSync(dir, { recursive: true });
+    unlock = lockDataDir(dir);
+    root = await PGlite.create(join(dir, 'pgdata'));
+  } else {
+    root = await PGlite.create();
+  }
+  const db = clientOf(root, root, unlock);
+  await migrate(db);
+  return new SqlStore(db);
+}

@@ -1,0 +1,451 @@
+import type { SqlClient } from './sql.js';
+import type { Store } from './store.js';
+import type {
+  ActivityRecord,
+  ActivityResult,
+  Cell,
+  EventRecord,
+  JournalEntry,
+  LogLine,
+  NewActivity,
+  NewRun,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+  Wait,
+} from './types.js';
+
+type Row = Record<string, unknown>;
+
+const RUN_COLUMNS: Record<keyof RunPatch, string> = {
+  status: 'status',
+  awaiting: 'awaiting',
+  wait: 'wait',
+  wakeAt: 'wake_at',
+  error: 'error',
+  finishedAt: 'finished_at',
+  outputs: 'outputs',
+};
+
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
+const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+function toRun(row: Row): RunRecord {
+  return {
+    id: row.id as string,
+    project: row.project as string,
+    workflow: row.workflow as string,
+    interpreter: row.interpreter as string,
+    script: row.script as string,
+    input: row.input ?? null,
+    subject: (row.subject as string | null) ?? null,
+    parentId: (row.parent_id as string | null) ?? null,
+    handler: (row.handler as string | null) ?? null,
+    idempotencyKey: (row.idempotency_key as string | null) ?? null,
+    status: row.status as RunStatus,
+    awaiting: (row.awaiting as string | null) ?? null,
+    wait: (row.wait as Wait | null) ?? null,
+    wakeAt: dateOrNull(row.wake_at),
+    passes: Number(row.passes),
+    error: (row.error as string | null) ?? null,
+    outputs: (row.outputs as Record<string, string> | null) ?? {},
+    lenient: Boolean(row.lenient),
+    cwd: (row.cwd as string | null) ?? null,
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+    finishedAt: dateOrNull(row.finished_at),
+  };
+}
+
+function toEntry(row: Row): JournalEntry {
+  return {
+    runId: row.run_id as string,
+    position: Number(row.position),
+    kind: row.kind as JournalEntry['kind'],
+    verb: row.verb as string,
+    name: row.name as string,
+    occurrence: Number(row.occurrence),
+    data: row.data as Record<string, unknown>,
+  };
+}
+
+function toEvent(row: Row): EventRecord {
+  return {
+    seq: Number(row.seq),
+    id: row.id as string,
+    project: row.project as string,
+    type: row.type as string,
+    subject: (row.subject as string | null) ?? null,
+    payload: row.payload ?? null,
+    emittedAt: date(row.emitted_at),
+  };
+}
+
+const toCell = (row: Row): Cell => ({ key: row.key as string, value: row.value as string, version: Number(row.version) });
+
+function toActivity(row: Row): ActivityRecord {
+  return {
+    id: row.id as string,
+    runId: row.run_id as string,
+    name: row.name as string,
+    argv: row.argv as string[],
+    cwd: (row.cwd as string | null) ?? null,
+    requires: row.requires as string[],
+    maxAttempts: Number(row.max_attempts),
+    backoffMs: Number(row.backoff_ms),
+    retryOnExit: (row.retry_on_exit as number[] | null) ?? null,
+    attempt: Number(row.attempt),
+    status: row.status as ActivityRecord['status'],
+    nextAttemptAt: date(row.next_attempt_at),
+    result: (row.result as ActivityResult | null) ?? null,
+  };
+}
+
+/** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
+export class SqlStore implements Store {
+  constructor(protected readonly db: SqlClient) {}
+
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    return this.db.transaction((tx) => fn(new SqlStore(tx)));
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<Row | null> {
+    return (await this.db.query<Row>(sql, params))[0] ?? null;
+  }
+
+  async createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+    const inserted = await this.one(
+      `insert into runs (id, project, workflow, interpreter, script, input, subject, parent_id, handler,
+                         idempotency_key, status, wake_at, lenient, cwd)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13)
+       on conflict do nothing returning *`,
+      [
+        run.id,
+        run.project,
+        run.workflow,
+        run.interpreter,
+        run.script,
+        json(run.input ?? null),
+        run.subject ?? null,
+        run.parentId ?? null,
+        run.handler ?? null,
+        run.idempotencyKey ?? null,
+        run.notBefore ?? null,
+        run.lenient ?? false,
+        run.cwd ?? null,
+      ],
+    );
+    if (inserted) return { run: toRun(inserted), created: true };
+    const existing = await this.one(
+      `select * from runs where id = $1 or (project = $2 and idempotency_key = $3) limit 1`,
+      [run.id, run.project, run.idempotencyKey ?? null],
+    );
+    if (!existing) throw new Error(`run ${run.id} could not be created nor found`);
+    return { run: toRun(existing), created: false };
+  }
+
+  async getRun(id: string): Promise<RunRecord | null> {
+    const row = await this.one(`select * from runs where id = $1`, [id]);
+    return row ? toRun(row) : null;
+  }
+
+  async listRuns(filter: { project?: string; status?: RunStatus[]; parentId?: string; limit?: number } = {}) {
+    const rows = await this.db.query<Row>(
+      `select * from runs
+        where ($1::text is null or project = $1)
+          and ($2::text[] is null or status = any($2))
+          and ($3::text is null or parent_id = $3)
+        order by created_at desc, id limit $4`,
+      [filter.project ?? null, filter.status ?? null, filter.parentId ?? null, filter.limit ?? 100],
+    );
+    return rows.map(toRun);
+  }
+
+  async updateRun(id: string, patch: RunPatch): Promise<void> {
+    const sets: string[] = ['updated_at = now()'];
+    const params: unknown[] = [id];
+    for (const [key, column] of Object.entries(RUN_COLUMNS) as [keyof RunPatch, string][]) {
+      if (!(key in patch)) continue;
+      const value = patch[key];
+      const isJson = key === 'wait' || key === 'outputs';
+      params.push(isJson ? json(value) : value);
+      sets.push(`${column} = $${params.length}${isJson ? '::jsonb' : ''}`);
+    }
+    await this.db.query(`update runs set ${sets.join(', ')} where id = $1`, params);
+  }
+
+  async startPass(id: string): Promise<RunRecord | null> {
+    const row = await this.one(
+      `update runs set status = 'running', passes = passes + 1, wake_at = null, updated_at = now()
+        where id = $1 and status in ('pending', 'waiting') returning *`,
+      [id],
+    );
+    return row ? toRun(row) : null;
+  }
+
+  async listDueRuns(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.query<Row>(
+      `select id from runs
+        where (status = 'pending' and (wake_at is null or wake_at <= $1))
+           or (status = 'waiting' and wake_at <= $1)
+        order by coalesce(wake_at, created_at), created_at limit $2`,
+      [now, limit],
+    );
+    return rows.map((row) => row.id as string);
+  }
+
+  async wakeRun(id: string, now: Date): Promise<boolean> {
+    const row = await this.one(
+      `update runs set wake_at = $2 where id = $1 and status = 'waiting' and (wake_at is null or wake_at > $2)
+       returning id`,
+      [id, now],
+    );
+    return row !== null;
+  }
+
+  async recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]> {
+    const rows = await this.db.query<Row>(
+      `update runs set status = 'waiting', awaiting = 'redispatch', wait = null, wake_at = $1
+        where status = 'running' and ($2::text[] is null or id = any($2)) returning id`,
+      [now, ids ?? null],
+    );
+    return rows.map((row) => row.id as string);
+  }
+
+  async readJournal(runId: string): Promise<JournalEntry[]> {
+    const rows = await this.db.query<Row>(`select * from journal where run_id = $1 order by position, kind`, [runId]);
+    return rows.map(toEntry);
+  }
+
+  async appendJournal(entry: JournalEntry): Promise<JournalEntry> {
+    const inserted = await this.one(
+      `insert into journal (run_id, position, kind, verb, name, occurrence, data)
+       values ($1, $2, $3, $4, $5, $6, $7::jsonb) on conflict do nothing returning *`,
+      [entry.runId, entry.position, entry.kind, entry.verb, entry.name, entry.occurrence, json(entry.data)],
+    );
+    if (inserted) return toEntry(inserted);
+    const first = await this.one(`select * from journal where run_id = $1 and position = $2 and kind = $3`, [
+      entry.runId,
+      entry.position,
+      entry.kind,
+    ]);
+    return toEntry(first ?? {});
+  }
+
+  async sendSignal(runId: string, name: string, payload: string): Promise<void> {
+    await this.db.query(`insert into signals (run_id, name, payload) values ($1, $2, $3)`, [runId, name, payload]);
+  }
+
+  async hasSignal(runId: string, name: string): Promise<boolean> {
+    return (await this.one(`select 1 from signals where run_id = $1 and name = $2 limit 1`, [runId, name])) !== null;
+  }
+
+  async takeSignal(runId: string, name: string): Promise<string | null> {
+    const row = await this.one(
+      `delete from signals where seq = (
+         select seq from signals where run_id = $1 and name = $2 order by seq limit 1 for update skip locked)
+       returning payload`,
+      [runId, name],
+    );
+    return row ? (row.payload as string) : null;
+  }
+
+  async emitEvent(event: Omit<EventRecord, 'seq' | 'emittedAt'>): Promise<EventRecord> {
+    const row =
+      (await this.one(
+        `insert into events (id, project, type, subject, payload) values ($1, $2, $3, $4, $5::jsonb)
+         on conflict (id) do nothing returning *`,
+        [event.id, event.project, event.type, event.subject, json(event.payload ?? null)],
+      )) ?? (await this.one(`select * from events where id = $1`, [event.id]));
+    return toEvent(row ?? {});
+  }
+
+  async lastEventSeq(): Promise<number> {
+    const row = await this.one(`select coalesce(max(seq), 0) as seq from events`, []);
+    return Number(row?.seq ?? 0);
+  }
+
+  async findEvent(project: string, type: string, afterSeq: number, subject: string | null) {
+    const row = await this.one(
+      `select * from events where project = $1 and type = $2 and seq > $3
+          and ($4::text is null or subject is null or subject = '' or subject = $4)
+        order by seq limit 1`,
+      [project, type, afterSeq, subject],
+    );
+    return row ? toEvent(row) : null;
+  }
+
+  async getCell(project: string, scope: string, key: string): Promise<Cell | null> {
+    const row = await this.one(`select * from cells where project = $1 and scope = $2 and key = $3`, [
+      project,
+      scope,
+      key,
+    ]);
+    return row ? toCell(row) : null;
+  }
+
+  async setCell(project: string, scope: string, key: string, value: string): Promise<Cell> {
+    const row = await this.one(
+      `insert into cells (project, scope, key, value) values ($1, $2, $3, $4)
+       on conflict (project, scope, key)
+       do update set value = excluded.value, version = cells.version + 1, updated_at = now() returning *`,
+      [project, scope, key, value],
+    );
+    return toCell(row ?? {});
+  }
+
+  async addCell(project: string, scope: string, key: string, value: string): Promise<boolean> {
+    const row = await this.one(
+      `insert into cells (project, scope, key, value) values ($1, $2, $3, $4) on conflict do nothing returning key`,
+      [project, scope, key, value],
+    );
+    return row !== null;
+  }
+
+  async incrCell(project: string, scope: string, key: string, by: number): Promise<Cell> {
+    const row = await this.one(
+      `insert into cells (project, scope, key, value) values ($1, $2, $3, $4::text)
+       on conflict (project, scope, key) do update
+         set value = ((case when cells.value ~ '^-?[0-9]+$' then cells.value::bigint else 0 end) + $4)::text,
+             version = cells.version + 1, updated_at = now()
+       returning *`,
+      [project, scope, key, by],
+    );
+    return toCell(row ?? {});
+  }
+
+  async casCell(project: string, scope: string, key: string, expected: string | null, next: string) {
+    if (expected === null) return this.addCell(project, scope, key, next);
+    const row = await this.one(
+      `update cells set value = $5, version = version + 1, updated_at = now()
+        where project = $1 and scope = $2 and key = $3 and value = $4 returning key`,
+      [project, scope, key, expected, next],
+    );
+    return row !== null;
+  }
+
+  async deleteCell(project: string, scope: string, key: string): Promise<boolean> {
+    const row = await this.one(`delete from cells where project = $1 and scope = $2 and key = $3 returning key`, [
+      project,
+      scope,
+      key,
+    ]);
+    return row !== null;
+  }
+
+  async listCells(project: string, scope: string, prefix = ''): Promise<Cell[]> {
+    const rows = await this.db.query<Row>(
+      `select * from cells where project = $1 and scope = $2 and starts_with(key, $3) order by key`,
+      [project, scope, prefix],
+    );
+    return rows.map(toCell);
+  }
+
+  private async leaseHolder(project: string, group: string): Promise<string | null> {
+    const row = await this.one(`select run_id from leases where project = $1 and grp = $2 order by seq limit 1`, [
+      project,
+      group,
+    ]);
+    return row ? (row.run_id as string) : null;
+  }
+
+  async acquireLease(project: string, group: string, runId: string): Promise<string> {
+    await this.db.query(`insert into leases (project, grp, run_id) values ($1, $2, $3) on conflict do nothing`, [
+      project,
+      group,
+      runId,
+    ]);
+    return (await this.leaseHolder(project, group)) ?? runId;
+  }
+
+  async releaseLease(project: string, group: string, runId: string): Promise<string | null> {
+    await this.db.query(`delete from leases where project = $1 and grp = $2 and run_id = $3`, [project, group, runId]);
+    return this.leaseHolder(project, group);
+  }
+
+  async releaseLeases(runId: string): Promise<string[]> {
+    const released = await this.db.query<Row>(`delete from leases where run_id = $1 returning project, grp`, [runId]);
+    const holders: string[] = [];
+    for (const row of released) {
+      const holder = await this.leaseHolder(row.project as string, row.grp as string);
+      if (holder) holders.push(holder);
+    }
+    return holders;
+  }
+
+  async createActivity(activity: NewActivity): Promise<void> {
+    await this.db.query(
+      `insert into activities (id, run_id, name, argv, cwd, requires, max_attempts, backoff_ms, retry_on_exit, status)
+       values ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9::jsonb, 'queued') on conflict do nothing`,
+      [
+        activity.id,
+        activity.runId,
+        activity.name,
+        json(activity.argv),
+        activity.cwd,
+        json(activity.requires),
+        activity.maxAttempts,
+        activity.backoffMs,
+        json(activity.retryOnExit),
+      ],
+    );
+  }
+
+  async getActivity(id: string): Promise<ActivityRecord | null> {
+    const row = await this.one(`select * from activities where id = $1`, [id]);
+    return row ? toActivity(row) : null;
+  }
+
+  async listActivities(runId: string): Promise<ActivityRecord[]> {
+    const rows = await this.db.query<Row>(`select * from activities where run_id = $1 order by created_at, id`, [runId]);
+    return rows.map(toActivity);
+  }
+
+  async claimActivity(capabilities: string[], now: Date): Promise<ActivityRecord | null> {
+    const row = await this.one(
+      `update activities set status = 'running', attempt = attempt + 1
+        where id = (select id from activities
+                     where status = 'queued' and next_attempt_at <= $1 and requires <@ $2::jsonb
+                     order by next_attempt_at, created_at limit 1 for update skip locked)
+        returning *`,
+      [now, json(capabilities)],
+    );
+    return row ? toActivity(row) : null;
+  }
+
+  async finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date }) {
+    const status = outcome.final ? (outcome.result.exitCode === 0 ? 'succeeded' : 'failed') : 'queued';
+    await this.db.query(
+      `update activities set status = $2, result = $3::jsonb, next_attempt_at = coalesce($4, next_attempt_at)
+        where id = $1`,
+      [id, status, json(outcome.result), outcome.retryAt ?? null],
+    );
+  }
+
+  async requeueRunningActivities(): Promise<number> {
+    const rows = await this.db.query(`update activities set status = 'queued' where status = 'running' returning id`);
+    return rows.length;
+  }
+
+  async nextActivityAt(): Promise<Date | null> {
+    const row = await this.one(`select min(next_attempt_at) as at from activities where status = 'queued'`, []);
+    return dateOrNull(row?.at);
+  }
+
+  async appendLog(runId: string, pass: number, text: string): Promise<void> {
+    await this.db.query(`insert into run_logs (run_id, pass, text) values ($1, $2, $3)`, [runId, pass, text]);
+  }
+
+  async readLogs(runId: string, afterSeq = 0): Promise<LogLine[]> {
+    const rows = await this.db.query<Row>(
+      `select seq, pass, text from run_logs where run_id = $1 and seq > $2 order by seq`,
+      [runId, afterSeq],
+    );
+    return rows.map((row) => ({ seq: Number(row.seq), pass: Number(row.pass), text: row.text as string }));
+  }
+}

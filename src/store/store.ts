@@ -1,0 +1,83 @@
+import type {
+  ActivityRecord,
+  ActivityResult,
+  Cell,
+  EventRecord,
+  JournalEntry,
+  LogLine,
+  NewActivity,
+  NewRun,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+} from './types.js';
+
+export type * from './types.js';
+
+/**
+ * Everything the engine keeps. Two drivers implement it over the same SQL (PostgreSQL through pg,
+ * embedded PostgreSQL through PGlite); `transaction` gives a Store whose calls commit together.
+ */
+export interface Store {
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+
+  /** Inserts the run, or answers the existing one with the same id or idempotency key. */
+  createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;
+  getRun(id: string): Promise<RunRecord | null>;
+  listRuns(filter?: { project?: string; status?: RunStatus[]; parentId?: string; limit?: number }): Promise<RunRecord[]>;
+  updateRun(id: string, patch: RunPatch): Promise<void>;
+  /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
+  startPass(id: string): Promise<RunRecord | null>;
+  /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */
+  listDueRuns(now: Date, limit: number): Promise<string[]>;
+  /** Makes a waiting run due now if its wait matches (see Store callers for the filters). */
+  wakeRun(id: string, now: Date): Promise<boolean>;
+  /** Runs left `running` by a process that died: make them due so their pass is re-dispatched. */
+  recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]>;
+
+  readJournal(runId: string): Promise<JournalEntry[]>;
+  /** Insert-only; a second write of the same position and kind is ignored and the first returned. */
+  appendJournal(entry: JournalEntry): Promise<JournalEntry>;
+
+  sendSignal(runId: string, name: string, payload: string): Promise<void>;
+  hasSignal(runId: string, name: string): Promise<boolean>;
+  /** Removes and answers the oldest queued signal of that name, or null. */
+  takeSignal(runId: string, name: string): Promise<string | null>;
+
+  emitEvent(event: Omit<EventRecord, 'seq' | 'emittedAt'>): Promise<EventRecord>;
+  lastEventSeq(): Promise<number>;
+  /** The first event of `type` after `afterSeq` whose subject is `subject` or empty (any, if subject is null). */
+  findEvent(project: string, type: string, afterSeq: number, subject: string | null): Promise<EventRecord | null>;
+
+  getCell(project: string, scope: string, key: string): Promise<Cell | null>;
+  setCell(project: string, scope: string, key: string, value: string): Promise<Cell>;
+  /** Claims the key: true if this call created it, false if it was taken. */
+  addCell(project: string, scope: string, key: string, value: string): Promise<boolean>;
+  incrCell(project: string, scope: string, key: string, by: number): Promise<Cell>;
+  /** Sets `next` if the value is `expected` (null: the cell is absent). */
+  casCell(project: string, scope: string, key: string, expected: string | null, next: string): Promise<boolean>;
+  deleteCell(project: string, scope: string, key: string): Promise<boolean>;
+  listCells(project: string, scope: string, prefix?: string): Promise<Cell[]>;
+
+  /** Joins the group's queue (once) and answers the run that holds it now. */
+  acquireLease(project: string, group: string, runId: string): Promise<string>;
+  /** Leaves the queue; answers the run that holds the group next, if any. */
+  releaseLease(project: string, group: string, runId: string): Promise<string | null>;
+  /** Leaves every queue the run is in; answers the runs that became holders. */
+  releaseLeases(runId: string): Promise<string[]>;
+
+  createActivity(activity: NewActivity): Promise<void>;
+  getActivity(id: string): Promise<ActivityRecord | null>;
+  listActivities(runId: string): Promise<ActivityRecord[]>;
+  /** Takes one queued activity that is due and needs only `capabilities`; marks it running. */
+  claimActivity(capabilities: string[], now: Date): Promise<ActivityRecord | null>;
+  /** Ends an attempt: either final (`result`) or queued again at `retryAt`. */
+  finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date }): Promise<void>;
+  /** Activities left running by a process that died go back to the queue. */
+  requeueRunningActivities(): Promise<number>;
+  nextActivityAt(): Promise<Date | null>;
+
+  appendLog(runId: string, pass: number, text: string): Promise<void>;
+  readLogs(runId: string, afterSeq?: number): Promise<LogLine[]>;
+}

@@ -1,0 +1,121 @@
+export type RunStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+/** What a waiting run waits for; the executor wakes it when this holds (or at `wakeAt`). */
+export type Wait =
+  | { kind: 'timer'; until: string }
+  | { kind: 'signal'; name: string; deadline?: string }
+  | { kind: 'event'; type: string; subject: string | null; afterSeq: number; deadline?: string }
+  | { kind: 'lease'; group: string }
+  | { kind: 'activity'; names: string[] }
+  | { kind: 'child'; runId: string };
+
+export interface RunRecord {
+  id: string;
+  project: string;
+  workflow: string;
+  interpreter: string;
+  script: string;
+  input: unknown;
+  subject: string | null;
+  parentId: string | null;
+  handler: string | null;
+  idempotencyKey: string | null;
+  status: RunStatus;
+  awaiting: string | null;
+  wait: Wait | null;
+  wakeAt: Date | null;
+  passes: number;
+  error: string | null;
+  outputs: Record<string, string>;
+  lenient: boolean;
+  cwd: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface NewRun {
+  id: string;
+  project: string;
+  workflow: string;
+  interpreter: string;
+  script: string;
+  input?: unknown;
+  subject?: string | null;
+  parentId?: string | null;
+  handler?: string | null;
+  idempotencyKey?: string | null;
+  lenient?: boolean;
+  cwd?: string | null;
+  /** A run that should not start before this time (throttled submits). */
+  notBefore?: Date | null;
+}
+
+export type RunPatch = Partial<
+  Pick<RunRecord, 'status' | 'awaiting' | 'wait' | 'wakeAt' | 'error' | 'finishedAt' | 'outputs'>
+>;
+
+export type JournalKind = 'call' | 'result';
+
+export interface JournalEntry {
+  runId: string;
+  position: number;
+  kind: JournalKind;
+  verb: string;
+  name: string;
+  occurrence: number;
+  data: Record<string, unknown>;
+}
+
+export interface EventRecord {
+  seq: number;
+  id: string;
+  project: string;
+  type: string;
+  subject: string | null;
+  payload: unknown;
+  emittedAt: Date;
+}
+
+export interface Cell {
+  key: string;
+  value: string;
+  version: number;
+}
+
+export type ActivityStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface ActivityResult {
+  stdout: string;
+  exitCode: number;
+  attempts: number;
+}
+
+export interface ActivityRecord {
+  id: string;
+  runId: string;
+  name: string;
+  argv: string[];
+  cwd: string | null;
+  requires: string[];
+  maxAttempts: number;
+  backoffMs: number;
+  retryOnExit: number[] | null;
+  attempt: number;
+  status: ActivityStatus;
+  nextAttemptAt: Date;
+  result: ActivityResult | null;
+}
+
+export type NewActivity = Pick<
+  ActivityRecord,
+  'id' | 'runId' | 'name' | 'argv' | 'cwd' | 'requires' | 'maxAttempts' | 'backoffMs' | 'retryOnExit'
+>;
+
+export interface LogLine {
+  seq: number;
+  pass: number;
+  text: string;
+}

@@ -1,0 +1,630 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openPgliteStore } from '../src/store/pglite.js';
+import { openPostgresStore } from '../src/store/postgres.js';
+import type { JournalEntry, NewActivity, NewRun, Store, Wait } from '../src/store/store.js';
+import { startPostgres, type TestPostgres } from './support/postgres.js';
+
+const SECOND = 1000;
+const at = (base: Date, ms: number): Date => new Date(base.getTime() + ms);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function newRun(id: string, extra: Partial<NewRun> = {}): NewRun {
+  return { id, project: 'p1', workflow: 'wf', interpreter: 'bash', script: 'echo hi', ...extra };
+}
+
+function entry(runId: string, position: number, kind: JournalEntry['kind'], data: Record<string, unknown> = {}) {
+  return { runId, position, kind, verb: 'step', name: `s${position}`, occurrence: 0, data };
+}
+
+function activity(id: string, extra: Partial<NewActivity> = {}): NewActivity {
+  return {
+    id,
+    runId: 'r1',
+    name: id,
+    argv: ['make', id],
+    cwd: null,
+    requires: [],
+    maxAttempts: 3,
+    backoffMs: 100,
+    retryOnExit: null,
+    ...extra,
+  };
+}
+
+/**
+ * What every Store driver must do. Each test gets a fresh, empty store from `open`, because several
+ * methods (due runs, activity claims, event seqs) look across all runs.
+ */
+function storeContract(name: string, open: () => Promise<Store>, close: (store: Store) => Promise<void>): void {
+  describe(name, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await close(store);
+    });
+
+    describe('runs', () => {
+      it('creates a pending run and reads it back', async () => {
+        const { run, created } = await store.createRun(
+          newRun('r1', { input: { n: 1, tags: ['a'] }, subject: 'order-1', parentId: 'r0', handler: 'h', lenient: true, cwd: '/w' }),
+        );
+        expect(created).toBe(true);
+        expect(run).toMatchObject({
+          id: 'r1',
+          project: 'p1',
+          workflow: 'wf',
+          interpreter: 'bash',
+          script: 'echo hi',
+          input: { n: 1, tags: ['a'] },
+          subject: 'order-1',
+          parentId: 'r0',
+          handler: 'h',
+          idempotencyKey: null,
+          status: 'pending',
+          awaiting: null,
+          wait: null,
+          wakeAt: null,
+          passes: 0,
+          error: null,
+          outputs: {},
+          lenient: true,
+          cwd: '/w',
+          finishedAt: null,
+        });
+        expect(run.createdAt).toBeInstanceOf(Date);
+        expect(await store.getRun('r1')).toEqual(run);
+        expect(await store.getRun('nope')).toBeNull();
+      });
+
+      it('answers the existing run for the same id', async () => {
+        await store.createRun(newRun('r1', { workflow: 'first' }));
+        const again = await store.createRun(newRun('r1', { workflow: 'second' }));
+        expect(again.created).toBe(false);
+        expect(again.run.workflow).toBe('first');
+      });
+
+      it('answers the existing run for the same idempotency key in the project', async () => {
+        await store.createRun(newRun('r1', { idempotencyKey: 'k' }));
+        const again = await store.createRun(newRun('r2', { idempotencyKey: 'k' }));
+        expect(again).toMatchObject({ created: false, run: { id: 'r1', idempotencyKey: 'k' } });
+        expect(await store.getRun('r2')).toBeNull();
+        const elsewhere = await store.createRun(newRun('r3', { project: 'p2', idempotencyKey: 'k' }));
+        expect(elsewhere.created).toBe(true);
+      });
+
+      it('lists runs newest first, filtered by project, status and parent, up to a limit', async () => {
+        await store.createRun(newRun('a'));
+        await sleep(5);
+        await store.createRun(newRun('b', { parentId: 'a' }));
+        await sleep(5);
+        await store.createRun(newRun('c', { parentId: 'a' }));
+        await store.createRun(newRun('x', { project: 'p2' }));
+        await store.updateRun('b', { status: 'succeeded' });
+        const ids = async (filter?: Parameters<Store['listRuns']>[0]) => (await store.listRuns(filter)).map((r) => r.id);
+
+        expect(await ids({ project: 'p1' })).toEqual(['c', 'b', 'a']);
+        expect((await ids()).sort()).toEqual(['a', 'b', 'c', 'x']);
+        expect(await ids({ project: 'p1', status: ['succeeded'] })).toEqual(['b']);
+        expect(await ids({ project: 'p1', status: ['pending', 'running'] })).toEqual(['c', 'a']);
+        expect(await ids({ parentId: 'a' })).toEqual(['c', 'b']);
+        expect(await ids({ project: 'p1', limit: 2 })).toEqual(['c', 'b']);
+      });
+
+      it('updates only the patched fields, jsonb and times included', async () => {
+        const { run } = await store.createRun(newRun('r1'));
+        const wait: Wait = { kind: 'event', type: 'paid', subject: null, afterSeq: 7, deadline: '2030-01-01T00:00:00.000Z' };
+        const wakeAt = new Date('2030-01-01T00:00:00.000Z');
+        await store.updateRun('r1', { status: 'waiting', awaiting: 'event paid', wait, wakeAt });
+        const waiting = await store.getRun('r1');
+        expect(waiting).toMatchObject({ status: 'waiting', awaiting: 'event paid', wait, wakeAt, error: null });
+        expect(waiting!.updatedAt.getTime()).toBeGreaterThanOrEqual(run.updatedAt.getTime());
+
+        const finishedAt = new Date('2031-02-03T04:05:06.789Z');
+        await store.updateRun('r1', { status: 'failed', error: 'boom', outputs: { url: 'x' }, finishedAt, wait: null, wakeAt: null });
+        expect(await store.getRun('r1')).toMatchObject({
+          status: 'failed',
+          awaiting: 'event paid',
+          error: 'boom',
+          outputs: { url: 'x' },
+          finishedAt,
+          wait: null,
+          wakeAt: null,
+        });
+      });
+
+      it('starts a pass only from pending or waiting, counting passes', async () => {
+        await store.createRun(newRun('r1', { notBefore: new Date('2000-01-01T00:00:00Z') }));
+        const first = await store.startPass('r1');
+        expect(first).toMatchObject({ id: 'r1', status: 'running', passes: 1, wakeAt: null });
+        expect(await store.startPass('r1')).toBeNull();
+
+        await store.updateRun('r1', { status: 'waiting', wakeAt: new Date() });
+        expect(await store.startPass('r1')).toMatchObject({ status: 'running', passes: 2, wakeAt: null });
+
+        await store.updateRun('r1', { status: 'succeeded' });
+        expect(await store.startPass('r1')).toBeNull();
+        expect((await store.getRun('r1'))!.passes).toBe(2);
+        expect(await store.startPass('nope')).toBeNull();
+      });
+
+      it('lists due runs: pending ones and waiting ones whose wakeAt has come', async () => {
+        const now = new Date();
+        await store.createRun(newRun('pending'));
+        await store.createRun(newRun('not-before-past', { notBefore: at(now, -SECOND) }));
+        await store.createRun(newRun('not-before-future', { notBefore: at(now, 60 * SECOND) }));
+        for (const [id, status, wakeAt] of [
+          ['woken', 'waiting', at(now, -SECOND)],
+          ['woken-exactly-now', 'waiting', now],
+          ['sleeping', 'waiting', at(now, 60 * SECOND)],
+          ['waiting-forever', 'waiting', null],
+          ['running', 'running', at(now, -SECOND)],
+          ['done', 'succeeded', at(now, -SECOND)],
+        ] as const) {
+          await store.createRun(newRun(id));
+          await store.updateRun(id, { status, wakeAt });
+        }
+
+        expect((await store.listDueRuns(now, 100)).sort()).toEqual(
+          ['not-before-past', 'pending', 'woken', 'woken-exactly-now'].sort(),
+        );
+        expect(await store.listDueRuns(now, 2)).toHaveLength(2);
+        expect(await store.listDueRuns(at(now, 61 * SECOND), 100)).toContain('sleeping');
+      });
+
+      it('wakes a waiting run that is not yet due, and nothing else', async () => {
+        const now = new Date();
+        for (const [id, status, wakeAt] of [
+          ['sleeping', 'waiting', at(now, 60 * SECOND)],
+          ['waiting-forever', 'waiting', null],
+          ['already-due', 'waiting', at(now, -SECOND)],
+          ['running', 'running', null],
+        ] as const) {
+          await store.createRun(newRun(id));
+          await store.updateRun(id, { status, wakeAt });
+        }
+        await store.createRun(newRun('pending'));
+
+        expect(await store.wakeRun('sleeping', now)).toBe(true);
+        expect(await store.wakeRun('waiting-forever', now)).toBe(true);
+        expect(await store.wakeRun('already-due', now)).toBe(false);
+        expect(await store.wakeRun('running', now)).toBe(false);
+        expect(await store.wakeRun('pending', now)).toBe(false);
+        expect(await store.wakeRun('nope', now)).toBe(false);
+        expect((await store.listDueRuns(now, 100)).sort()).toEqual(
+          ['already-due', 'pending', 'sleeping', 'waiting-forever'].sort(),
+        );
+        expect((await store.getRun('sleeping'))!.status).toBe('waiting');
+      });
+
+      it('recovers runs left running so they are due again, optionally only the given ones', async () => {
+        const now = new Date();
+        for (const id of ['a', 'b', 'c']) {
+          await store.createRun(newRun(id));
+          await store.startPass(id);
+        }
+        await store.updateRun('c', { wait: { kind: 'timer', until: 'x' } });
+        await store.createRun(newRun('pending'));
+        await store.createRun(newRun('done'));
+        await store.updateRun('done', { status: 'succeeded' });
+
+        expect(await store.recoverInterruptedRuns(now, ['a', 'pending', 'done'])).toEqual(['a']);
+        expect(await store.getRun('a')).toMatchObject({ status: 'waiting', wait: null, wakeAt: now });
+        expect((await store.getRun('b'))!.status).toBe('running');
+
+        expect((await store.recoverInterruptedRuns(now)).sort()).toEqual(['b', 'c']);
+        expect(await store.getRun('c')).toMatchObject({ status: 'waiting', wait: null });
+        expect((await store.getRun('done'))!.status).toBe('succeeded');
+        expect((await store.listDueRuns(now, 100)).sort()).toEqual(['a', 'b', 'c', 'pending']);
+        expect(await store.recoverInterruptedRuns(now)).toEqual([]);
+        expect(await store.startPass('a')).toMatchObject({ status: 'running', passes: 2 });
+      });
+    });
+
+    describe('journal', () => {
+      it('reads entries back in position order, call before result', async () => {
+        await store.appendJournal(entry('r1', 1, 'result', { exit: 0 }));
+        await store.appendJournal(entry('r1', 1, 'call', { argv: ['a'] }));
+        await store.appendJournal(entry('r1', 0, 'call', { nested: { deep: [1, 2] } }));
+        await store.appendJournal(entry('r2', 0, 'call'));
+
+        const journal = await store.readJournal('r1');
+        expect(journal.map((e) => [e.position, e.kind])).toEqual([
+          [0, 'call'],
+          [1, 'call'],
+          [1, 'result'],
+        ]);
+        expect(journal[0]).toEqual(entry('r1', 0, 'call', { nested: { deep: [1, 2] } }));
+        expect(await store.readJournal('nope')).toEqual([]);
+      });
+
+      it('keeps the first write of a position and kind; a second one is harmless and answers the first', async () => {
+        const first = await store.appendJournal(entry('r1', 0, 'call', { v: 1 }));
+        expect(first).toEqual(entry('r1', 0, 'call', { v: 1 }));
+        const second = await store.appendJournal({ ...entry('r1', 0, 'call', { v: 2 }), name: 'other' });
+        expect(second).toEqual(first);
+        expect(await store.readJournal('r1')).toEqual([first]);
+      });
+    });
+
+    describe('signals', () => {
+      it('queues signals first in, first out, per name and per run', async () => {
+        await store.sendSignal('r1', 'go', 'a1');
+        await store.sendSignal('r1', 'stop', 'b1');
+        await store.sendSignal('r2', 'go', 'other-run');
+        await store.sendSignal('r1', 'go', 'a2');
+
+        expect(await store.takeSignal('r1', 'go')).toBe('a1');
+        expect(await store.takeSignal('r1', 'go')).toBe('a2');
+        expect(await store.takeSignal('r1', 'go')).toBeNull();
+        expect(await store.takeSignal('r1', 'stop')).toBe('b1');
+        expect(await store.takeSignal('r2', 'go')).toBe('other-run');
+        expect(await store.takeSignal('r2', 'go')).toBeNull();
+      });
+    });
+
+    describe('events', () => {
+      const emit = (id: string, extra: { type?: string; subject?: string | null; project?: string; payload?: unknown } = {}) =>
+        store.emitEvent({ id, project: 'p1', type: 'paid', subject: null, payload: null, ...extra });
+
+      it('numbers events in order and answers the last number', async () => {
+        expect(await store.lastEventSeq()).toBe(0);
+        const a = await emit('a', { payload: { amount: 3 } });
+        const b = await emit('b');
+        expect(a).toMatchObject({ id: 'a', project: 'p1', type: 'paid', subject: null, payload: { amount: 3 } });
+        expect(a.emittedAt).toBeInstanceOf(Date);
+        expect(b.seq).toBeGreaterThan(a.seq);
+        expect(await store.lastEventSeq()).toBe(b.seq);
+      });
+
+      it('emits once per id: a second emit answers the first event', async () => {
+        const first = await emit('e', { payload: 1 });
+        const again = await emit('e', { payload: 2, type: 'other' });
+        expect(again).toEqual(first);
+        expect(await store.lastEventSeq()).toBe(first.seq);
+        expect(await store.findEvent('p1', 'other', 0, null)).toBeNull();
+      });
+
+      it('finds the first event of a type in the project after a seq', async () => {
+        await emit('other-type', { type: 'refunded' });
+        await emit('other-project', { project: 'p2' });
+        const a = await emit('a');
+        const b = await emit('b');
+
+        expect(await store.findEvent('p1', 'paid', 0, null)).toEqual(a);
+        expect(await store.findEvent('p1', 'paid', a.seq, null)).toEqual(b);
+        expect(await store.findEvent('p1', 'paid', b.seq, null)).toBeNull();
+        expect((await store.findEvent('p2', 'paid', 0, null))!.id).toBe('other-project');
+      });
+
+      it('matches subjects: the same one, or an event without one; a null subject matches any', async () => {
+        const other = await emit('other', { subject: 'order-2' });
+        const same = await emit('same', { subject: 'order-1' });
+        const none = await emit('none', { subject: null });
+        const empty = await emit('empty', { subject: '' });
+
+        expect((await store.findEvent('p1', 'paid', 0, 'order-1'))!.id).toBe(same.id);
+        expect((await store.findEvent('p1', 'paid', same.seq, 'order-1'))!.id).toBe(none.id);
+        expect((await store.findEvent('p1', 'paid', none.seq, 'order-1'))!.id).toBe(empty.id);
+        expect(await store.findEvent('p1', 'paid', empty.seq, 'order-1')).toBeNull();
+        expect((await store.findEvent('p1', 'paid', 0, 'order-3'))!.id).toBe(none.id);
+        expect((await store.findEvent('p1', 'paid', 0, null))!.id).toBe(other.id);
+      });
+    });
+
+    describe('cells', () => {
+      it('sets a value, growing its version', async () => {
+        expect(await store.getCell('p1', 's', 'k')).toBeNull();
+        expect(await store.setCell('p1', 's', 'k', 'one')).toEqual({ key: 'k', value: 'one', version: 1 });
+        expect(await store.setCell('p1', 's', 'k', 'two')).toEqual({ key: 'k', value: 'two', version: 2 });
+        expect(await store.getCell('p1', 's', 'k')).toEqual({ key: 'k', value: 'two', version: 2 });
+      });
+
+      it('adds a key once: the first claim wins', async () => {
+        expect(await store.addCell('p1', 's', 'k', 'first')).toBe(true);
+        expect(await store.addCell('p1', 's', 'k', 'second')).toBe(false);
+        expect(await store.getCell('p1', 's', 'k')).toEqual({ key: 'k', value: 'first', version: 1 });
+      });
+
+      it('increments from absent and from an existing number', async () => {
+        expect(await store.incrCell('p1', 's', 'n', 5)).toEqual({ key: 'n', value: '5', version: 1 });
+        expect(await store.incrCell('p1', 's', 'n', -7)).toEqual({ key: 'n', value: '-2', version: 2 });
+        await store.setCell('p1', 's', 'm', '40');
+        expect(await store.incrCell('p1', 's', 'm', 2)).toMatchObject({ value: '42', version: 2 });
+      });
+
+      it('compares and sets; an expected null means the cell is absent', async () => {
+        expect(await store.casCell('p1', 's', 'k', null, 'a')).toBe(true);
+        expect(await store.casCell('p1', 's', 'k', null, 'b')).toBe(false);
+        expect(await store.casCell('p1', 's', 'k', 'wrong', 'c')).toBe(false);
+        expect(await store.getCell('p1', 's', 'k')).toEqual({ key: 'k', value: 'a', version: 1 });
+        expect(await store.casCell('p1', 's', 'k', 'a', 'd')).toBe(true);
+        expect(await store.getCell('p1', 's', 'k')).toEqual({ key: 'k', value: 'd', version: 2 });
+        expect(await store.casCell('p1', 's', 'absent', 'a', 'x')).toBe(false);
+        expect(await store.getCell('p1', 's', 'absent')).toBeNull();
+      });
+
+      it('deletes a cell once', async () => {
+        await store.setCell('p1', 's', 'k', 'v');
+        expect(await store.deleteCell('p1', 's', 'k')).toBe(true);
+        expect(await store.deleteCell('p1', 's', 'k')).toBe(false);
+        expect(await store.getCell('p1', 's', 'k')).toBeNull();
+      });
+
+      it('lists cells by key, optionally under a literal prefix', async () => {
+        for (const key of ['b/1', 'a/2', 'a/1', 'ab']) await store.setCell('p1', 's', key, key.toUpperCase());
+        expect((await store.listCells('p1', 's')).map((c) => c.key)).toEqual(['a/1', 'a/2', 'ab', 'b/1']);
+        expect(await store.listCells('p1', 's', 'a/')).toEqual([
+          { key: 'a/1', value: 'A/1', version: 1 },
+          { key: 'a/2', value: 'A/2', version: 1 },
+        ]);
+        expect(await store.listCells('p1', 's', '_')).toEqual([]);
+        expect(await store.listCells('p1', 's', '%')).toEqual([]);
+      });
+
+      it('keeps scopes and projects apart', async () => {
+        await store.setCell('p1', 's1', 'k', 'p1-s1');
+        await store.setCell('p1', 's2', 'k', 'p1-s2');
+        await store.setCell('p2', 's1', 'k', 'p2-s1');
+        expect(await store.addCell('p1', 's3', 'k', 'p1-s3')).toBe(true);
+        expect(await store.incrCell('p2', 's2', 'k', 1)).toMatchObject({ value: '1', version: 1 });
+
+        expect((await store.getCell('p1', 's1', 'k'))!.value).toBe('p1-s1');
+        expect((await store.getCell('p1', 's2', 'k'))!.value).toBe('p1-s2');
+        expect((await store.getCell('p2', 's1', 'k'))!.value).toBe('p2-s1');
+        expect((await store.listCells('p1', 's1')).map((c) => c.value)).toEqual(['p1-s1']);
+
+        expect(await store.casCell('p2', 's1', 'k', 'p1-s1', 'x')).toBe(false);
+        expect(await store.deleteCell('p1', 's1', 'k')).toBe(true);
+        expect((await store.getCell('p1', 's2', 'k'))!.value).toBe('p1-s2');
+        expect((await store.getCell('p2', 's1', 'k'))!.value).toBe('p2-s1');
+      });
+    });
+
+    describe('leases', () => {
+      it('is held by the first arrival; acquiring again changes nothing', async () => {
+        expect(await store.acquireLease('p1', 'g', 'a')).toBe('a');
+        expect(await store.acquireLease('p1', 'g', 'b')).toBe('a');
+        expect(await store.acquireLease('p1', 'g', 'c')).toBe('a');
+        expect(await store.acquireLease('p1', 'g', 'a')).toBe('a');
+        expect(await store.acquireLease('p1', 'g', 'b')).toBe('a');
+
+        // b re-acquiring kept its place ahead of c
+        expect(await store.releaseLease('p1', 'g', 'a')).toBe('b');
+      });
+
+      it('passes to the next in arrival order on release', async () => {
+        for (const run of ['a', 'b', 'c']) await store.acquireLease('p1', 'g', run);
+        expect(await store.releaseLease('p1', 'g', 'b')).toBe('a');
+        expect(await store.releaseLease('p1', 'g', 'a')).toBe('c');
+        expect(await store.releaseLease('p1', 'g', 'c')).toBeNull();
+        expect(await store.acquireLease('p1', 'g', 'b')).toBe('b');
+      });
+
+      it('keeps groups and projects apart', async () => {
+        expect(await store.acquireLease('p1', 'g1', 'a')).toBe('a');
+        expect(await store.acquireLease('p1', 'g2', 'b')).toBe('b');
+        expect(await store.acquireLease('p2', 'g1', 'c')).toBe('c');
+        expect(await store.releaseLease('p1', 'g2', 'b')).toBeNull();
+        expect(await store.acquireLease('p1', 'g1', 'd')).toBe('a');
+      });
+
+      it('releases every lease of a run, answering the runs that became holders', async () => {
+        await store.acquireLease('p1', 'g1', 'a');
+        await store.acquireLease('p1', 'g2', 'a');
+        await store.acquireLease('p2', 'g1', 'a');
+        await store.acquireLease('p1', 'g1', 'b');
+        await store.acquireLease('p1', 'g2', 'c');
+        await store.acquireLease('p1', 'g3', 'd');
+        await store.acquireLease('p1', 'g3', 'e');
+
+        expect((await store.releaseLeases('a')).sort()).toEqual(['b', 'c']);
+        expect(await store.acquireLease('p1', 'g1', 'x')).toBe('b');
+        expect(await store.acquireLease('p2', 'g1', 'x')).toBe('x');
+        // e only waited: leaving the queue makes nobody a new holder
+        expect(await store.releaseLeases('e')).toEqual([]);
+        expect(await store.releaseLeases('nope')).toEqual([]);
+        expect(await store.acquireLease('p1', 'g3', 'y')).toBe('d');
+      });
+    });
+
+    describe('activities', () => {
+      const later = (): Date => at(new Date(), 5 * SECOND);
+
+      it('creates a queued activity and lists a run’s activities in creation order', async () => {
+        await store.createActivity(
+          activity('build', { cwd: '/src', requires: ['docker'], retryOnExit: [75, 1], maxAttempts: 5, backoffMs: 250 }),
+        );
+        await sleep(5);
+        await store.createActivity(activity('test'));
+        await store.createActivity(activity('elsewhere', { runId: 'r2' }));
+        await store.createActivity(activity('build', { name: 'duplicate' }));
+
+        const build = await store.getActivity('build');
+        expect(build).toMatchObject({
+          id: 'build',
+          runId: 'r1',
+          name: 'build',
+          argv: ['make', 'build'],
+          cwd: '/src',
+          requires: ['docker'],
+          maxAttempts: 5,
+          backoffMs: 250,
+          retryOnExit: [75, 1],
+          attempt: 0,
+          status: 'queued',
+          result: null,
+        });
+        expect(build!.nextAttemptAt).toBeInstanceOf(Date);
+        expect((await store.listActivities('r1')).map((a) => a.id)).toEqual(['build', 'test']);
+        expect(await store.getActivity('nope')).toBeNull();
+      });
+
+      it('claims only activities whose requirements are among the capabilities', async () => {
+        await store.createActivity(activity('gpu', { requires: ['gpu'] }));
+        await store.createActivity(activity('gpu-docker', { requires: ['gpu', 'docker'] }));
+        await store.createActivity(activity('plain'));
+
+        const plain = await store.claimActivity([], later());
+        expect(plain).toMatchObject({ id: 'plain', status: 'running', attempt: 1 });
+        expect(await store.claimActivity(['docker'], later())).toBeNull();
+        expect((await store.claimActivity(['gpu', 'arm'], later()))!.id).toBe('gpu');
+        expect(await store.claimActivity(['gpu', 'arm'], later())).toBeNull();
+        expect((await store.claimActivity(['docker', 'gpu', 'arm'], later()))!.id).toBe('gpu-docker');
+        expect(await store.claimActivity(['docker', 'gpu', 'arm'], later())).toBeNull();
+        expect((await store.getActivity('gpu'))!.status).toBe('running');
+      });
+
+      it('claims an activity only once its next attempt is due, earliest first', async () => {
+        await store.createActivity(activity('a'));
+        const created = (await store.getActivity('a'))!.nextAttemptAt;
+        expect(await store.claimActivity([], at(created, -SECOND))).toBeNull();
+        expect((await store.claimActivity([], created))!.id).toBe('a');
+
+        await store.createActivity(activity('b'));
+        await store.createActivity(activity('c'));
+        expect((await store.claimActivity([], later()))!.id).toBe('b');
+        const retryAt = at(created, 60 * SECOND);
+        await store.finishActivityAttempt('b', { result: { stdout: '', exitCode: 1, attempts: 1 }, final: false, retryAt });
+        expect((await store.claimActivity([], later()))!.id).toBe('c');
+        expect(await store.claimActivity([], at(retryAt, -1))).toBeNull();
+        expect(await store.claimActivity([], retryAt)).toMatchObject({ id: 'b', attempt: 2 });
+      });
+
+      it('finishes an attempt for good, or queues it again at retryAt', async () => {
+        await store.createActivity(activity('ok'));
+        await store.createActivity(activity('bad'));
+        await store.createActivity(activity('flaky'));
+        for (let i = 0; i < 3; i++) await store.claimActivity([], later());
+
+        const retryAt = new Date('2030-01-01T00:00:00.000Z');
+        await store.finishActivityAttempt('ok', { result: { stdout: 'done\n', exitCode: 0, attempts: 1 }, final: true });
+        await store.finishActivityAttempt('bad', { result: { stdout: '', exitCode: 2, attempts: 1 }, final: true });
+        await store.finishActivityAttempt('flaky', { result: { stdout: 'x', exitCode: 75, attempts: 1 }, final: false, retryAt });
+
+        expect(await store.getActivity('ok')).toMatchObject({
+          status: 'succeeded',
+          attempt: 1,
+          result: { stdout: 'done\n', exitCode: 0, attempts: 1 },
+        });
+        expect(await store.getActivity('bad')).toMatchObject({ status: 'failed', result: { exitCode: 2 } });
+        expect(await store.getActivity('flaky')).toMatchObject({ status: 'queued', attempt: 1, nextAttemptAt: retryAt });
+        expect(await store.nextActivityAt()).toEqual(retryAt);
+        expect(await store.claimActivity([], later())).toBeNull();
+        expect(await store.claimActivity([], retryAt)).toMatchObject({ id: 'flaky', attempt: 2 });
+        expect(await store.nextActivityAt()).toBeNull();
+      });
+
+      it('puts activities left running back in the queue', async () => {
+        await store.createActivity(activity('a'));
+        await store.createActivity(activity('b'));
+        await store.createActivity(activity('done'));
+        await store.createActivity(activity('queued', { requires: ['never'] }));
+        for (let i = 0; i < 3; i++) await store.claimActivity([], later());
+        await store.finishActivityAttempt('done', { result: { stdout: '', exitCode: 0, attempts: 1 }, final: true });
+
+        expect(await store.requeueRunningActivities()).toBe(2);
+        expect((await store.getActivity('a'))!.status).toBe('queued');
+        expect((await store.getActivity('done'))!.status).toBe('succeeded');
+        expect(await store.claimActivity([], later())).toMatchObject({ status: 'running', attempt: 2 });
+        expect(await store.requeueRunningActivities()).toBe(1);
+      });
+
+      it('answers when the next queued activity is due', async () => {
+        expect(await store.nextActivityAt()).toBeNull();
+        await store.createActivity(activity('a'));
+        await store.createActivity(activity('b'));
+        const b = (await store.getActivity('b'))!;
+        expect((await store.claimActivity([], later()))!.id).toBe('a');
+        expect(await store.nextActivityAt()).toEqual(b.nextAttemptAt);
+
+        await store.claimActivity([], later());
+        expect(await store.nextActivityAt()).toBeNull();
+        const retryAt = at(b.nextAttemptAt, 30 * SECOND);
+        const failed = { stdout: '', exitCode: 1, attempts: 1 };
+        await store.finishActivityAttempt('a', { result: failed, final: false, retryAt: at(retryAt, SECOND) });
+        await store.finishActivityAttempt('b', { result: failed, final: false, retryAt });
+        expect(await store.nextActivityAt()).toEqual(retryAt);
+      });
+    });
+
+    describe('logs', () => {
+      it('appends lines and reads them after a seq, per run', async () => {
+        await store.appendLog('r1', 1, 'one');
+        await store.appendLog('r2', 1, 'other run');
+        await store.appendLog('r1', 1, 'two');
+        await store.appendLog('r1', 2, 'three');
+
+        const lines = await store.readLogs('r1');
+        expect(lines.map((l) => [l.pass, l.text])).toEqual([
+          [1, 'one'],
+          [1, 'two'],
+          [2, 'three'],
+        ]);
+        expect(lines[1]!.seq).toBeGreaterThan(lines[0]!.seq);
+        expect(lines[2]!.seq).toBeGreaterThan(lines[1]!.seq);
+        expect((await store.readLogs('r1', lines[0]!.seq)).map((l) => l.text)).toEqual(['two', 'three']);
+        expect(await store.readLogs('r1', lines[2]!.seq)).toEqual([]);
+        expect(await store.readLogs('nope')).toEqual([]);
+      });
+    });
+
+    describe('transaction', () => {
+      it('commits its writes together and answers what fn answers', async () => {
+        const answer = await store.transaction(async (tx) => {
+          await tx.createRun(newRun('r1'));
+          await tx.appendJournal(entry('r1', 0, 'call'));
+          await tx.setCell('p1', 's', 'k', 'v');
+          expect((await tx.getRun('r1'))!.id).toBe('r1');
+          return 42;
+        });
+        expect(answer).toBe(42);
+        expect(await store.getRun('r1')).not.toBeNull();
+        expect(await store.readJournal('r1')).toHaveLength(1);
+        expect(await store.getCell('p1', 's', 'k')).not.toBeNull();
+      });
+
+      it('rolls everything back when fn throws, nested transactions included', async () => {
+        await store.setCell('p1', 's', 'k', 'before');
+        const failure = new Error('boom');
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.createRun(newRun('r1'));
+            await tx.setCell('p1', 's', 'k', 'during');
+            await tx.transaction(async (inner) => {
+              await inner.sendSignal('r1', 'go', 'x');
+            });
+            throw failure;
+          }),
+        ).rejects.toBe(failure);
+
+        expect(await store.getRun('r1')).toBeNull();
+        expect(await store.getCell('p1', 's', 'k')).toEqual({ key: 'k', value: 'before', version: 1 });
+        expect(await store.takeSignal('r1', 'go')).toBeNull();
+      });
+    });
+  });
+}
+
+storeContract(
+  'PGlite (in memory)',
+  () => openPgliteStore(),
+  (store) => store.close(),
+);
+
+describe('PostgreSQL server', () => {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  storeContract(
+    'postgres',
+    async () => openPostgresStore(await server!.createDatabase(), { max: 4 }),
+    (store) => store.close(),
+  );
+});
