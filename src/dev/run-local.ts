@@ -12,6 +12,7 @@ export interface LocalRunOptions extends StoreOptions {
   input?: string;
   lenient?: boolean;
   project?: string;
+  maxResultBytes?: string;
 }
 
 /** Exit status of `spool run` when the run waits for something only a server can deliver. */
@@ -62,7 +63,7 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
       lenient: options.lenient ?? false,
     });
     say(`run: ${run.id}`);
-    return await follow(store, run.id, options.lenient ?? false);
+    return await follow(store, run.id, options);
   } finally {
     await store.close();
   }
@@ -77,19 +78,27 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
     await store.recoverInterruptedRuns(new Date(), [runId]);
     if (run.status === 'waiting') await store.wakeRun(runId, new Date());
     say(`run: ${run.id} (resumed)`);
-    return await follow(store, runId, options.lenient ?? false);
+    return await follow(store, runId, options);
   } finally {
     await store.close();
   }
 }
 
-async function follow(store: Store, rootId: string, lenient: boolean): Promise<number> {
+function maxResultBytes(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`--max-result-bytes takes a number of bytes, not '${text}'`);
+  return Number(text);
+}
+
+async function follow(store: Store, rootId: string, options: LocalRunOptions): Promise<number> {
+  const limit = maxResultBytes(options.maxResultBytes);
   const family = new Set([rootId]);
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
   const executor = new LocalExecutor(store, {
     output: () => 'inherit',
-    lenient,
+    lenient: options.lenient ?? false,
+    ...(limit === undefined ? {} : { maxResultBytes: limit }),
     async owns(id) {
       if (family.has(id)) return true;
       const parent = (await store.getRun(id))?.parentId;

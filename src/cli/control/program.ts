@@ -22,7 +22,8 @@ function build(setExit: (code: number) => void): Command {
       .description('run a script to the end on the local store, through as many passes as it needs')
       .option('--input <json>', 'the input the script reads from $SPOOL_INPUT_FILE')
       .option('--project <name>', 'project the run belongs to', 'default')
-      .option('--lenient', 'do not fail a run whose replay reaches a different call'),
+      .option('--lenient', 'do not fail a run whose replay reaches a different call')
+      .option('--max-result-bytes <n>', 'largest recorded result (default 1 MiB)', process.env.SPOOL_MAX_RESULT_BYTES),
   ).action(async (file: string, options: Record<string, string | boolean | undefined>) => {
     const { runLocal } = await import('../../dev/run-local.js');
     setExit(await runLocal(file, options));
