@@ -19,6 +19,8 @@ export interface PassOptions {
   lenient?: boolean;
   /** Variables added to the script's environment. */
   env?: Record<string, string>;
+  /** Aborting ends the script (its run was cancelled). */
+  signal?: AbortSignal;
 }
 
 /** bin/ of this package, put first on the script's PATH so `spool` there is this very client. */
@@ -86,7 +88,11 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
       stdout: options.output,
       stderr: options.output,
     });
+    const stop = (): void => script?.end();
+    options.signal?.addEventListener('abort', stop);
+    if (options.signal?.aborted) stop();
     const exit = await script.exited;
+    options.signal?.removeEventListener('abort', stop);
     if (pass.failure) return { kind: 'failed', message: pass.failure };
     if (pass.suspension) return { kind: 'suspended', suspension: pass.suspension };
     if (exit.code === 0) return { kind: 'succeeded' };

@@ -1,15 +1,24 @@
 import { runPass } from '../agent/run-pass.js';
 import { ensureError } from '../common/errors.js';
 import type { Change, PassHost } from '../engine/pass.js';
+import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
+import { tickSchedules } from '../engine/schedules.js';
 import { settleRun } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
 import { nextAttemptAt, runActivityAttempt } from './activity-runner.js';
 
+/** Where one pass's output goes: this process's own stdout/stderr, or a descriptor closed after the pass. */
+export interface PassOutput {
+  fd: 'inherit' | number;
+  close?(): Promise<void>;
+}
+
 export interface ExecutorOptions {
-  /** Where a pass's output goes; `inherit` prints it here. */
-  output(run: RunRecord): 'inherit' | number;
+  output(run: RunRecord): PassOutput;
+  /** Start runs for due schedules (the dev server does; `spool run` does not). */
+  schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
   owns?(runId: string): Promise<boolean>;
   /** Called after each pass has been settled onto its run. */
@@ -31,7 +40,7 @@ export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
  * Everything it knows is in the store, so a new executor on the same store carries on.
  */
 export class LocalExecutor {
-  private readonly running = new Set<string>();
+  private readonly running = new Map<string, AbortController>();
   private readonly activities = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -80,16 +89,20 @@ export class LocalExecutor {
     void this.wakeWaiters(change).then(() => this.poke());
   }
 
-  /** Wakes runs whose wait a change may have ended (events reach many runs; a lease one). */
+  /** Ends the script of a run's pass under way here (the run was cancelled). */
+  abortPass(runId: string): void {
+    this.running.get(runId)?.abort();
+  }
+
+  /** Wakes runs whose wait a change may have ended; an event also starts its handlers' runs. */
   private async wakeWaiters(change: Change): Promise<void> {
     const now = this.host.now();
     if (change.kind === 'lease-holder') {
       await wakeIfOver(this.store, change.runId, now);
     } else if (change.kind === 'event') {
-      const waiting = await this.store.listRuns({ project: change.project, status: ['waiting'], limit: 10_000 });
-      for (const run of waiting) {
-        if (run.wait?.kind === 'event' && run.wait.type === change.type) await wakeIfOver(this.store, run.id, now);
-      }
+      const event = (await this.store.emitEvent({ id: change.id, project: change.project, type: change.type, subject: null, payload: null }));
+      await deliverEvent(this.store, this.host.env, event);
+      await wakeEventWaiters(this.store, event, now);
     }
   }
 
@@ -97,6 +110,7 @@ export class LocalExecutor {
     if (this.stopped) return;
     this.ticking = true;
     try {
+      if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
       await this.dispatchRuns();
       await this.dispatchActivities();
     } catch (error) {
@@ -120,20 +134,25 @@ export class LocalExecutor {
       if (this.options.owns && !(await this.options.owns(id))) continue;
       const run = await this.store.startPass(id);
       if (!run) continue;
-      this.running.add(id);
-      void this.pass(run).finally(() => this.settled(this.running, id));
+      const abort = new AbortController();
+      this.running.set(id, abort);
+      void this.pass(run, abort.signal).finally(() => this.settled(this.running, id));
     }
   }
 
-  private async pass(run: RunRecord): Promise<void> {
+  private async pass(run: RunRecord, signal: AbortSignal): Promise<void> {
     let outcome;
+    const output = this.options.output(run);
     try {
       outcome = await runPass(this.store, run, this.host, {
-        output: this.options.output(run),
+        output: output.fd,
+        signal,
         ...(this.options.lenient ? { lenient: true } : {}),
       });
     } catch (error) {
       outcome = { kind: 'failed' as const, message: `pass could not start: ${ensureError(error).message}` };
+    } finally {
+      await output.close?.();
     }
     await settleRun(this.store, run, outcome, this.host.now());
     const settled = await this.store.getRun(run.id);
@@ -160,7 +179,7 @@ export class LocalExecutor {
     }
   }
 
-  private settled(set: Set<string>, id: string): void {
+  private settled(set: { delete(id: string): boolean }, id: string): void {
     set.delete(id);
     this.poke();
     if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();

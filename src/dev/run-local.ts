@@ -96,7 +96,7 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions): P
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
   const executor = new LocalExecutor(store, {
-    output: () => 'inherit',
+    output: () => ({ fd: 'inherit' }),
     lenient: options.lenient ?? false,
     ...(limit === undefined ? {} : { maxResultBytes: limit }),
     async owns(id) {

@@ -15,6 +15,8 @@ export type RunOutcome =
  * for happened while it was suspending.
  */
 export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcome, now: Date): Promise<void> {
+  // A run cancelled while its pass ran stays cancelled, whatever the pass ended in.
+  if ((await store.getRun(run.id))?.status === 'cancelled') return;
   if (outcome.kind === 'suspended') {
     const { awaiting, wait, wakeAt } = outcome.suspension;
     await store.updateRun(run.id, { status: 'waiting', awaiting, wait, wakeAt });

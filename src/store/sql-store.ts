@@ -5,6 +5,8 @@ import type {
   ActivityResult,
   Cell,
   EventRecord,
+  HandlerRecord,
+  ScheduleRecord,
   JournalEntry,
   LogLine,
   NewActivity,
@@ -99,6 +101,34 @@ function toActivity(row: Row): ActivityRecord {
     status: row.status as ActivityRecord['status'],
     nextAttemptAt: date(row.next_attempt_at),
     result: (row.result as ActivityResult | null) ?? null,
+  };
+}
+
+function toHandler(row: Row): HandlerRecord {
+  return {
+    project: row.project as string,
+    name: row.name as string,
+    eventType: row.event_type as string,
+    workflow: row.workflow as string,
+    interpreter: row.interpreter as string,
+    script: row.script as string,
+    cwd: (row.cwd as string | null) ?? null,
+  };
+}
+
+function toSchedule(row: Row): ScheduleRecord {
+  return {
+    project: row.project as string,
+    name: row.name as string,
+    everyMs: row.every_ms == null ? null : Number(row.every_ms),
+    cron: (row.cron as string | null) ?? null,
+    workflow: row.workflow as string,
+    interpreter: row.interpreter as string,
+    script: row.script as string,
+    cwd: (row.cwd as string | null) ?? null,
+    nextAt: date(row.next_at),
+    lastRunId: (row.last_run_id as string | null) ?? null,
+    skipped: Number(row.skipped),
   };
 }
 
@@ -435,6 +465,86 @@ export class SqlStore implements Store {
   async nextActivityAt(): Promise<Date | null> {
     const row = await this.one(`select min(next_attempt_at) as at from activities where status = 'queued'`, []);
     return dateOrNull(row?.at);
+  }
+
+  async putHandler(handler: HandlerRecord): Promise<void> {
+    await this.db.query(
+      `insert into handlers (project, name, event_type, workflow, interpreter, script, cwd)
+       values ($1, $2, $3, $4, $5, $6, $7)
+       on conflict (project, name) do update set event_type = excluded.event_type, workflow = excluded.workflow,
+         interpreter = excluded.interpreter, script = excluded.script, cwd = excluded.cwd`,
+      [handler.project, handler.name, handler.eventType, handler.workflow, handler.interpreter, handler.script, handler.cwd],
+    );
+  }
+
+  async listHandlers(project: string, eventType?: string): Promise<HandlerRecord[]> {
+    const rows = await this.db.query<Row>(
+      `select * from handlers where project = $1 and ($2::text is null or event_type = $2) order by name`,
+      [project, eventType ?? null],
+    );
+    return rows.map(toHandler);
+  }
+
+  async deleteHandler(project: string, name: string): Promise<boolean> {
+    return (await this.one(`delete from handlers where project = $1 and name = $2 returning name`, [project, name])) !== null;
+  }
+
+  async putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>): Promise<void> {
+    await this.db.query(
+      `insert into schedules (project, name, every_ms, cron, workflow, interpreter, script, cwd, next_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       on conflict (project, name) do update set every_ms = excluded.every_ms, cron = excluded.cron,
+         workflow = excluded.workflow, interpreter = excluded.interpreter, script = excluded.script,
+         cwd = excluded.cwd, next_at = excluded.next_at`,
+      [
+        schedule.project,
+        schedule.name,
+        schedule.everyMs,
+        schedule.cron,
+        schedule.workflow,
+        schedule.interpreter,
+        schedule.script,
+        schedule.cwd,
+        schedule.nextAt,
+      ],
+    );
+  }
+
+  async listSchedules(project?: string): Promise<ScheduleRecord[]> {
+    const rows = await this.db.query<Row>(
+      `select * from schedules where ($1::text is null or project = $1) order by project, name`,
+      [project ?? null],
+    );
+    return rows.map(toSchedule);
+  }
+
+  async deleteSchedule(project: string, name: string): Promise<boolean> {
+    return (await this.one(`delete from schedules where project = $1 and name = $2 returning name`, [project, name])) !== null;
+  }
+
+  async dueSchedules(now: Date): Promise<ScheduleRecord[]> {
+    const rows = await this.db.query<Row>(`select * from schedules where next_at <= $1 order by next_at`, [now]);
+    return rows.map(toSchedule);
+  }
+
+  async advanceSchedule(project: string, name: string, nextAt: Date, outcome: { runId: string } | { skipped: true }) {
+    await this.db.query(
+      `update schedules set next_at = $3, last_run_id = coalesce($4, last_run_id),
+         skipped = skipped + (case when $4::text is null then 1 else 0 end)
+        where project = $1 and name = $2`,
+      [project, name, nextAt, 'runId' in outcome ? outcome.runId : null],
+    );
+  }
+
+  async takeThrottleSlot(project: string, key: string, now: Date, intervalMs: number): Promise<Date> {
+    const row = await this.one(
+      `insert into throttles (project, key, last_slot) values ($1, $2, $3)
+       on conflict (project, key) do update
+         set last_slot = greatest(excluded.last_slot, throttles.last_slot + make_interval(secs => $4::float8 / 1000))
+       returning last_slot`,
+      [project, key, now, intervalMs],
+    );
+    return date(row?.last_slot);
   }
 
   async appendLog(runId: string, pass: number, text: string): Promise<void> {

@@ -3,6 +3,8 @@ import type {
   ActivityResult,
   Cell,
   EventRecord,
+  HandlerRecord,
+  ScheduleRecord,
   JournalEntry,
   LogLine,
   NewActivity,
@@ -77,6 +79,21 @@ export interface Store {
   /** Activities left running by a process that died go back to the queue. */
   requeueRunningActivities(): Promise<number>;
   nextActivityAt(): Promise<Date | null>;
+
+  putHandler(handler: HandlerRecord): Promise<void>;
+  listHandlers(project: string, eventType?: string): Promise<HandlerRecord[]>;
+  deleteHandler(project: string, name: string): Promise<boolean>;
+
+  putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>): Promise<void>;
+  listSchedules(project?: string): Promise<ScheduleRecord[]>;
+  deleteSchedule(project: string, name: string): Promise<boolean>;
+  /** Schedules whose next tick is due. */
+  dueSchedules(now: Date): Promise<ScheduleRecord[]>;
+  /** Moves a schedule to its next tick, noting the run it started or that the tick was skipped. */
+  advanceSchedule(project: string, name: string, nextAt: Date, outcome: { runId: string } | { skipped: true }): Promise<void>;
+
+  /** The start time for the next run under a throttle key: now, or `intervalMs` after the last one. */
+  takeThrottleSlot(project: string, key: string, now: Date, intervalMs: number): Promise<Date>;
 
   appendLog(runId: string, pass: number, text: string): Promise<void>;
   readLogs(runId: string, afterSeq?: number): Promise<LogLine[]>;

@@ -119,3 +119,26 @@ export interface LogLine {
   pass: number;
   text: string;
 }
+
+export interface ScriptSource {
+  workflow: string;
+  interpreter: string;
+  script: string;
+  cwd: string | null;
+}
+
+export interface HandlerRecord extends ScriptSource {
+  project: string;
+  name: string;
+  eventType: string;
+}
+
+export interface ScheduleRecord extends ScriptSource {
+  project: string;
+  name: string;
+  everyMs: number | null;
+  cron: string | null;
+  nextAt: Date;
+  lastRunId: string | null;
+  skipped: number;
+}

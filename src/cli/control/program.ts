@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
-import { SpoolError, ensureError } from '../../common/errors.js';
+import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { EXIT } from '../../engine/protocol.js';
+import { registerServerCommands } from './server-commands.js';
 
 function storeOptions(command: Command): Command {
   return command
@@ -39,6 +40,26 @@ function build(setExit: (code: number) => void): Command {
     setExit(await resumeLocal(runId, options));
   });
 
+  storeOptions(
+    program
+      .command('dev')
+      .description('serve the HTTP API and run passes locally, until stopped')
+      .option('--port <port>', 'port on 127.0.0.1', '7456')
+      .option('--project <name>', 'default project', 'default'),
+  ).action(async (options: Record<string, string | undefined>) => {
+    const { startDevServer } = await import('../../dev/dev-server.js');
+    const port = Number(options.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port takes a port number, not '${options.port ?? ''}'`);
+    const server = await startDevServer({ ...options, port });
+    process.stderr.write(`  spool dev listening on ${server.url}\n`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await server.close();
+  });
+
+  registerServerCommands(program, setExit);
   return program;
 }
 
@@ -54,6 +75,8 @@ export async function runControl(args: string[]): Promise<number> {
     }
     const error = ensureError(raw);
     process.stderr.write(`spool: ${error.message}\n`);
-    return error instanceof SpoolError && error.code === 'usage' ? EXIT.usage : EXIT.failure;
+    if (!(error instanceof SpoolError)) return EXIT.failure;
+    if (error.code === 'usage') return EXIT.usage;
+    return error.code === 'unavailable' ? EXIT.unavailable : EXIT.failure;
   }
 }

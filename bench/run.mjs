@@ -1,0 +1,542 @@
+#!/usr/bin/env node
+/**
+ * Hyperspool micro-benchmarks: what one durable call costs a script.
+ *
+ *   npm run bench                  # build, run everything, print a table, rewrite docs/benchmarks.md
+ *   node bench/run.mjs --no-write  # same, without touching docs/benchmarks.md
+ *
+ * Sample counts can be changed with BENCH_STEPS (steps per `spool run`, default 100),
+ * BENCH_PG_STEPS (steps per `spool run` on PostgreSQL, default 50), BENCH_STARTS (start-up
+ * samples per command, default 50) and BENCH_WRITES (journal writes per store, default 200).
+ *
+ * Everything that runs in bash is timed from inside bash with $EPOCHREALTIME (a builtin variable,
+ * no fork), so the clock costs microseconds rather than the ~1 ms of a `date +%s%N` fork.
+ * Journal writes are timed in-process with process.hrtime.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SPOOL = join(ROOT, 'bin', 'spool');
+const DOC = join(ROOT, 'docs', 'benchmarks.md');
+const WRITE_DOC = !process.argv.includes('--no-write');
+
+const intEnv = (name, fallback) => {
+  const value = Number.parseInt(process.env[name] ?? '', 10);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+};
+const STEPS = intEnv('BENCH_STEPS', 100);
+const PG_STEPS = intEnv('BENCH_PG_STEPS', 50);
+const STARTS = intEnv('BENCH_STARTS', 50);
+const WRITES = intEnv('BENCH_WRITES', 200);
+
+const started = Date.now();
+const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const scratch = mkdtempSync(join(tmpdir(), 'spool-bench-'));
+const notes = [];
+const log = (line) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
+
+// ---------------------------------------------------------------------------------------------
+// statistics
+
+/** Nearest-rank percentile of a list of numbers (ms). */
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1];
+}
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/** id -> { id, label, group, samples (ms) }; reported grouped, groups in first-seen order unless ranked. */
+const results = new Map();
+function record(id, group, label, samples) {
+  results.set(id, { id, group, label, samples, median: median(samples), p90: percentile(samples, 90) });
+}
+/** Rows in report order: step groups first, then journal writes, then start-up. */
+function ordered() {
+  const rank = (group) => (group.startsWith('`spool step`') ? 0 : group.startsWith('journal') ? 1 : 2);
+  const groups = [...new Set([...results.values()].map((r) => r.group))];
+  groups.sort((a, b) => rank(a) - rank(b));
+  return groups.flatMap((group) => [...results.values()].filter((r) => r.group === group));
+}
+const med = (id) => results.get(id)?.median ?? Number.NaN;
+
+// ---------------------------------------------------------------------------------------------
+// processes
+
+function runProcess(file, args, options = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+/** Parses lines of `name value-in-µs` into name -> ms[]. */
+function parseSamples(text) {
+  const out = new Map();
+  for (const line of text.split('\n')) {
+    const [name, value] = line.trim().split(/\s+/);
+    if (!name || value === undefined) continue;
+    if (!out.has(name)) out.set(name, []);
+    out.get(name).push(Number(value) / 1000);
+  }
+  return out;
+}
+
+const NOW = 'now() { t=${EPOCHREALTIME/[.,]/}; }';
+
+// ---------------------------------------------------------------------------------------------
+// 4. start-up: node, the in-script client without an agent, and its import graph
+
+async function benchStartup() {
+  log(`start-up: ${STARTS} rounds of true, /bin/true, node -e 0, imports, spool step without an agent`);
+  const commands = [
+    ['builtin', 'true'],
+    ['bin_true', '/bin/true'],
+    ['node_cjs', 'node -e 0'],
+    ['node_esm', "node --input-type=module -e 0"],
+    ['import_run_verb', `node --input-type=module -e "await import('./dist/cli/script/run-verb.js')"`],
+    ['node_spool', 'node bin/spool step x -- true 2>/dev/null || [ $? -eq 69 ]'],
+    ['spool_shebang', 'bin/spool step x -- true 2>/dev/null || [ $? -eq 69 ]'],
+  ];
+  const script = [
+    'set -u',
+    'unset SPOOL_SOCKET',
+    NOW,
+    `for ((i = 0; i < ${STARTS}; i++)); do`,
+    ...commands.flatMap(([id, command]) => [`  now; a=$t; ${command}; now; echo "${id} $((t - a))"`]),
+    'done',
+  ].join('\n');
+  const file = join(scratch, 'startup.sh');
+  writeFileSync(file, script);
+  const env = { ...process.env };
+  delete env.SPOOL_SOCKET;
+  const { code, stdout, stderr } = await runProcess('bash', [file], { cwd: ROOT, env });
+  if (code !== 0) throw new Error(`start-up loop failed (${code}):\n${stderr}`);
+  const samples = parseSamples(stdout);
+  const labels = {
+    builtin: 'bash builtin `true`',
+    bin_true: '`/bin/true` (fork + exec)',
+    node_cjs: '`node -e 0`',
+    node_esm: '`node --input-type=module -e 0`',
+    import_run_verb: "`node --input-type=module -e \"await import('./dist/cli/script/run-verb.js')\"`",
+    node_spool: '`node bin/spool step x -- true`, no agent (exit 69)',
+    spool_shebang: '`bin/spool step x -- true` via `#!/usr/bin/env node`, no agent (exit 69)',
+  };
+  for (const [id] of commands) record(id, 'start-up (no agent)', labels[id], samples.get(id) ?? []);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1 + 2. fresh and replayed `spool step` from bash, inside `spool run`
+
+/**
+ * One `spool run` of a bash script that reaches `steps` new steps, then `spool sleep 1ms`: pass 1
+ * records the steps (fresh), the sleep ends the pass, pass 2 replays every step from the journal
+ * and records the sleep's result. Each iteration times a builtin `true`, `/bin/true` and the step.
+ */
+async function benchSteps(prefix, label, steps, storeArgs) {
+  const out = join(scratch, `${prefix}-samples`);
+  const script = [
+    '#!/usr/bin/env bash',
+    NOW,
+    `out="${out}.$SPOOL_PASS"`,
+    ': > "$out"',
+    `for ((i = 0; i < ${steps}; i++)); do`,
+    '  now; a=$t; true; now; b=$t; /bin/true; now; c=$t',
+    '  spool step "s$i" -- true',
+    '  now; d=$t',
+    '  echo "builtin $((b - a))" >> "$out"',
+    '  echo "bin_true $((c - b))" >> "$out"',
+    '  echo "step $((d - c))" >> "$out"',
+    'done',
+    'spool sleep 1ms',
+  ].join('\n');
+  const file = join(scratch, `${prefix}.sh`);
+  writeFileSync(file, script);
+  log(`spool run on ${label}: ${steps} fresh steps (pass 1), then ${steps} replayed (pass 2)`);
+  const t0 = Date.now();
+  const { code, stderr } = await runProcess('node', [SPOOL, 'run', file, ...storeArgs], { cwd: scratch });
+  const wall = Date.now() - t0;
+  if (code !== 0) throw new Error(`spool run on ${label} failed (${code}):\n${stderr}`);
+  const pass1 = parseSamples(readFileSync(`${out}.1`, 'utf8'));
+  const pass2 = parseSamples(readFileSync(`${out}.2`, 'utf8'));
+  if ((pass1.get('step') ?? []).length !== steps || (pass2.get('step') ?? []).length !== steps) {
+    throw new Error(`spool run on ${label}: expected ${steps} samples per pass`);
+  }
+  const group = `\`spool step\` from bash, inside \`spool run\` (${label})`;
+  record(`${prefix}_fresh`, group, 'fresh `spool step sN -- true` (pass 1)', pass1.get('step'));
+  record(`${prefix}_replay`, group, 'replayed `spool step sN -- true` (pass 2)', pass2.get('step'));
+  record(`${prefix}_bin_true`, group, '`/bin/true` in the same loop (both passes)', [
+    ...pass1.get('bin_true'),
+    ...pass2.get('bin_true'),
+  ]);
+  record(`${prefix}_builtin`, group, 'builtin `true` in the same loop (both passes)', [
+    ...pass1.get('builtin'),
+    ...pass2.get('builtin'),
+  ]);
+  return wall;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. journal writes, in-process
+
+/** What `spool step` writes: a `call` entry, then a `result` entry at the same position. */
+async function benchJournal(id, label, store, writes) {
+  const runId = `bench-${id}-${Date.now()}`;
+  await store.createRun({ id: runId, project: 'bench', workflow: 'bench', interpreter: 'bash', script: '' });
+  const entry = (position, kind) => ({
+    runId,
+    position,
+    kind,
+    verb: 'step',
+    name: `s${position}`,
+    occurrence: 0,
+    data: kind === 'call' ? {} : { stdout: '', exitCode: 0 },
+  });
+  const warmup = 10;
+  const samples = [];
+  for (let i = 0; i < warmup + writes / 2; i++) {
+    for (const kind of ['call', 'result']) {
+      const t0 = process.hrtime.bigint();
+      await store.appendJournal(entry(i, kind));
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (i >= warmup) samples.push(ms);
+    }
+  }
+  const journal = await store.readJournal(runId);
+  if (journal.length !== 2 * (warmup + writes / 2)) throw new Error(`${label}: journal has ${journal.length} entries`);
+  record(`journal_${id}`, 'journal write (`store.appendJournal`, in-process)', label, samples);
+}
+
+/**
+ * test/support/postgres.ts is TypeScript; rather than add a loader, transpile it in memory with the
+ * repository's own typescript and import it as a data: URL, bare imports resolved to files first.
+ */
+async function loadTestPostgres() {
+  const source = join(ROOT, 'test', 'support', 'postgres.ts');
+  if (!existsSync(source)) throw new Error('test/support/postgres.ts does not exist');
+  const require = createRequire(join(ROOT, 'package.json'));
+  const ts = (await import(pathToFileURL(require.resolve('typescript')).href)).default;
+  let code = ts.transpileModule(readFileSync(source, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    fileName: source,
+  }).outputText;
+  code = code.replace(/(from\s+|import\s*\(\s*)(['"])([^'"]+)\2/g, (whole, head, quote, spec) => {
+    if (spec.startsWith('node:')) return whole;
+    if (spec.startsWith('.')) throw new Error(`test/support/postgres.ts imports ${spec}; the bench cannot load it`);
+    return `${head}${quote}${pathToFileURL(require.resolve(spec)).href}${quote}`;
+  });
+  return import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+}
+
+async function pgQuery(url, sql) {
+  const require = createRequire(join(ROOT, 'package.json'));
+  const pg = (await import(pathToFileURL(require.resolve('pg')).href)).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+const fmt = (ms) => (!Number.isFinite(ms) ? 'n/a' : ms < 0.1 ? `${(ms * 1000).toFixed(0)} µs` : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const ratio = (ms, base) => (!Number.isFinite(ms) || !Number.isFinite(base) || base <= 0 ? 'n/a' : `${(ms / base).toFixed(ms / base < 1 ? 2 : 1)}×`);
+
+function table() {
+  const binTrue = med('bin_true');
+  const node = med('node_cjs');
+  const header = ['measurement', 'n', 'median ms', 'p90 ms', '× `/bin/true`', '× `node -e 0`'];
+  const lines = [];
+  let group = '';
+  for (const r of ordered()) {
+    if (r.group !== group) {
+      group = r.group;
+      lines.push([`**${group}**`, '', '', '', '', '']);
+    }
+    lines.push([r.label, String(r.samples.length), fmt(r.median), fmt(r.p90), ratio(r.median, binTrue), ratio(r.median, node)]);
+  }
+  return [header, header.map(() => '---'), ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+function consoleTable() {
+  const header = ['measurement', 'n', 'median ms', 'p90 ms', 'x /bin/true', 'x node -e 0'];
+  const rows = ordered().map((r) => [
+    r.label.replace(/`/g, ''),
+    String(r.samples.length),
+    fmt(r.median),
+    fmt(r.p90),
+    ratio(r.median, med('bin_true')),
+    ratio(r.median, med('node_cjs')),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells) => cells.map((cell, i) => (i >= 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ');
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  ')];
+  let group = '';
+  ordered().forEach((r, i) => {
+    if (r.group !== group) out.push(`${(group = r.group).replace(/`/g, '')}:`);
+    out.push(line(rows[i]));
+  });
+  return out.join('\n');
+}
+
+/** The static import graph of a compiled module: local files and node: built-ins it loads. */
+function importGraph(entry) {
+  const local = new Set();
+  const builtins = new Set();
+  const visit = (file) => {
+    if (local.has(file)) return;
+    local.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/^\s*import\s+(?!type\b)[^'"]*?['"]([^'"]+)['"]/gm)) {
+      const spec = match[1];
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+      else builtins.add(spec);
+    }
+  };
+  try {
+    visit(entry);
+  } catch {
+    // a file being rebuilt; report what was seen
+  }
+  return { local: local.size, builtins: [...builtins].sort() };
+}
+
+const loadAverage = () => safe(() => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '));
+
+function safe(fn) {
+  try {
+    return fn();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function machine() {
+  return {
+    nproc: safe(() => execFileSync('nproc', { encoding: 'utf8' }).trim()),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memGiB: (totalmem() / 2 ** 30).toFixed(0),
+    kernel: safe(() => execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()),
+    node: process.version,
+    bash: safe(() => execFileSync('bash', ['-c', 'echo $BASH_VERSION'], { encoding: 'utf8' }).trim()),
+    pglite: safe(() => JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version),
+    postgres: safe(() => execFileSync('postgres', ['--version'], { encoding: 'utf8' }).trim()),
+    commit: safe(() => execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()),
+    dirty: safe(() => (execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() ? 'yes' : 'no')),
+  };
+}
+
+function interpretation() {
+  const m = (id) => med(id);
+  const nodeStart = m('node_cjs');
+  const importCost = m('import_run_verb') - m('node_esm');
+  const esmCost = m('node_esm') - nodeStart;
+  const client = m('spool_shebang');
+  const shebang = m('spool_shebang') - m('node_spool');
+  const replay = m('pglite_replay');
+  const fresh = m('pglite_fresh');
+  const roundTrip = replay - client;
+  const freshExtra = fresh - replay;
+  const twoWrites = 2 * m('journal_pglite_disk');
+  const pgFresh = m('pg_fresh');
+  const graph = importGraph(join(ROOT, 'dist/cli/script/run-verb.js'));
+  const lines = [
+    `- **A durable call costs about one Node start-up.** A fresh \`spool step\` takes ${fmt(fresh)} ms and a replayed one ${fmt(replay)} ms, ` +
+      `against ${fmt(m('bin_true'))} ms for \`/bin/true\` and ${fmt(m('builtin'))} for the builtin \`true\`; ` +
+      `\`node -e 0\` alone is ${fmt(nodeStart)} ms, i.e. ${ratio(nodeStart, replay)} of a replayed call and ${ratio(nodeStart, fresh)} of a fresh one.`,
+    `- **The client's own code is a small part of its start-up.** With no agent, \`spool step\` exits 69 after ${fmt(client)} ms ` +
+      `(${fmt(m('node_spool'))} ms as \`node bin/spool\`; the \`#!/usr/bin/env node\` shebang adds ${fmt(shebang)} ms). ` +
+      `Over \`node -e 0\` that is ${fmt(client - nodeStart)} ms: the ESM entry point costs ${fmt(esmCost)} ms ` +
+      `(\`--input-type=module -e 0\` vs \`-e 0\`) and loading the client's import graph (${graph.local} compiled files ` +
+      `from run-verb.js down, plus ${graph.builtins.join(', ')}) ${fmt(importCost)} ms more; \`dist/cli/main.js\` ` +
+      `and the verb's own work make up the rest.`,
+    `- **Talking to the agent is cheap.** A replayed call minus the no-agent exit is ${fmt(roundTrip)} ms: connect to the unix socket, ` +
+      `one NDJSON request, the agent's in-memory journal lookup, the answer, exit. A replayed call touches no store.`,
+    `- **A fresh call adds the command and two journal writes.** Fresh minus replayed is ${fmt(freshExtra)} ms; that covers spawning the ` +
+      `command from Node (${fmt(m('bin_true'))} ms as a bare fork+exec from bash), a second round trip (\`done\`), and two ` +
+      `\`appendJournal\` calls (call + result), ${fmt(twoWrites)} ms on on-disk PGlite at the median.`,
+    Number.isFinite(pgFresh)
+      ? `- **PostgreSQL vs PGlite.** A journal write is ${fmt(m('journal_pg'))} ms on the throwaway PostgreSQL server (fsync off, as the tests run it), ` +
+        `${fmt(m('journal_pg_durable'))} ms with fsync and synchronous_commit on, and ${fmt(m('journal_pglite_disk'))} ms on on-disk PGlite. ` +
+        `A fresh step through \`spool run --database-url\` (test config) takes ${fmt(pgFresh)} ms; the store is not where the time goes.`
+      : `- **PostgreSQL** was not measured on this run (see notes).`,
+    `- **Where to look for a speed-up:** the client's process start-up (Node boot + ESM loader), not the store or the protocol. ` +
+      `Each bash call pays ~${fmt(nodeStart)} ms of Node boot before a byte reaches the agent; replay of a long script is bounded by ` +
+      `that (${fmt(replay)} ms × calls), so a script with 100 recorded steps needs ~${fmt((replay * 100) / 1000)} s just to reach its next new call.`,
+  ];
+  return lines.join('\n');
+}
+
+function writeDoc(info, wallTimes, totalSeconds) {
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const doc = `# Benchmarks
+
+What one durable call costs a script, measured by \`npm run bench\` (\`bench/run.mjs\`). The numbers below are **medians
+(and p90) from one run on one machine**; it has ${info.nproc} cores and is shared and noisy, so read them as orders of
+magnitude and ratios, not as precise figures. Re-run \`npm run bench\` to regenerate this file
+(\`node bench/run.mjs --no-write\` prints the table without touching it).
+
+## Run
+
+- date: ${date}
+- machine: ${info.nproc} × ${info.cpu}, ${info.memGiB} GiB RAM, Linux ${info.kernel}
+- software: Node ${info.node}, bash ${info.bash}, PGlite ${info.pglite}, ${info.postgres}
+- tree: ${info.commit}${info.dirty === 'yes' ? ' with uncommitted changes in src/' : ''}
+- whole bench: ${totalSeconds.toFixed(0)} s (${wallTimes})
+- load average (1/5/15 min) at start: ${loadAtStart}; at end: ${loadAverage()}
+
+## Method
+
+- **Start-up (no agent).** A bash loop, run ${STARTS} times with \`SPOOL_SOCKET\` unset in the repository root, times each
+  command in turn: builtin \`true\`, \`/bin/true\`, \`node -e 0\`, \`node --input-type=module -e 0\`,
+  \`node --input-type=module -e "await import('./dist/cli/script/run-verb.js')"\` (the in-script client's import
+  graph), \`node bin/spool step x -- true\` and \`bin/spool step x -- true\` (through its \`#!/usr/bin/env node\`
+  line, as a script calls it); the last two find no agent and exit 69.
+- **Fresh and replayed \`spool step\`.** \`node bin/spool run bench.sh --data-dir DIR\` runs a bash script (\`bash -eu\`,
+  \`spool\` found on the PATH \`spool run\` gives it) whose loop calls \`spool step s$i -- true\` ${STEPS} times, each
+  with a new name, then \`spool sleep 1ms\`. Pass 1 records every step (fresh calls); the sleep ends the pass, and pass 2
+  re-runs the script from the top, so every step is answered from the journal (replayed calls). Each iteration also
+  times a builtin \`true\` and \`/bin/true\`. The script times each call itself with bash's \`$EPOCHREALTIME\` (a
+  variable, not a \`date +%s%N\` fork, so the clock adds microseconds) and writes one file per \`$SPOOL_PASS\`.
+  The same script runs against PostgreSQL with \`--database-url\` (${PG_STEPS} steps).
+- **Journal writes.** In one Node process, \`store.appendJournal\` is called for a \`call\` and then a \`result\`
+  entry per position (what a fresh step writes), ${WRITES} timed writes after 20 untimed ones, awaited one at a time:
+  on PGlite in the data directory \`spool run\` just used (\`openPgliteStore(dir)\`, the default store of
+  \`spool run\`), on in-memory PGlite (\`openPgliteStore()\`), and on a throwaway PostgreSQL server started by
+  \`test/support/postgres.ts\`'s \`startPostgres()\` (transpiled in memory; no loader needed) through
+  \`openPostgresStore(url)\`: once as the tests configure it (fsync, synchronous_commit and full_page_writes off) and
+  once after \`ALTER SYSTEM\` turns all three on (a durable commit per write, like a production server).
+- Ratios divide a median by the median of \`/bin/true\` (the cheapest external command bash can run) or of
+  \`node -e 0\` (the floor for anything written in Node). The builtin \`true\` costs microseconds, so a ratio to it
+  would say nothing; its row is there to show the loop's own cost.
+
+## Results
+
+${table()}
+${notes.length ? `\nNotes:\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
+## Interpretation
+
+${interpretation()}
+`;
+  writeFileSync(DOC, doc);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  log(`scratch directory ${scratch}`);
+  const wall = [];
+  await benchStartup();
+
+  const dataDir = join(scratch, 'pglite-data');
+  const pgliteWall = await benchSteps('pglite', 'PGlite data dir', STEPS, ['--data-dir', dataDir]);
+  wall.push(`PGlite spool run ${(pgliteWall / 1000).toFixed(1)} s incl. first open of a fresh data dir`);
+
+  const { openPgliteStore } = await import(pathToFileURL(join(ROOT, 'dist/store/pglite.js')).href);
+  const { openPostgresStore } = await import(pathToFileURL(join(ROOT, 'dist/store/postgres.js')).href);
+  {
+    log(`journal: ${WRITES} appendJournal on PGlite (data dir)`);
+    const store = await openPgliteStore(dataDir);
+    try {
+      await benchJournal('pglite_disk', 'PGlite, data directory (as `spool run`)', store, WRITES);
+    } finally {
+      await store.close();
+    }
+  }
+  {
+    log(`journal: ${WRITES} appendJournal on PGlite (in memory)`);
+    const store = await openPgliteStore();
+    try {
+      await benchJournal('pglite_mem', 'PGlite, in memory', store, WRITES);
+    } finally {
+      await store.close();
+    }
+  }
+
+  let server = null;
+  try {
+    const { startPostgres } = await loadTestPostgres();
+    log('starting a throwaway PostgreSQL server (test/support/postgres.ts)');
+    const t0 = Date.now();
+    server = await startPostgres();
+    wall.push(`PostgreSQL start ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } catch (error) {
+    const reason = String(error?.message ?? error).split('\n')[0];
+    notes.push(`PostgreSQL was not measured: ${reason}. Only PGlite rows are real-store numbers.`);
+    log(`no PostgreSQL: ${reason}`);
+  }
+  if (server) {
+    try {
+      log(`journal: ${WRITES} appendJournal on PostgreSQL (test config)`);
+      let store = await openPostgresStore(server.url);
+      try {
+        await benchJournal('pg', 'PostgreSQL, test config (fsync off)', store, WRITES);
+      } finally {
+        await store.close();
+      }
+      const pgWall = await benchSteps('pg', 'PostgreSQL, test config', PG_STEPS, ['--database-url', server.url]);
+      wall.push(`PostgreSQL spool run ${(pgWall / 1000).toFixed(1)} s`);
+
+      // The test server trades durability for speed; turn it back on for a production-like commit.
+      for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes']) {
+        await pgQuery(server.url, `alter system set ${setting} = on`);
+      }
+      await pgQuery(server.url, 'select pg_reload_conf()');
+      await new Promise((resolveWait) => setTimeout(resolveWait, 500)); // the reload is asynchronous
+      const [now] = await pgQuery(
+        server.url,
+        "select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync",
+      );
+      if (now.fsync !== 'on' || now.sync !== 'on') {
+        notes.push(`the durable PostgreSQL row ran with fsync=${now.fsync}, synchronous_commit=${now.sync}`);
+      }
+      log(`journal: ${WRITES} appendJournal on PostgreSQL (fsync + synchronous_commit on)`);
+      store = await openPostgresStore(server.url);
+      try {
+        await benchJournal('pg_durable', 'PostgreSQL, fsync + synchronous_commit on', store, WRITES);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+
+  const totalSeconds = (Date.now() - started) / 1000;
+  process.stdout.write(`\n${consoleTable()}\n\n`);
+  for (const note of notes) process.stdout.write(`note: ${note}\n`);
+  const info = machine();
+  process.stdout.write(
+    `machine: nproc=${info.nproc}, ${info.cpu}, node ${info.node}; whole bench ${totalSeconds.toFixed(0)} s\n`,
+  );
+  if (WRITE_DOC) {
+    writeDoc(info, wall.join('; '), totalSeconds);
+    process.stdout.write(`wrote ${DOC}\n`);
+  }
+}
+
+try {
+  await main();
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,36 @@
+import { SpoolError } from '../../common/errors.js';
+
+export const DEFAULT_SERVER = 'http://127.0.0.1:7456';
+
+export class ServerUnavailable extends SpoolError {
+  constructor(url: string, reason: string) {
+    super('unavailable', `cannot reach the server at ${url} (${reason}); start one with 'spool dev' or set SPOOL_SERVER`);
+  }
+}
+
+export function serverUrl(option?: string): string {
+  return (option ?? process.env.SPOOL_SERVER ?? DEFAULT_SERVER).replace(/\/+$/, '');
+}
+
+/** One call to the HTTP API; an error answer becomes a SpoolError with the server's message. */
+export async function api<T = Record<string, unknown>>(server: string, method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(`${server}/v1${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new ServerUnavailable(server, cause?.code ?? cause?.message ?? (error as Error).message);
+  }
+  const answer = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+  if (!response.ok) {
+    const code = response.status === 404 ? 'not_found' : response.status === 400 ? 'usage' : (answer.error?.code ?? 'server');
+    throw new SpoolError(code, answer.error?.message ?? `the server answered ${response.status}`);
+  }
+  return answer as T;
+}
+
+export const runPath = (id: string): string => `/runs/${encodeURIComponent(id)}`;

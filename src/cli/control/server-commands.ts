@@ -1,0 +1,193 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Command } from 'commander';
+import { parseDuration } from '../../common/duration.js';
+import { UsageError } from '../../common/errors.js';
+import { api, runPath, serverUrl } from './http.js';
+import { age, table } from './format.js';
+
+type Run = { id: string; status: string; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
+type Options = Record<string, string | boolean | undefined>;
+type SetExit = (code: number) => void;
+
+const TERMINAL = ['succeeded', 'failed', 'cancelled'];
+const out = (text: string): void => void process.stdout.write(text);
+const json = (value: unknown): void => out(`${JSON.stringify(value, null, 2)}\n`);
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+async function source(file: string) {
+  const { readScript } = await import('../../dev/run-local.js');
+  return { workflow: file, ...readScript(file), cwd: process.cwd() };
+}
+
+function parseThrottle(spec: string | undefined, key: string | undefined) {
+  if (spec === undefined) {
+    if (key !== undefined) throw new UsageError('--throttle-key needs --throttle N/PERIOD');
+    return null;
+  }
+  const match = /^(\d+)\/(.+)$/.exec(spec);
+  if (!match || Number(match[1]) < 1) throw new UsageError(`--throttle takes N/PERIOD, such as 6/1m, not '${spec}'`);
+  return { limit: Number(match[1]), periodMs: parseDuration(match[2] ?? ''), key: key ?? 'default' };
+}
+
+/** Prints a run's log as it grows until the run ends; exits with the run's outcome. */
+export async function follow(server: string, runId: string): Promise<number> {
+  let after = 0;
+  for (;;) {
+    const { logs, run } = await api<{ logs: { seq: number; text: string }[]; run: Run }>(server, 'GET', `${runPath(runId)}/logs?after=${after}`);
+    for (const line of logs) {
+      out(line.text);
+      after = line.seq;
+    }
+    if (TERMINAL.includes(run.status) && logs.length === 0) {
+      process.stderr.write(run.status === 'succeeded' ? `  ${run.id} succeeded\n` : `  ${run.id} ${run.status}: ${run.error ?? ''}\n`);
+      return run.status === 'succeeded' ? 0 : 1;
+    }
+    if (logs.length === 0) await delay(150);
+  }
+}
+
+export function registerServerCommands(program: Command, setExit: SetExit): void {
+  const withServer = (command: Command): Command => command.option('--server <url>', 'the server to talk to (default $SPOOL_SERVER or http://127.0.0.1:7456)');
+
+  withServer(
+    program
+      .command('submit <file>')
+      .description('start a run of a script on the server')
+      .option('--follow', 'print the run log until the run ends, and exit with its outcome')
+      .option('--input <json>', 'the input the script reads from $SPOOL_INPUT_FILE')
+      .option('--idempotency-key <key>', 'answer a repeat submit with the first run')
+      .option('--throttle <n/period>', 'start at most N runs per period under --throttle-key, evenly spaced')
+      .option('--throttle-key <key>', 'the budget the throttle counts against')
+      .option('--lenient', 'do not fail a run whose replay reaches a different call')
+      .option('--json', 'print JSON'),
+  ).action(async (file: string, options: Options) => {
+    const { parseInput } = await import('../../dev/run-local.js');
+    const server = serverUrl(str(options.server));
+    const body = {
+      ...(await source(file)),
+      input: parseInput(str(options.input)),
+      idempotencyKey: str(options.idempotencyKey) ?? null,
+      throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),
+      lenient: options.lenient === true,
+    };
+    const { run, created } = await api<{ run: Run; created: boolean }>(server, 'POST', '/runs', body);
+    if (options.json) json({ run, created });
+    else if (options.follow) process.stderr.write(`  run: ${run.id}${created ? '' : ' (existing run for this idempotency key)'}\n`);
+    else out(`${run.id}\n`);
+    if (options.follow) setExit(await follow(server, run.id));
+  });
+
+  withServer(program.command('runs').description('list runs').option('--status <list>', 'only these statuses, comma-separated').option('--json', 'print JSON')).action(
+    async (options: Options) => {
+      const status = str(options.status);
+      const { runs } = await api<{ runs: Run[] }>(serverUrl(str(options.server)), 'GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
+      if (options.json) return json(runs);
+      out(table(['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'], runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow])));
+    },
+  );
+
+  withServer(program.command('status <run>').description('show one run').option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
+    const { run } = await api<{ run: Run & Record<string, unknown> }>(serverUrl(str(options.server)), 'GET', runPath(runId));
+    if (options.json) return json(run);
+    const { script, ...shown } = run;
+    void script;
+    for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+  });
+
+  withServer(program.command('journal <run>').description("show a run's journal").option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
+    const { journal } = await api<{ journal: { position: number; kind: string; verb: string; name: string; data: unknown }[] }>(serverUrl(str(options.server)), 'GET', `${runPath(runId)}/journal`);
+    if (options.json) return json(journal);
+    out(table(['POS', 'KIND', 'VERB', 'NAME', 'DATA'], journal.map((e) => [String(e.position + 1), e.kind, e.verb, e.name, JSON.stringify(e.data)])));
+  });
+
+  withServer(program.command('logs <run>').description("print a run's log").option('--follow', 'keep printing until the run ends')).action(async (runId: string, options: Options) => {
+    const server = serverUrl(str(options.server));
+    if (options.follow) return setExit(await follow(server, runId));
+    const { logs } = await api<{ logs: { text: string }[] }>(server, 'GET', `${runPath(runId)}/logs`);
+    for (const line of logs) out(line.text);
+  });
+
+  withServer(program.command('cancel <run>').description('cancel a run')).action(async (runId: string, options: Options) => {
+    const { cancelled, run } = await api<{ cancelled: boolean; run: Run }>(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/cancel`);
+    out(cancelled ? `cancelled ${run.id}\n` : `${run.id} had already ended (${run.status})\n`);
+  });
+
+  withServer(program.command('signal <run> <name> [payload]').description('send a run a signal; it queues until the run takes it')).action(
+    async (runId: string, name: string, payload: string | undefined, options: Options) => {
+      await api(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/signals`, { name, payload: payload ?? '' });
+      out(`signal ${name} queued for ${runId}\n`);
+    },
+  );
+
+  const event = program.command('event').description('events');
+  withServer(
+    event
+      .command('emit <type>')
+      .description('emit an event: starts handler runs and ends matching waits')
+      .option('--key <subject>', "the event's subject")
+      .option('--payload <json>', 'the event payload')
+      .option('--id <id>', 'an id: the same id delivered twice starts one run per handler')
+      .option('--json', 'print JSON'),
+  ).action(async (type: string, options: Options) => {
+    const text = str(options.payload);
+    let payload: unknown = null;
+    if (text !== undefined) {
+      try {
+        payload = JSON.parse(text) as unknown;
+      } catch {
+        throw new UsageError(`--payload is not valid JSON: ${text}`);
+      }
+    }
+    const answer = await api<{ event: { id: string }; runs: string[] }>(serverUrl(str(options.server)), 'POST', '/events', {
+      type,
+      subject: str(options.key) ?? null,
+      payload,
+      ...(options.id ? { id: options.id } : {}),
+    });
+    if (options.json) return json(answer);
+    out(`${answer.event.id}${answer.runs.length ? ` started ${answer.runs.join(', ')}` : ''}\n`);
+  });
+
+  const handler = program.command('handler').description('handlers: event type -> script');
+  withServer(handler.command('set <name> <file>').description('run FILE for every event of a type').requiredOption('--on <type>', 'the event type')).action(
+    async (name: string, file: string, options: Options) => {
+      await api(serverUrl(str(options.server)), 'PUT', `/handlers/${encodeURIComponent(name)}`, { eventType: options.on, ...(await source(file)) });
+      out(`handler ${name}: ${file} on ${String(options.on)}\n`);
+    },
+  );
+  withServer(handler.command('list').description('list handlers').option('--json', 'print JSON')).action(async (options: Options) => {
+    const { handlers } = await api<{ handlers: { name: string; eventType: string; workflow: string }[] }>(serverUrl(str(options.server)), 'GET', '/handlers');
+    if (options.json) return json(handlers);
+    out(table(['NAME', 'ON', 'WORKFLOW'], handlers.map((h) => [h.name, h.eventType, h.workflow])));
+  });
+  withServer(handler.command('delete <name>').description('delete a handler')).action(async (name: string, options: Options) => {
+    await api(serverUrl(str(options.server)), 'DELETE', `/handlers/${encodeURIComponent(name)}`);
+    out(`deleted handler ${name}\n`);
+  });
+
+  const schedule = program.command('schedule').description('schedules: every/cron -> script');
+  withServer(
+    schedule
+      .command('create <file>')
+      .description('run FILE on a schedule; a tick while the previous run is still going is skipped')
+      .requiredOption('--name <name>', 'the schedule name')
+      .option('--every <duration>', 'run every DURATION (5m, 1h, ...)')
+      .option('--cron <expr>', 'run on a cron expression'),
+  ).action(async (file: string, options: Options) => {
+    const every = str(options.every);
+    const cron = str(options.cron);
+    if ((every === undefined) === (cron === undefined)) throw new UsageError('give exactly one of --every and --cron');
+    const body = { ...(await source(file)), ...(every ? { everyMs: parseDuration(every) } : { cron }) };
+    const { schedule: created } = await api<{ schedule: { name: string; nextAt: string } }>(serverUrl(str(options.server)), 'PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
+    out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
+  });
+  withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
+    const { schedules } = await api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>(serverUrl(str(options.server)), 'GET', '/schedules');
+    if (options.json) return json(schedules);
+    out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? `${String(s.everyMs)}ms`, s.nextAt, String(s.skipped), s.workflow])));
+  });
+  withServer(schedule.command('delete <name>').description('delete a schedule')).action(async (name: string, options: Options) => {
+    await api(serverUrl(str(options.server)), 'DELETE', `/schedules/${encodeURIComponent(name)}`);
+    out(`deleted schedule ${name}\n`);
+  });
+}

@@ -1,0 +1,68 @@
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { endAllScripts } from '../agent/script-process.js';
+import { createApp } from '../server/app.js';
+import { openStore, type StoreOptions } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { LocalExecutor } from './executor.js';
+import { captureLog } from './log-capture.js';
+
+export const DEFAULT_PORT = 7456;
+
+export interface DevServerOptions extends StoreOptions {
+  port?: number;
+  host?: string;
+  project?: string;
+  pollMs?: number;
+}
+
+export interface DevServer {
+  url: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+/**
+ * `spool dev`: the HTTP API and a local executor over one store. Everything lives in the store, so
+ * a server killed and started again carries on: passes that were running are dispatched again.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const store = await openStore(options);
+  const now = new Date();
+  await store.recoverInterruptedRuns(now);
+  await store.requeueRunningActivities();
+  const logsDir = join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
+  const executor = new LocalExecutor(store, {
+    output: (run) => captureLog(store, logsDir, run),
+    schedules: true,
+    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+  });
+  const app = createApp({
+    store,
+    env: 'dev',
+    defaultProject: options.project ?? 'default',
+    now: () => new Date(),
+    poke: () => executor.poke(),
+    abortPass: (runId) => executor.abortPass(runId),
+  });
+  const host = options.host ?? '127.0.0.1';
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(options.port ?? DEFAULT_PORT, host, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  executor.start();
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_PORT);
+  return {
+    url: `http://${host}:${port}`,
+    store,
+    async close() {
+      server.close();
+      server.closeAllConnections();
+      endAllScripts();
+      await executor.stop();
+      await store.close();
+    },
+  };
+}

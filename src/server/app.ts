@@ -1,0 +1,22 @@
+import express, { type Express } from 'express';
+import type { ServerContext } from './context.js';
+import { errorHandler, notFound } from './http-error.js';
+import { runsRoutes } from './runs-routes.js';
+import { triggersRoutes } from './triggers-routes.js';
+
+/** The HTTP API (docs/api.md) over the engine; served by `spool dev` and by the operator alike. */
+export function createApp(ctx: ServerContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '5mb' }));
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.use('/v1', runsRoutes(ctx));
+  app.use('/v1', triggersRoutes(ctx));
+  app.use((req) => {
+    throw notFound(`${req.method} ${req.path}`);
+  });
+  app.use(errorHandler);
+  return app;
+}

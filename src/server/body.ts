@@ -1,0 +1,39 @@
+import type { ScriptSource } from '../store/types.js';
+import { badRequest } from './http-error.js';
+
+type Body = Record<string, unknown>;
+
+export function object(value: unknown): Body {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('the request body must be a JSON object');
+  return value as Body;
+}
+
+export function text(body: Body, field: string): string {
+  const value = body[field];
+  if (typeof value !== 'string' || value === '') throw badRequest(`'${field}' is required and must be a non-empty string`);
+  return value;
+}
+
+export function optionalText(body: Body, field: string): string | null {
+  const value = body[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw badRequest(`'${field}' must be a string`);
+  return value;
+}
+
+export function optionalNumber(body: Body, field: string, min: number): number | null {
+  const value = body[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) throw badRequest(`'${field}' must be a number of at least ${min}`);
+  return value;
+}
+
+/** A script a run, handler or schedule runs: its name, interpreter, text and submit directory. */
+export function scriptSource(body: Body): ScriptSource {
+  return {
+    workflow: text(body, 'workflow'),
+    interpreter: text(body, 'interpreter'),
+    script: typeof body.script === 'string' ? body.script : (() => { throw badRequest(`'script' is required and must be a string`); })(),
+    cwd: optionalText(body, 'cwd'),
+  };
+}

@@ -1,0 +1,100 @@
+import { Router } from 'express';
+import { submitRun } from '../engine/admission.js';
+import { cancelRun } from '../engine/cancel.js';
+import { wakeIfOver } from '../engine/wake.js';
+import type { RunRecord, RunStatus } from '../store/types.js';
+import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
+import type { ServerContext } from './context.js';
+import { badRequest, notFound } from './http-error.js';
+
+const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
+
+/** A run as the API shows it; the script text only when asked for one run. */
+export function runView(run: RunRecord, withScript = false): Record<string, unknown> {
+  const { script, ...rest } = run;
+  return withScript ? { ...rest, script } : rest;
+}
+
+export function runsRoutes(ctx: ServerContext): Router {
+  const router = Router();
+  const { store } = ctx;
+
+  const load = async (id: string): Promise<RunRecord> => {
+    const run = await store.getRun(id);
+    if (!run) throw notFound(`run ${id}`);
+    return run;
+  };
+
+  router.post('/runs', async (req, res) => {
+    const body = object(req.body);
+    const throttleBody = body.throttle === undefined || body.throttle === null ? null : object(body.throttle);
+    const throttle = throttleBody && {
+      limit: optionalNumber(throttleBody, 'limit', 1) ?? 1,
+      periodMs: optionalNumber(throttleBody, 'periodMs', 1) ?? 60_000,
+      key: text(throttleBody, 'key'),
+    };
+    const { run, created } = await submitRun(
+      store,
+      {
+        env: ctx.env,
+        project: optionalText(body, 'project') ?? ctx.defaultProject,
+        source: scriptSource(body),
+        input: body.input ?? null,
+        idempotencyKey: optionalText(body, 'idempotencyKey'),
+        throttle,
+        lenient: body.lenient === true,
+      },
+      ctx.now(),
+    );
+    ctx.poke();
+    res.status(created ? 201 : 200).json({ run: runView(run), created });
+  });
+
+  router.get('/runs', async (req, res) => {
+    const status = typeof req.query.status === 'string' ? req.query.status.split(',') : undefined;
+    const unknown = status?.find((value) => !STATUSES.includes(value as RunStatus));
+    if (unknown) throw badRequest(`unknown status '${unknown}'; use ${STATUSES.join(', ')}`);
+    const runs = await store.listRuns({
+      ...(typeof req.query.project === 'string' ? { project: req.query.project } : {}),
+      ...(status ? { status: status as RunStatus[] } : {}),
+      limit: Math.min(Number(req.query.limit ?? 100) || 100, 1000),
+    });
+    res.json({ runs: runs.map((run) => runView(run)) });
+  });
+
+  router.get('/runs/:id', async (req, res) => {
+    res.json({ run: runView(await load(req.params.id), true) });
+  });
+
+  router.post('/runs/:id/cancel', async (req, res) => {
+    const run = await load(req.params.id);
+    const cancelled = await cancelRun(store, run.id, ctx.now());
+    if (cancelled) ctx.abortPass(run.id);
+    ctx.poke();
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled });
+  });
+
+  router.get('/runs/:id/logs', async (req, res) => {
+    const run = await load(req.params.id);
+    const lines = await store.readLogs(run.id, Number(req.query.after ?? 0) || 0);
+    res.json({ logs: lines, run: runView(run) });
+  });
+
+  router.get('/runs/:id/journal', async (req, res) => {
+    const run = await load(req.params.id);
+    res.json({ journal: await store.readJournal(run.id) });
+  });
+
+  router.post('/runs/:id/signals', async (req, res) => {
+    const run = await load(req.params.id);
+    const body = object(req.body);
+    const name = text(body, 'name');
+    const payload = body.payload === undefined || body.payload === null ? '' : body.payload;
+    await store.sendSignal(run.id, name, typeof payload === 'string' ? payload : JSON.stringify(payload));
+    await wakeIfOver(store, run.id, ctx.now());
+    ctx.poke();
+    res.status(202).json({ queued: true, run: run.id, name });
+  });
+
+  return router;
+}
