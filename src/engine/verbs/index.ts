@@ -54,6 +54,6 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
     case 'agent.info':
       return Promise.resolve({ status: 'ok', stdout: `${JSON.stringify({ protocol: 1, verbs: VERBS })}\n`, exitCode: 0 });
     default:
-      return Promise.reject(new Error(`unknown verb '${(request as { verb: unknown }).verb}'`));
+      return Promise.reject(new Error(`unknown verb '${String((request as { verb: unknown }).verb)}'`));
   }
 }
