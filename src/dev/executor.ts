@@ -100,7 +100,8 @@ export class LocalExecutor {
     if (change.kind === 'lease-holder') {
       await wakeIfOver(this.store, change.runId, now);
     } else if (change.kind === 'event') {
-      const event = (await this.store.emitEvent({ id: change.id, project: change.project, type: change.type, subject: null, payload: null }));
+      const event = await this.store.getEvent(change.id);
+      if (!event) return;
       await deliverEvent(this.store, this.host.env, event);
       await wakeEventWaiters(this.store, event, now);
     }

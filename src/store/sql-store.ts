@@ -211,7 +211,8 @@ export class SqlStore implements Store {
 
   async startPass(id: string): Promise<RunRecord | null> {
     const row = await this.one(
-      `update runs set status = 'running', passes = passes + 1, wake_at = null, updated_at = now()
+      `update runs set status = 'running', passes = passes + 1, wake_at = null, awaiting = null, wait = null,
+              updated_at = now()
         where id = $1 and status in ('pending', 'waiting') returning *`,
       [id],
     );
@@ -293,6 +294,11 @@ export class SqlStore implements Store {
         [event.id, event.project, event.type, event.subject, json(event.payload ?? null)],
       )) ?? (await this.one(`select * from events where id = $1`, [event.id]));
     return toEvent(row ?? {});
+  }
+
+  async getEvent(id: string): Promise<EventRecord | null> {
+    const row = await this.one(`select * from events where id = $1`, [id]);
+    return row ? toEvent(row) : null;
   }
 
   async lastEventSeq(): Promise<number> {

@@ -48,6 +48,7 @@ export interface Store {
   takeSignal(runId: string, name: string): Promise<string | null>;
 
   emitEvent(event: Omit<EventRecord, 'seq' | 'emittedAt'>): Promise<EventRecord>;
+  getEvent(id: string): Promise<EventRecord | null>;
   lastEventSeq(): Promise<number>;
   /** The first event of `type` after `afterSeq` whose subject is `subject` or empty (any, if subject is null). */
   findEvent(project: string, type: string, afterSeq: number, subject: string | null): Promise<EventRecord | null>;
