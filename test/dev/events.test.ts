@@ -159,7 +159,8 @@ fi
     expect(ids).toHaveLength(5);
 
     const logs = await Promise.all(ids.map((id) => finalLog(dev.url, id)));
-    for (const id of ids) expect((await waitForRun(dev.url, id)).status).toBe('succeeded');
+    const runs = await Promise.all(ids.map((id) => waitForRun(dev.url, id)));
+    expect(runs.map((run) => [run.status, run.error]), logs.join('----\n')).toEqual(ids.map(() => ['succeeded', null]));
     expect(logs.filter((log) => log.includes('reindexing'))).toEqual(['reindexing acme (ticket 5)\n']);
     expect(logs.filter((log) => !log.includes('reindexing')).sort()).toEqual(
       [1, 2, 3, 4].map((ticket) => `ticket ${ticket} superseded\n`),

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { recorded, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+
+describe('the recorded result size limit', () => {
+  it('given --max-result-bytes 100, when a step prints 200 bytes, then the call fails saying to record a path or an id, and nothing is recorded for it', async () => {
+    const dir = tempDir();
+    const dataDir = `${dir}/data`;
+    writeFiles(dir, {
+      'big.sh': `spool step small -- echo fits
+spool step big -- sh -c 'printf "%0200d" 0'
+spool step after -- echo "not reached"
+`,
+    });
+
+    const { code, output } = await spool(['run', 'big.sh', '--data-dir', dataDir, '--max-result-bytes', '100'], { cwd: dir });
+
+    expect(output).toContain("step 'big' printed 200 bytes, over the 100-byte limit");
+    expect(output).toContain('record its path or an id');
+    expect(output).not.toContain('not reached');
+    expect(code).toBe(1);
+    const { run, journal } = await recorded(dataDir, runIdOf(output));
+    expect(run?.status).toBe('failed');
+    expect(journal.filter((entry) => entry.kind === 'result').map((entry) => entry.name)).toEqual(['small']);
+    expect(journal.some((entry) => entry.name === 'after')).toBe(false);
+  }, 60_000);
+});
