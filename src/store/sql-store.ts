@@ -345,9 +345,9 @@ export class SqlStore implements Store {
 
   async incrCell(project: string, scope: string, key: string, by: number): Promise<Cell> {
     const row = await this.one(
-      `insert into cells (project, scope, key, value) values ($1, $2, $3, $4::text)
+      `insert into cells (project, scope, key, value) values ($1, $2, $3, $4::bigint::text)
        on conflict (project, scope, key) do update
-         set value = ((case when cells.value ~ '^-?[0-9]+$' then cells.value::bigint else 0 end) + $4)::text,
+         set value = ((case when cells.value ~ '^-?[0-9]+$' then cells.value::bigint else 0 end) + $4::bigint)::text,
              version = cells.version + 1, updated_at = now()
        returning *`,
       [project, scope, key, by],

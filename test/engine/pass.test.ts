@@ -129,7 +129,7 @@ describe('a pass', () => {
       { verb: 'state.incr', key: 'n', by: 1, op: 'ticket' },
       { verb: 'state.incr', key: 'n', by: 1, op: 'ticket' },
     ]);
-    expect(answers[0]).toMatchObject({ status: 'ok', stdout: '1\n' });
+    expect(answers[0], JSON.stringify(answers[0])).toMatchObject({ status: 'ok', stdout: '1\n' });
     expect(answers[1]).toMatchObject({ status: 'error', kind: 'usage', exitCode: 2 });
     expect((await store.readJournal(run.id)).filter((e) => e.kind === 'call')).toHaveLength(1);
   });

@@ -97,6 +97,8 @@ const entityOf = (values: Record<string, unknown>): { entity?: string } =>
 
 function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; command: string[] } {
   const { own, command } = splitCommand(args);
+  // Before the arguments, so `NAME echo hi` says the `--` is missing rather than that `echo` is unexpected.
+  const argv = requireCommand(verb, command);
   const { values, positionals } = parse(
     verb,
     own,
@@ -108,7 +110,6 @@ function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; comma
     },
     [1, 1],
   );
-  const argv = requireCommand(verb, command);
   const retryText = str(values['retry-on-exit']);
   let retryOnExit: number[] | null = null;
   if (retryText !== undefined) {
@@ -149,11 +150,12 @@ export function parseScriptCall(args: string[]): ScriptCall {
   switch (verb) {
     case 'step': {
       const { own, command } = splitCommand(rest);
+      const argv = requireCommand('step', command); // first, as in activitySpec
       const { values, positionals } = parse('step', own, { label: { type: 'string' } }, [1, 1]);
       const label = str(values.label);
       return {
         request: { verb: 'step', name: positionals[0] ?? '', ...(label ? { label } : {}) },
-        command: requireCommand('step', command),
+        command: argv,
       };
     }
     case 'sleep': {
