@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPgliteStore } from '../src/store/pglite.js';
 import { openPostgresStore } from '../src/store/postgres.js';
-import type { JournalEntry, NewActivity, NewRun, Store, Wait } from '../src/store/store.js';
+import type { SqlClient } from '../src/store/sql.js';
+import type { SqlStore } from '../src/store/sql-store.js';
+import type { JournalEntry, NewActivity, NewRun, ScheduleRecord, Store, Wait } from '../src/store/store.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 
 const SECOND = 1000;
@@ -40,7 +42,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
     let store: Store;
     beforeEach(async () => {
       store = await open();
-    });
+    }, 60_000);
     afterEach(async () => {
       await close(store);
     });
@@ -48,7 +50,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
     describe('runs', () => {
       it('creates a pending run and reads it back', async () => {
         const { run, created } = await store.createRun(
-          newRun('r1', { input: { n: 1, tags: ['a'] }, subject: 'order-1', parentId: 'r0', handler: 'h', lenient: true, cwd: '/w' }),
+          newRun('r1', {
+            input: { n: 1, tags: ['a'] },
+            subject: 'order-1',
+            parentId: 'r0',
+            handler: 'h',
+            lenient: true,
+            cwd: '/w',
+          }),
         );
         expect(created).toBe(true);
         expect(run).toMatchObject({
@@ -102,7 +111,8 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.createRun(newRun('c', { parentId: 'a' }));
         await store.createRun(newRun('x', { project: 'p2' }));
         await store.updateRun('b', { status: 'succeeded' });
-        const ids = async (filter?: Parameters<Store['listRuns']>[0]) => (await store.listRuns(filter)).map((r) => r.id);
+        const ids = async (filter?: Parameters<Store['listRuns']>[0]) =>
+          (await store.listRuns(filter)).map((r) => r.id);
 
         expect(await ids({ project: 'p1' })).toEqual(['c', 'b', 'a']);
         expect((await ids()).sort()).toEqual(['a', 'b', 'c', 'x']);
@@ -114,7 +124,13 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
 
       it('updates only the patched fields, jsonb and times included', async () => {
         const { run } = await store.createRun(newRun('r1'));
-        const wait: Wait = { kind: 'event', type: 'paid', subject: null, afterSeq: 7, deadline: '2030-01-01T00:00:00.000Z' };
+        const wait: Wait = {
+          kind: 'event',
+          type: 'paid',
+          subject: null,
+          afterSeq: 7,
+          deadline: '2030-01-01T00:00:00.000Z',
+        };
         const wakeAt = new Date('2030-01-01T00:00:00.000Z');
         await store.updateRun('r1', { status: 'waiting', awaiting: 'event paid', wait, wakeAt });
         const waiting = await store.getRun('r1');
@@ -122,7 +138,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(waiting!.updatedAt.getTime()).toBeGreaterThanOrEqual(run.updatedAt.getTime());
 
         const finishedAt = new Date('2031-02-03T04:05:06.789Z');
-        await store.updateRun('r1', { status: 'failed', error: 'boom', outputs: { url: 'x' }, finishedAt, wait: null, wakeAt: null });
+        await store.updateRun('r1', {
+          status: 'failed',
+          error: 'boom',
+          outputs: { url: 'x' },
+          finishedAt,
+          wait: null,
+          wakeAt: null,
+        });
         expect(await store.getRun('r1')).toMatchObject({
           status: 'failed',
           awaiting: 'event paid',
@@ -140,8 +163,19 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(first).toMatchObject({ id: 'r1', status: 'running', passes: 1, wakeAt: null });
         expect(await store.startPass('r1')).toBeNull();
 
-        await store.updateRun('r1', { status: 'waiting', wakeAt: new Date() });
-        expect(await store.startPass('r1')).toMatchObject({ status: 'running', passes: 2, wakeAt: null });
+        await store.updateRun('r1', {
+          status: 'waiting',
+          awaiting: 'timer',
+          wait: { kind: 'timer', until: 'x' },
+          wakeAt: new Date(),
+        });
+        expect(await store.startPass('r1')).toMatchObject({
+          status: 'running',
+          passes: 2,
+          wakeAt: null,
+          awaiting: null,
+          wait: null,
+        });
 
         await store.updateRun('r1', { status: 'succeeded' });
         expect(await store.startPass('r1')).toBeNull();
@@ -265,8 +299,10 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
     });
 
     describe('events', () => {
-      const emit = (id: string, extra: { type?: string; subject?: string | null; project?: string; payload?: unknown } = {}) =>
-        store.emitEvent({ id, project: 'p1', type: 'paid', subject: null, payload: null, ...extra });
+      const emit = (
+        id: string,
+        extra: { type?: string; subject?: string | null; project?: string; payload?: unknown } = {},
+      ) => store.emitEvent({ id, project: 'p1', type: 'paid', subject: null, payload: null, ...extra });
 
       it('numbers events in order and answers the last number', async () => {
         expect(await store.lastEventSeq()).toBe(0);
@@ -276,6 +312,12 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(a.emittedAt).toBeInstanceOf(Date);
         expect(b.seq).toBeGreaterThan(a.seq);
         expect(await store.lastEventSeq()).toBe(b.seq);
+      });
+
+      it('gets an event by id', async () => {
+        const event = await emit('e', { subject: 'order-1', payload: { amount: 3 } });
+        expect(await store.getEvent('e')).toEqual(event);
+        expect(await store.getEvent('nope')).toBeNull();
       });
 
       it('emits once per id: a second emit answers the first event', async () => {
@@ -396,10 +438,16 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
 
       it('passes to the next in arrival order on release', async () => {
         for (const run of ['a', 'b', 'c']) await store.acquireLease('p1', 'g', run);
-        expect(await store.releaseLease('p1', 'g', 'b')).toBe('a');
-        expect(await store.releaseLease('p1', 'g', 'a')).toBe('c');
+        expect(await store.releaseLease('p1', 'g', 'a')).toBe('b');
+        expect(await store.releaseLease('p1', 'g', 'b')).toBe('c');
         expect(await store.releaseLease('p1', 'g', 'c')).toBeNull();
         expect(await store.acquireLease('p1', 'g', 'b')).toBe('b');
+      });
+
+      it('lets a waiting run leave the queue without taking the lease from its holder', async () => {
+        for (const run of ['a', 'b', 'c']) await store.acquireLease('p1', 'g', run);
+        expect(await store.releaseLease('p1', 'g', 'b')).toBe('a');
+        expect(await store.releaseLease('p1', 'g', 'a')).toBe('c');
       });
 
       it('keeps groups and projects apart', async () => {
@@ -434,7 +482,13 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
 
       it('creates a queued activity and lists a run’s activities in creation order', async () => {
         await store.createActivity(
-          activity('build', { cwd: '/src', requires: ['docker'], retryOnExit: [75, 1], maxAttempts: 5, backoffMs: 250 }),
+          activity('build', {
+            cwd: '/src',
+            requires: ['docker'],
+            retryOnExit: [75, 1],
+            maxAttempts: 5,
+            backoffMs: 250,
+          }),
         );
         await sleep(5);
         await store.createActivity(activity('test'));
@@ -480,13 +534,18 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.createActivity(activity('a'));
         const created = (await store.getActivity('a'))!.nextAttemptAt;
         expect(await store.claimActivity([], at(created, -SECOND))).toBeNull();
-        expect((await store.claimActivity([], created))!.id).toBe('a');
+        // the store keeps microseconds, a Date only milliseconds: one more makes it due for sure
+        expect((await store.claimActivity([], at(created, 1)))!.id).toBe('a');
 
         await store.createActivity(activity('b'));
         await store.createActivity(activity('c'));
         expect((await store.claimActivity([], later()))!.id).toBe('b');
         const retryAt = at(created, 60 * SECOND);
-        await store.finishActivityAttempt('b', { result: { stdout: '', exitCode: 1, attempts: 1 }, final: false, retryAt });
+        await store.finishActivityAttempt('b', {
+          result: { stdout: '', exitCode: 1, attempts: 1 },
+          final: false,
+          retryAt,
+        });
         expect((await store.claimActivity([], later()))!.id).toBe('c');
         expect(await store.claimActivity([], at(retryAt, -1))).toBeNull();
         expect(await store.claimActivity([], retryAt)).toMatchObject({ id: 'b', attempt: 2 });
@@ -499,9 +558,16 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         for (let i = 0; i < 3; i++) await store.claimActivity([], later());
 
         const retryAt = new Date('2030-01-01T00:00:00.000Z');
-        await store.finishActivityAttempt('ok', { result: { stdout: 'done\n', exitCode: 0, attempts: 1 }, final: true });
+        await store.finishActivityAttempt('ok', {
+          result: { stdout: 'done\n', exitCode: 0, attempts: 1 },
+          final: true,
+        });
         await store.finishActivityAttempt('bad', { result: { stdout: '', exitCode: 2, attempts: 1 }, final: true });
-        await store.finishActivityAttempt('flaky', { result: { stdout: 'x', exitCode: 75, attempts: 1 }, final: false, retryAt });
+        await store.finishActivityAttempt('flaky', {
+          result: { stdout: 'x', exitCode: 75, attempts: 1 },
+          final: false,
+          retryAt,
+        });
 
         expect(await store.getActivity('ok')).toMatchObject({
           status: 'succeeded',
@@ -509,7 +575,11 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
           result: { stdout: 'done\n', exitCode: 0, attempts: 1 },
         });
         expect(await store.getActivity('bad')).toMatchObject({ status: 'failed', result: { exitCode: 2 } });
-        expect(await store.getActivity('flaky')).toMatchObject({ status: 'queued', attempt: 1, nextAttemptAt: retryAt });
+        expect(await store.getActivity('flaky')).toMatchObject({
+          status: 'queued',
+          attempt: 1,
+          nextAttemptAt: retryAt,
+        });
         expect(await store.nextActivityAt()).toEqual(retryAt);
         expect(await store.claimActivity([], later())).toBeNull();
         expect(await store.claimActivity([], retryAt)).toMatchObject({ id: 'flaky', attempt: 2 });
@@ -570,6 +640,103 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
       });
     });
 
+    describe('handlers', () => {
+      const handler = (name: string, eventType: string, extra: { project?: string; script?: string } = {}) => ({
+        project: 'p1',
+        name,
+        eventType,
+        workflow: `wf-${name}`,
+        interpreter: 'bash',
+        script: 'echo handled',
+        cwd: null,
+        ...extra,
+      });
+
+      it('puts, lists by project and event type, replaces and deletes handlers', async () => {
+        await store.putHandler(handler('b', 'paid'));
+        await store.putHandler(handler('a', 'paid', { script: 'old' }));
+        await store.putHandler(handler('c', 'refunded'));
+        await store.putHandler(handler('x', 'paid', { project: 'p2' }));
+        await store.putHandler({ ...handler('a', 'paid', { script: 'new' }), cwd: '/w' });
+
+        expect((await store.listHandlers('p1')).map((h) => h.name)).toEqual(['a', 'b', 'c']);
+        expect(await store.listHandlers('p1', 'paid')).toEqual([
+          { ...handler('a', 'paid', { script: 'new' }), cwd: '/w' },
+          handler('b', 'paid'),
+        ]);
+        expect(await store.deleteHandler('p1', 'a')).toBe(true);
+        expect(await store.deleteHandler('p1', 'a')).toBe(false);
+        expect((await store.listHandlers('p1', 'paid')).map((h) => h.name)).toEqual(['b']);
+        expect((await store.listHandlers('p2')).map((h) => h.name)).toEqual(['x']);
+      });
+    });
+
+    describe('schedules', () => {
+      const t0 = new Date('2030-01-01T00:00:00.000Z');
+      const schedule = (name: string, nextAt: Date, extra: Partial<ScheduleRecord> = {}) => ({
+        project: 'p1',
+        name,
+        everyMs: 60_000,
+        cron: null,
+        workflow: `wf-${name}`,
+        interpreter: 'bash',
+        script: 'echo tick',
+        cwd: null,
+        nextAt,
+        ...extra,
+      });
+
+      it('puts, lists and deletes schedules; putting again keeps what ran', async () => {
+        await store.putSchedule(schedule('b', t0, { project: 'p2' }));
+        await store.putSchedule(schedule('a', t0, { everyMs: null, cron: '*/5 * * * *' }));
+        expect(await store.listSchedules('p1')).toEqual([
+          { ...schedule('a', t0, { everyMs: null, cron: '*/5 * * * *' }), lastRunId: null, skipped: 0 },
+        ]);
+        expect((await store.listSchedules()).map((s) => `${s.project}/${s.name}`)).toEqual(['p1/a', 'p2/b']);
+
+        await store.advanceSchedule('p1', 'a', at(t0, 60_000), { runId: 'r1' });
+        await store.putSchedule(schedule('a', at(t0, 120_000), { script: 'echo changed' }));
+        expect(await store.listSchedules('p1')).toEqual([
+          { ...schedule('a', at(t0, 120_000), { script: 'echo changed' }), lastRunId: 'r1', skipped: 0 },
+        ]);
+
+        expect(await store.deleteSchedule('p1', 'a')).toBe(true);
+        expect(await store.deleteSchedule('p1', 'a')).toBe(false);
+        expect(await store.listSchedules('p1')).toEqual([]);
+      });
+
+      it('answers due schedules and advances them, noting the run or the skip', async () => {
+        await store.putSchedule(schedule('later', at(t0, 60_000)));
+        await store.putSchedule(schedule('now', t0));
+        await store.putSchedule(schedule('earlier', at(t0, -60_000), { project: 'p2' }));
+
+        expect((await store.dueSchedules(t0)).map((s) => s.name)).toEqual(['earlier', 'now']);
+
+        await store.advanceSchedule('p1', 'now', at(t0, 60_000), { runId: 'r1' });
+        await store.advanceSchedule('p1', 'now', at(t0, 120_000), { skipped: true });
+        await store.advanceSchedule('p1', 'now', at(t0, 180_000), { skipped: true });
+        expect((await store.listSchedules('p1')).find((s) => s.name === 'now')).toMatchObject({
+          nextAt: at(t0, 180_000),
+          lastRunId: 'r1',
+          skipped: 2,
+        });
+        expect((await store.dueSchedules(t0)).map((s) => s.name)).toEqual(['earlier']);
+        expect((await store.dueSchedules(at(t0, 180_000))).map((s) => s.name)).toEqual(['earlier', 'later', 'now']);
+      });
+    });
+
+    describe('throttles', () => {
+      it('spaces slots per key by the interval, never before now', async () => {
+        const now = new Date('2030-01-01T00:00:00.000Z');
+        expect(await store.takeThrottleSlot('p1', 'k', now, 1500)).toEqual(now);
+        expect(await store.takeThrottleSlot('p1', 'k', now, 1500)).toEqual(at(now, 1500));
+        expect(await store.takeThrottleSlot('p1', 'k', at(now, 1000), 1500)).toEqual(at(now, 3000));
+        expect(await store.takeThrottleSlot('p1', 'other', now, 1500)).toEqual(now);
+        expect(await store.takeThrottleSlot('p2', 'k', now, 1500)).toEqual(now);
+        expect(await store.takeThrottleSlot('p1', 'k', at(now, 60_000), 1500)).toEqual(at(now, 60_000));
+      });
+    });
+
     describe('transaction', () => {
       it('commits its writes together and answers what fn answers', async () => {
         const answer = await store.transaction(async (tx) => {
@@ -607,11 +774,27 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
   });
 }
 
-storeContract(
-  'PGlite (in memory)',
-  () => openPgliteStore(),
-  (store) => store.close(),
-);
+describe('PGlite', () => {
+  // A PGlite instance takes seconds to start, so the suite shares one, emptied before each test.
+  let shared: SqlStore | undefined;
+  afterAll(async () => {
+    await shared?.close();
+  });
+
+  storeContract(
+    'PGlite (in memory)',
+    async () => {
+      if (!shared) return (shared = await openPgliteStore());
+      const db = (shared as unknown as { db: SqlClient }).db;
+      const tables = await db.query<{ tablename: string }>(
+        `select tablename from pg_tables where schemaname = current_schema() and tablename <> 'schema_migrations'`,
+      );
+      await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} restart identity`);
+      return shared;
+    },
+    async () => undefined,
+  );
+});
 
 describe('PostgreSQL server', () => {
   let server: TestPostgres | undefined;

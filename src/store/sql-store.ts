@@ -405,9 +405,16 @@ export class SqlStore implements Store {
   }
 
   async releaseLeases(runId: string): Promise<string[]> {
-    const released = await this.db.query<Row>(`delete from leases where run_id = $1 returning project, grp`, [runId]);
+    // Only a queue the run held gets a new holder; leaving one it merely waited in changes nobody.
+    const released = await this.db.query<Row>(
+      `delete from leases l where run_id = $1
+       returning project, grp,
+         not exists (select 1 from leases o where o.project = l.project and o.grp = l.grp and o.seq < l.seq) as held`,
+      [runId],
+    );
     const holders: string[] = [];
     for (const row of released) {
+      if (!row.held) continue;
       const holder = await this.leaseHolder(row.project as string, row.grp as string);
       if (holder) holders.push(holder);
     }

@@ -1,5 +1,15 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, appendFileSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  appendFileSync,
+  chownSync,
+  constants,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -123,7 +133,19 @@ export async function startPostgres(): Promise<TestPostgres> {
 
   let port = 0;
   try {
-    await exec([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    await exec([
+      join(bin, 'initdb'),
+      '-D',
+      data,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
     // Durability is worthless for a server that lives as long as one test file.
     appendFileSync(
       join(data, 'postgresql.conf'),
