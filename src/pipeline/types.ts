@@ -1,0 +1,78 @@
+/** A pipeline document after validation (see schema.json and docs/pipelines.md). */
+
+export type ConcurrencyPolicy = 'queue' | 'cancel-running' | 'skip';
+
+export interface Concurrency {
+  /** May hold `${{ }}` expressions over `input`. */
+  group: string;
+  policy: ConcurrencyPolicy;
+}
+
+export interface ThrottleSpec {
+  limit: number;
+  periodMs: number;
+  /** May hold `${{ }}` expressions over `input`; default: the pipeline name. */
+  key: string;
+  /** How many runs may start together after a quiet spell (default 1). */
+  burst: number;
+  /** queue (default): wait for a slot; drop: refuse runs over the rate. */
+  policy: 'queue' | 'drop';
+}
+
+export interface Step {
+  name: string;
+  /** A shell command; may hold `${{ }}` expressions. */
+  run: string;
+}
+
+export interface Retry {
+  /** Attempts in all, counting the first. */
+  attempts: number;
+  backoffMs: number;
+}
+
+export interface Approval {
+  prompt: string;
+  timeoutMs: number | null;
+}
+
+export interface FanOut {
+  /** A literal list, or one `${{ }}` expression that yields a list (at most 100 items). */
+  items: unknown[] | string;
+  maxParallel: number | null;
+  /** Starts at most `limit` items per `periodMs`. */
+  rate: { limit: number; periodMs: number } | null;
+  /** Each item runs these steps (`${{ item }}` is the item)... */
+  steps: Step[] | null;
+  /** ...or starts one child run of this workflow file per item, with the item as its input. */
+  workflow: string | null;
+}
+
+export interface Job {
+  name: string;
+  dependsOn: string[];
+  /** The `${{ }}` condition, if any. */
+  if: string | null;
+  steps: Step[] | null;
+  /** A script with durable calls (bash). */
+  script: string | null;
+  approval: Approval | null;
+  fanOut: FanOut | null;
+  retry: Retry | null;
+  concurrency: Concurrency | null;
+}
+
+export interface Pipeline {
+  name: string;
+  concurrency: Concurrency | null;
+  throttle: ThrottleSpec | null;
+  /** In document order. */
+  jobs: Job[];
+}
+
+/** What expressions can see: `input.*`, `steps.<job>.output.*`, and `item` inside a fan_out. */
+export interface ExpressionScope {
+  input: unknown;
+  steps: Record<string, { output: Record<string, unknown>; status?: string }>;
+  item?: unknown;
+}
