@@ -726,14 +726,31 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
     });
 
     describe('throttles', () => {
+      const slot = async (project: string, key: string, now: Date, burst = 1, drop = false) =>
+        store.takeThrottleSlot(project, key, now, { intervalMs: 1500, burst, drop });
+
       it('spaces slots per key by the interval, never before now', async () => {
         const now = new Date('2030-01-01T00:00:00.000Z');
-        expect(await store.takeThrottleSlot('p1', 'k', now, 1500)).toEqual(now);
-        expect(await store.takeThrottleSlot('p1', 'k', now, 1500)).toEqual(at(now, 1500));
-        expect(await store.takeThrottleSlot('p1', 'k', at(now, 1000), 1500)).toEqual(at(now, 3000));
-        expect(await store.takeThrottleSlot('p1', 'other', now, 1500)).toEqual(now);
-        expect(await store.takeThrottleSlot('p2', 'k', now, 1500)).toEqual(now);
-        expect(await store.takeThrottleSlot('p1', 'k', at(now, 60_000), 1500)).toEqual(at(now, 60_000));
+        expect((await slot('p1', 'k', now)).at).toEqual(now);
+        expect((await slot('p1', 'k', now)).at).toEqual(at(now, 1500));
+        expect((await slot('p1', 'k', at(now, 1000))).at).toEqual(at(now, 3000));
+        expect((await slot('p1', 'other', now)).at).toEqual(now);
+        expect((await slot('p2', 'k', now)).at).toEqual(now);
+        expect((await slot('p1', 'k', at(now, 60_000))).at).toEqual(at(now, 60_000));
+      });
+
+      it('lets a burst start together after a quiet spell, then spaces the rest', async () => {
+        const now = new Date('2030-01-01T00:00:00.000Z');
+        const starts = [];
+        for (let i = 0; i < 4; i++) starts.push((await slot('p1', 'b', now, 3)).at);
+        expect(starts).toEqual([now, now, now, at(now, 1500)]);
+      });
+
+      it('with drop, refuses a late slot without taking it', async () => {
+        const now = new Date('2030-01-01T00:00:00.000Z');
+        expect(await slot('p1', 'd', now, 1, true)).toEqual({ at: now, admitted: true });
+        expect(await slot('p1', 'd', now, 1, true)).toEqual({ at: at(now, 1500), admitted: false });
+        expect(await slot('p1', 'd', at(now, 1500), 1, true)).toEqual({ at: at(now, 1500), admitted: true });
       });
     });
 

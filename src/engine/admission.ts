@@ -1,11 +1,22 @@
 import { newRunId } from '../common/ids.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord, ScriptSource } from '../store/types.js';
+import { cancelRun } from './cancel.js';
 
 export interface Throttle {
   limit: number;
   periodMs: number;
   key: string;
+  /** How many may start together after a quiet spell (default 1). */
+  burst?: number;
+  /** Refuse a run over the rate instead of queueing it. */
+  drop?: boolean;
+}
+
+/** One run of a group at a time: later ones queue, replace the running one, or are skipped. */
+export interface ConcurrencyRule {
+  group: string;
+  policy: 'queue' | 'cancel-running' | 'skip';
 }
 
 export interface Submission {
@@ -15,15 +26,24 @@ export interface Submission {
   input?: unknown;
   idempotencyKey?: string | null;
   throttle?: Throttle | null;
+  concurrency?: ConcurrencyRule | null;
   lenient?: boolean;
 }
 
+export interface Admitted {
+  run: RunRecord;
+  created: boolean;
+  /** Runs this submit cancelled (`cancel-running`): the host ends their passes. */
+  cancelled: string[];
+}
+
 /**
- * Admits a run. A repeat of an idempotency key answers the first run; a throttled run is given the
- * next free slot under its key (slots `period / limit` apart), and waits as queued until then.
+ * Admits a run. A repeat of an idempotency key answers the first run. A throttled run gets the
+ * next free slot under its key and waits as queued until then (or is dropped). A run with a
+ * concurrency group joins the group's queue now, so arrival order is submit order.
  */
-export async function submitRun(store: Store, submission: Submission, now: Date): Promise<{ run: RunRecord; created: boolean }> {
-  const { source, throttle } = submission;
+export async function submitRun(store: Store, submission: Submission, now: Date): Promise<Admitted> {
+  const { source, throttle, concurrency } = submission;
   return store.transaction(async (tx) => {
     const { run, created } = await tx.createRun({
       id: newRunId(submission.env, submission.project),
@@ -33,10 +53,37 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
       idempotencyKey: submission.idempotencyKey ?? null,
       lenient: submission.lenient ?? false,
     });
-    if (!created || !throttle) return { run, created };
-    const slot = await tx.takeThrottleSlot(submission.project, throttle.key, now, throttle.periodMs / throttle.limit);
-    if (slot.getTime() <= now.getTime()) return { run, created };
-    await tx.updateRun(run.id, { wakeAt: slot, awaiting: `throttle ${throttle.key} until ${slot.toISOString()}` });
-    return { run: { ...run, wakeAt: slot }, created };
+    const admitted: Admitted = { run, created, cancelled: [] };
+    if (!created) return admitted;
+    const refuse = async (reason: string): Promise<Admitted> => {
+      admitted.cancelled.push(...(await cancelRun(tx, run.id, now, reason)));
+      admitted.run = (await tx.getRun(run.id)) ?? run;
+      return admitted;
+    };
+    if (concurrency) {
+      const queue = await tx.leaseQueue(submission.project, concurrency.group);
+      if (concurrency.policy === 'skip' && queue.length > 0) {
+        return refuse(`skipped: concurrency group ${concurrency.group} is busy with ${queue[0] ?? ''}`);
+      }
+      if (concurrency.policy === 'cancel-running') {
+        for (const other of queue) {
+          admitted.cancelled.push(...(await cancelRun(tx, other, now, `replaced by ${run.id} (concurrency group ${concurrency.group})`)));
+        }
+      }
+      await tx.acquireLease(submission.project, concurrency.group, run.id);
+    }
+    if (throttle) {
+      const { at, admitted: inBudget } = await tx.takeThrottleSlot(submission.project, throttle.key, now, {
+        intervalMs: throttle.periodMs / throttle.limit,
+        burst: throttle.burst ?? 1,
+        drop: throttle.drop ?? false,
+      });
+      if (!inBudget) return refuse(`dropped: over the rate of ${throttle.limit} per ${throttle.periodMs}ms for ${throttle.key}`);
+      if (at.getTime() > now.getTime()) {
+        await tx.updateRun(run.id, { wakeAt: at, awaiting: `throttle ${throttle.key} until ${at.toISOString()}` });
+        admitted.run = { ...run, wakeAt: at };
+      }
+    }
+    return admitted;
   });
 }

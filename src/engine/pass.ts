@@ -123,6 +123,11 @@ export class Pass {
     return { position, occurrence, verb, name, call, result: slot.result ?? null };
   }
 
+  /** Whether the next call is already in the journal: what the pass does now, it did before. */
+  get replaying(): boolean {
+    return this.slots.get(this.cursor)?.call !== undefined;
+  }
+
   /** Takes the position `peek` looked at. */
   take(reached: Reached): Reached {
     this.cursor = reached.position + 1;

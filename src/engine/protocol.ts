@@ -37,6 +37,8 @@ export type ChildRequest = {
   interpreter: string;
   input?: unknown;
 };
+/** Waits until any of these child runs has ended (a pipeline's jobs); answers which, as JSON. */
+export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[] };
 export type OutputRequest = { verb: 'output.set'; key: string; value: string };
 export type AnnotateRequest = { verb: 'annotate'; text: string };
 export type InfoRequest = { verb: 'agent.info' };
@@ -54,6 +56,7 @@ export type Request =
   | StateRequest
   | EmitRequest
   | ChildRequest
+  | WaitChildrenRequest
   | OutputRequest
   | AnnotateRequest
   | InfoRequest;

@@ -1,6 +1,8 @@
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 
+const ended = (run: RunRecord | null): boolean => run === null || TERMINAL_STATUSES.includes(run.status);
+
 const reached = (deadline: string | undefined, now: Date): boolean =>
   deadline !== undefined && now.getTime() >= Date.parse(deadline);
 
@@ -28,10 +30,11 @@ export async function waitIsOver(store: Store, run: RunRecord, now: Date): Promi
         activities.some((activity) => activity.name === name && ['succeeded', 'failed'].includes(activity.status)),
       );
     }
-    case 'child': {
-      const child = await store.getRun(wait.runId);
-      return child === null || TERMINAL_STATUSES.includes(child.status);
-    }
+    case 'child':
+      return ended(await store.getRun(wait.runId));
+    case 'children':
+      for (const id of wait.runIds) if (ended(await store.getRun(id))) return true;
+      return false;
   }
 }
 

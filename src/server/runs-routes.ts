@@ -33,7 +33,7 @@ export function runsRoutes(ctx: ServerContext): Router {
       periodMs: optionalNumber(throttleBody, 'periodMs', 1) ?? 60_000,
       key: text(throttleBody, 'key'),
     };
-    const { run, created } = await submitRun(
+    const { run, created, cancelled } = await submitRun(
       store,
       {
         env: ctx.env,
@@ -46,6 +46,7 @@ export function runsRoutes(ctx: ServerContext): Router {
       },
       ctx.now(),
     );
+    for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
     res.status(created ? 201 : 200).json({ run: runView(run), created });
   });
@@ -69,9 +70,9 @@ export function runsRoutes(ctx: ServerContext): Router {
   router.post('/runs/:id/cancel', async (req, res) => {
     const run = await load(req.params.id);
     const cancelled = await cancelRun(store, run.id, ctx.now());
-    if (cancelled) ctx.abortPass(run.id);
+    for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled });
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled: cancelled.length > 0 });
   });
 
   router.get('/runs/:id/logs', async (req, res) => {

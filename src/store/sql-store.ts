@@ -7,6 +7,7 @@ import type {
   EventRecord,
   HandlerRecord,
   ScheduleRecord,
+  ThrottleRequest,
   JournalEntry,
   LogLine,
   NewActivity,
@@ -549,15 +550,33 @@ export class SqlStore implements Store {
     );
   }
 
-  async takeThrottleSlot(project: string, key: string, now: Date, intervalMs: number): Promise<Date> {
-    const row = await this.one(
-      `insert into throttles (project, key, last_slot) values ($1, $2, $3)
-       on conflict (project, key) do update
-         set last_slot = greatest(excluded.last_slot, throttles.last_slot + make_interval(secs => $4::float8 / 1000))
-       returning last_slot`,
-      [project, key, now, intervalMs],
-    );
-    return date(row?.last_slot);
+  async takeThrottleSlot(project: string, key: string, now: Date, request: ThrottleRequest) {
+    return this.transaction(async (tx) => {
+      const db = (tx as SqlStore).db;
+      await db.query(`insert into throttles (project, key, tat) values ($1, $2, $3) on conflict do nothing`, [
+        project,
+        key,
+        now,
+      ]);
+      const rows = await db.query<Row>(`select tat from throttles where project = $1 and key = $2 for update`, [project, key]);
+      const tat = Math.max(date(rows[0]?.tat).getTime(), now.getTime());
+      const at = new Date(Math.max(now.getTime(), tat - (request.burst - 1) * request.intervalMs));
+      if (request.drop && at.getTime() > now.getTime()) return { at, admitted: false };
+      await db.query(`update throttles set tat = $3 where project = $1 and key = $2`, [
+        project,
+        key,
+        new Date(Math.max(tat, at.getTime()) + request.intervalMs),
+      ]);
+      return { at, admitted: true };
+    });
+  }
+
+  async leaseQueue(project: string, group: string): Promise<string[]> {
+    const rows = await this.db.query<Row>(`select run_id from leases where project = $1 and grp = $2 order by seq`, [
+      project,
+      group,
+    ]);
+    return rows.map((row) => row.run_id as string);
   }
 
   async appendLog(runId: string, pass: number, text: string): Promise<void> {

@@ -5,6 +5,7 @@ import type {
   EventRecord,
   HandlerRecord,
   ScheduleRecord,
+  ThrottleRequest,
   JournalEntry,
   LogLine,
   NewActivity,
@@ -93,8 +94,13 @@ export interface Store {
   /** Moves a schedule to its next tick, noting the run it started or that the tick was skipped. */
   advanceSchedule(project: string, name: string, nextAt: Date, outcome: { runId: string } | { skipped: true }): Promise<void>;
 
-  /** The start time for the next run under a throttle key: now, or `intervalMs` after the last one. */
-  takeThrottleSlot(project: string, key: string, now: Date, intervalMs: number): Promise<Date>;
+  /**
+   * When the next run under a throttle key may start: now, or later to keep starts `intervalMs`
+   * apart beyond the burst. With `drop`, a late slot is refused (`admitted: false`) and not taken.
+   */
+  takeThrottleSlot(project: string, key: string, now: Date, request: ThrottleRequest): Promise<{ at: Date; admitted: boolean }>;
+  /** The runs holding or queued for a lease group, in arrival order. */
+  leaseQueue(project: string, group: string): Promise<string[]>;
 
   appendLog(runId: string, pass: number, text: string): Promise<void>;
   readLogs(runId: string, afterSeq?: number): Promise<LogLine[]>;

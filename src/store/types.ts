@@ -9,7 +9,9 @@ export type Wait =
   | { kind: 'event'; type: string; subject: string | null; afterSeq: number; deadline?: string }
   | { kind: 'lease'; group: string }
   | { kind: 'activity'; names: string[] }
-  | { kind: 'child'; runId: string };
+  | { kind: 'child'; runId: string }
+  /** Any one of these runs ending (a pipeline waiting on its jobs). */
+  | { kind: 'children'; runIds: string[] };
 
 export interface RunRecord {
   id: string;
@@ -141,4 +143,13 @@ export interface ScheduleRecord extends ScriptSource {
   nextAt: Date;
   lastRunId: string | null;
   skipped: number;
+}
+
+export interface ThrottleRequest {
+  /** Starts are spaced this far apart. */
+  intervalMs: number;
+  /** This many may start together after a quiet spell. */
+  burst: number;
+  /** Refuse (and take no slot) rather than answer a later start time. */
+  drop: boolean;
 }

@@ -1,7 +1,7 @@
 import { derivedRunId, stableHash } from '../../common/ids.js';
 import { TERMINAL_STATUSES } from '../../store/types.js';
 import type { Pass, Reached } from '../pass.js';
-import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest } from '../protocol.js';
+import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest, WaitChildrenRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
 import { OK, textAnswer } from './answers.js';
 
@@ -73,6 +73,34 @@ export async function call(pass: Pass, request: ChildRequest): Promise<Answer> {
     return childAnswer((await pass.record(reached, 'result', result)).data, false);
   }
   return pass.suspend({ awaiting: `child ${childId}`, wait: { kind: 'child', runId: childId }, wakeAt: null });
+}
+
+/** Longest tail of a child's log a wait records with its result. */
+const LOG_TAIL = 64 * 1024;
+
+/**
+ * Waits for the first of several children to end and records which (the earliest to finish), so
+ * a replay sees the same order of endings whatever happened since.
+ */
+export async function waitChildren(pass: Pass, request: WaitChildrenRequest): Promise<Answer> {
+  const { store } = pass;
+  const reached = pass.take(pass.peek('wait.children', ''));
+  if (reached.result) return { status: 'ok', stdout: JSON.stringify(reached.result.data), exitCode: 0, replayed: true };
+  if (!reached.call) await pass.record(reached, 'call', { runIds: request.runIds });
+  const ended = [];
+  for (const id of request.runIds) {
+    const child = await store.getRun(id);
+    if (child && TERMINAL_STATUSES.includes(child.status)) ended.push(child);
+  }
+  ended.sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id.localeCompare(b.id));
+  const first = ended[0];
+  if (!first) {
+    return pass.suspend({ awaiting: `child ${request.runIds.join(', ')}`, wait: { kind: 'children', runIds: request.runIds }, wakeAt: null });
+  }
+  const log = (await store.readLogs(first.id)).map((line) => line.text).join('').slice(-LOG_TAIL);
+  const result = { runId: first.id, status: first.status, outputs: first.outputs, error: first.error, log };
+  await pass.record(reached, 'result', result);
+  return { status: 'ok', stdout: JSON.stringify(result), exitCode: 0 };
 }
 
 export async function setOutput(pass: Pass, request: OutputRequest): Promise<Answer> {

@@ -1,7 +1,7 @@
 import type { Pass } from '../pass.js';
 import type { Answer, Request } from '../protocol.js';
 import { activityRun, activitySubmit, activityWait } from './activities.js';
-import { annotate, call, emit, setOutput, spawn } from './children.js';
+import { annotate, call, emit, setOutput, spawn, waitChildren } from './children.js';
 import { done, lock, step } from './commands.js';
 import { state } from './state.js';
 import { sleep, waitEvent, waitSignal } from './waits.js';
@@ -9,7 +9,7 @@ import { sleep, waitEvent, waitSignal } from './waits.js';
 export const VERBS = [
   'step', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
   'state.get', 'state.set', 'state.delete', 'state.list', 'state.version', 'state.add', 'state.incr', 'state.cas',
-  'event.emit', 'spawn', 'call', 'output.set', 'annotate', 'agent.info',
+  'event.emit', 'spawn', 'call', 'wait.children', 'output.set', 'annotate', 'agent.info',
 ] as const;
 
 export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
@@ -47,6 +47,8 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
       return spawn(pass, request);
     case 'call':
       return call(pass, request);
+    case 'wait.children':
+      return waitChildren(pass, request);
     case 'output.set':
       return setOutput(pass, request);
     case 'annotate':

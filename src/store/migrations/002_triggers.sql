@@ -29,10 +29,10 @@ create table schedules (
 );
 create index schedules_due on schedules (next_at);
 
--- Evenly spaced starts per throttle key: the slot the last admitted run got.
+-- Evenly spaced starts per throttle key (GCRA): `tat` is when the key's budget is whole again.
 create table throttles (
   project text not null,
   key text not null,
-  last_slot timestamptz not null,
+  tat timestamptz not null,
   primary key (project, key)
 );
