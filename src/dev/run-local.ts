@@ -2,6 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
+import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
+import { parsePipeline } from '../pipeline/parse.js';
 import { newRunId } from '../common/ids.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -29,9 +31,17 @@ export function parseInput(text: string | undefined): unknown {
   }
 }
 
-/** Checks a script file before anything is recorded: it exists and its interpreter is installed. */
+/**
+ * Checks a workflow file before anything is recorded: it exists, and its interpreter is installed
+ * or, for a pipeline, the document is valid.
+ */
 export function readScript(file: string): { script: string; interpreter: string } {
   if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
+  if (isPipelineFile(file)) {
+    const script = readFileSync(file, 'utf8');
+    parsePipeline(script, file);
+    return { script, interpreter: PIPELINE };
+  }
   const interpreter = interpreterFor(file);
   checkInterpreter(interpreter, file);
   return { script: readFileSync(file, 'utf8'), interpreter: interpreter.join(' ') };
@@ -76,6 +86,9 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
     const run = await store.getRun(runId);
     if (!run) throw new UsageError(`no run ${runId} in this store`);
     await store.recoverInterruptedRuns(new Date(), [runId]);
+    // An activity the dead runner left `running` would never run again and the run would wait for good.
+    // The embedded store's pid lock means no live process is running it; a shared server may be.
+    if (!options.databaseUrl) await store.requeueRunningActivities();
     if (run.status === 'waiting') await store.wakeRun(runId, new Date());
     say(`run: ${run.id} (resumed)`);
     return await follow(store, runId, options);

@@ -1,12 +1,13 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   callsOf,
   groupAlive,
   killScripts,
   readLines,
   recorded,
+  removeTempDirs,
   runIdOf,
   spool,
   startSpool,
@@ -15,6 +16,11 @@ import {
   writeFiles,
 } from '../support/spool.js';
 
+afterAll(removeTempDirs);
+
+/** One data dir for the file; the runs in it go one at a time. */
+const dataDir = join(tempDir(), 'data');
+
 /** Step three is slow while slow.marker exists, so the test can kill everything in the middle of it. */
 const SCRIPT = `spool step one -- sh -c 'echo one >> effects.txt'
 spool step two -- sh -c 'echo two >> effects.txt'
@@ -22,10 +28,14 @@ spool step three -- sh -c 'echo "$SPOOL_IDEMPOTENCY_KEY" >> keys.txt; if [ -e sl
 spool step four -- sh -c 'echo four >> effects.txt'
 `;
 
+/** The activity is slow while slow.marker exists; it notes its pid, which `exec` keeps for the sleep. */
+const ACTIVITY_SCRIPT = `rates="$(spool activity run fetch -- sh -c 'echo $$ >> attempts.txt; if [ -e slow.marker ]; then exec sleep 30; fi; echo rates-42')"
+spool step after -- echo "got $rates"
+`;
+
 describe('a run whose runner dies mid-step', () => {
   it('given the runner and the script were SIGKILLed during step three, when resumed, then only step three runs again, with the same idempotency key', async () => {
     const dir = tempDir();
-    const dataDir = join(dir, 'data');
     writeFiles(dir, { 'crash.sh': SCRIPT, 'slow.marker': '' });
 
     const runner = startSpool(['run', 'crash.sh', '--data-dir', dataDir], { cwd: dir });
@@ -51,5 +61,27 @@ describe('a run whose runner dies mid-step', () => {
     const { run, journal } = await recorded(dataDir, id);
     expect(run?.status).toBe('succeeded');
     expect(callsOf(journal)).toEqual(['step one', 'step two', 'step three', 'step four']);
-  }, 90_000);
+  }, 120_000);
+
+  it('given the runner was SIGKILLed while an activity ran, when resumed, then the activity runs again and the run succeeds', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'activity.sh': ACTIVITY_SCRIPT, 'slow.marker': '' });
+
+    const runner = startSpool(['run', 'activity.sh', '--data-dir', dataDir], { cwd: dir });
+    const attempt = await waitFor('the activity to start', () => readLines(join(dir, 'attempts.txt'))[0]);
+    process.kill(runner.pid, 'SIGKILL');
+    process.kill(Number(attempt), 'SIGKILL'); // the activity (exec'd sleep) is the runner's child, in its group
+    const killed = await runner.done;
+    const id = runIdOf(killed.output);
+
+    rmSync(join(dir, 'slow.marker'));
+    const resumed = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
+
+    expect(resumed.output).toContain('got rates-42');
+    expect(resumed.output).toContain(`  ${id} succeeded`);
+    expect(resumed.code).toBe(0);
+    expect(readLines(join(dir, 'attempts.txt'))).toHaveLength(2);
+    const { journal } = await recorded(dataDir, id);
+    expect(callsOf(journal)).toEqual(['activity.run fetch', 'step after']);
+  }, 120_000);
 });

@@ -1,7 +1,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { callsOf, recorded, runIdOf, startSpool, tempDir, waitFor, writeFiles } from '../support/spool.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  callsOf,
+  recorded,
+  removeTempDirs,
+  runIdOf,
+  startSpool,
+  tempDir,
+  waitFor,
+  writeFiles,
+} from '../support/spool.js';
+
+afterAll(removeTempDirs);
 
 /** Which step the script reaches second comes from a helper it sources, which the test edits mid-run. */
 const SCRIPT = `source ./names.sh
@@ -38,7 +49,7 @@ describe('replay that reaches a different call', () => {
     const { run, journal } = await recorded(dataDir, id);
     expect(run?.status).toBe('failed');
     expect(callsOf(journal)).toEqual(['step a', 'step b', 'sleep']);
-  }, 90_000);
+  }, 120_000);
 
   it('given --lenient, when the second pass reaches step c where step b was recorded, then the run goes on and succeeds', async () => {
     const { code, output, id } = await runWithHelperEditedDuringSleep(['--lenient']);
@@ -48,5 +59,5 @@ describe('replay that reaches a different call', () => {
     expect(code).toBe(0);
     const { journal } = await recorded(dataDir, id);
     expect(callsOf(journal)).toEqual(['step a', 'step b', 'sleep', 'step end']);
-  }, 90_000);
+  }, 120_000);
 });

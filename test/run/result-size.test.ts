@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { recorded, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+
+afterAll(removeTempDirs);
 
 describe('the recorded result size limit', () => {
   it('given --max-result-bytes 100, when a step prints 200 bytes, then the call fails saying to record a path or an id, and nothing is recorded for it', async () => {
@@ -12,7 +14,9 @@ spool step after -- echo "not reached"
 `,
     });
 
-    const { code, output } = await spool(['run', 'big.sh', '--data-dir', dataDir, '--max-result-bytes', '100'], { cwd: dir });
+    const { code, output } = await spool(['run', 'big.sh', '--data-dir', dataDir, '--max-result-bytes', '100'], {
+      cwd: dir,
+    });
 
     expect(output).toContain("step 'big' printed 200 bytes, over the 100-byte limit");
     expect(output).toContain('record its path or an id');
@@ -22,5 +26,5 @@ spool step after -- echo "not reached"
     expect(run?.status).toBe('failed');
     expect(journal.filter((entry) => entry.kind === 'result').map((entry) => entry.name)).toEqual(['small']);
     expect(journal.some((entry) => entry.name === 'after')).toBe(false);
-  }, 60_000);
+  }, 120_000);
 });

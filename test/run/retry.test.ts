@@ -1,6 +1,8 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { callsOf, readLines, recorded, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { callsOf, readLines, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+
+afterAll(removeTempDirs);
 
 /**
  * The "Retry a flaky call" recipe with a command that notes when each attempt starts and when a
@@ -50,7 +52,7 @@ describe('spool activity run with retries', () => {
     expect(callsOf(journal)).toEqual(['activity.run fetch', 'step store']);
     const results = journal.filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result');
     expect(results.map((entry) => entry.data)).toEqual([{ stdout: 'rates-42\n', exitCode: 0, attempts: 3 }]);
-  }, 60_000);
+  }, 120_000);
 
   it('given a command that exits 64 with --retry-on-exit 75, then it runs once and the run fails', async () => {
     const dir = tempDir();
@@ -66,5 +68,5 @@ describe('spool activity run with retries', () => {
     const { journal } = await recorded(dataDir, runIdOf(output));
     expect(callsOf(journal)).toEqual(['activity.run check']);
     expect(journal.find((entry) => entry.kind === 'result')?.data).toMatchObject({ exitCode: 64, attempts: 1 });
-  }, 60_000);
+  }, 120_000);
 });

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { linesOf, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { linesOf, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
+
+afterAll(removeTempDirs);
 
 /** The Saga recipe, exactly as the durable-patterns page gives it (also examples/saga.sh). */
 const SAGA = `booked=()   # booking ids, in the order they were made
@@ -39,5 +41,5 @@ describe('the saga recipe', () => {
       `  ${id} failed: script exited 1`,
     ]);
     expect(code).toBe(1);
-  }, 60_000);
+  }, 120_000);
 });

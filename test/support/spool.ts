@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,15 +43,39 @@ export interface SpoolOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** A fresh directory (its real path, so it matches what processes report). */
+const created: string[] = [];
+
+/** A fresh directory (its real path, so it matches what processes report), removed by `removeTempDirs`. */
 export function tempDir(prefix = 'spool-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  created.push(dir);
+  return dir;
+}
+
+const started: number[] = [];
+
+/**
+ * For afterAll: ends what a failed or timed-out test left running (spool processes and their scripts),
+ * then removes the file's temp dirs (a data dir is ~40 MB); SPOOL_TEST_KEEP=1 keeps the dirs.
+ */
+export function removeTempDirs(): void {
+  for (const pid of started.splice(0)) {
+    try {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of created) killScripts(dir);
+  if (process.env.SPOOL_TEST_KEEP) return;
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 function environment(extra: SpoolOptions['env']): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Never let a test's spool talk to an agent or a database it did not start.
-  for (const name of ['SPOOL_SOCKET', 'SPOOL_DATABASE_URL', 'SPOOL_MAX_RESULT_BYTES', 'SPOOL_RUN_ID', 'SPOOL_LOG_ID']) delete env[name];
+  for (const name of ['SPOOL_SOCKET', 'SPOOL_DATABASE_URL', 'SPOOL_MAX_RESULT_BYTES', 'SPOOL_RUN_ID', 'SPOOL_LOG_ID'])
+    delete env[name];
   for (const [name, value] of Object.entries(extra ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;
@@ -59,12 +93,13 @@ export function startSpool(args: string[], options: SpoolOptions): SpoolProcess 
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  const output = (): string => readFileSync(logFile, 'utf8');
+  const output = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
   const done = new Promise<SpoolResult>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) => resolve({ code, signal, output: output() }));
   });
   if (child.pid === undefined) throw new Error(`could not start ${SPOOL_BIN}`);
+  started.push(child.pid);
   return { pid: child.pid, output, done };
 }
 
@@ -95,7 +130,11 @@ export function readLines(file: string): string[] {
 }
 
 /** Polls until `check` answers something truthy; fails after timeoutMs saying what it waited for. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 90_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -115,8 +154,14 @@ export async function withStore<T>(dataDir: string, fn: (store: Store) => Promis
   }
 }
 
-export async function recorded(dataDir: string, runId: string): Promise<{ run: RunRecord | null; journal: JournalEntry[] }> {
-  return withStore(dataDir, async (store) => ({ run: await store.getRun(runId), journal: await store.readJournal(runId) }));
+export async function recorded(
+  dataDir: string,
+  runId: string,
+): Promise<{ run: RunRecord | null; journal: JournalEntry[] }> {
+  return withStore(dataDir, async (store) => ({
+    run: await store.getRun(runId),
+    journal: await store.readJournal(runId),
+  }));
 }
 
 /** `verb name` of each call entry, in position order: the shape of what a run recorded. */
@@ -151,7 +196,8 @@ export function processesMentioning(text: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text) && isAlive(Number(name))) pids.push(Number(name));
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text) && isAlive(Number(name)))
+        pids.push(Number(name));
     } catch {
       // gone meanwhile
     }
@@ -178,5 +224,7 @@ export function killScripts(cwd: string): number[] {
 
 /** Whether any process is still in the group. */
 export function groupAlive(group: number): boolean {
-  return readdirSync('/proc').some((name) => /^\d+$/.test(name) && isAlive(Number(name)) && processGroupOf(Number(name)) === group);
+  return readdirSync('/proc').some(
+    (name) => /^\d+$/.test(name) && isAlive(Number(name)) && processGroupOf(Number(name)) === group,
+  );
 }

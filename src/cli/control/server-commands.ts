@@ -119,6 +119,17 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     },
   );
 
+  for (const decision of ['approve', 'reject'] as const) {
+    withServer(
+      program
+        .command(`${decision} <run> <job>`)
+        .description(decision === 'approve' ? 'approve a waiting approval gate' : 'reject an approval gate: cancels the run'),
+    ).action(async (runId: string, job: string, options: Options) => {
+      await api(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/approvals/${encodeURIComponent(job)}`, { decision });
+      out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
+    });
+  }
+
   const event = program.command('event').description('events');
   withServer(
     event

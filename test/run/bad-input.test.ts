@@ -1,0 +1,133 @@
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  callsOf,
+  linesOf,
+  readLines,
+  recorded,
+  removeTempDirs,
+  runIdOf,
+  spool,
+  tempDir,
+  withStore,
+  writeFiles,
+} from '../support/spool.js';
+
+afterAll(removeTempDirs);
+
+/** One data dir for the file; the runs in it go one at a time. */
+const dataDir = join(tempDir(), 'data');
+
+/** Runs a script in a fresh directory on the file's data dir. */
+async function runScript(script: string, extraArgs: string[] = []) {
+  const dir = tempDir();
+  writeFiles(dir, { 'bad.sh': script });
+  const result = await spool(['run', 'bad.sh', '--data-dir', dataDir, ...extraArgs], { cwd: dir });
+  const id = runIdOf(result.output);
+  return { ...result, dir, id, ...(await recorded(dataDir, id)) };
+}
+
+const countRuns = (): Promise<number> =>
+  withStore(dataDir, async (store) => (await store.listRuns({ limit: 10_000 })).length);
+
+describe('a bad in-script call', () => {
+  it.each([
+    ['an unknown verb', `spool frobnicate`, /^spool: unknown command 'frobnicate'/],
+    ['an unknown flag', `spool step a --lable x -- true`, /^spool step: Unknown option '--lable'/],
+    ['a duration in words', `spool sleep 5 minutes`, /^spool sleep: unexpected argument 'minutes'/],
+    ['a duration with an unknown unit', `spool sleep 5x`, /^spool sleep: bad duration '5x'/],
+    ['a step without --', `spool step a echo hi`, /^spool step: missing '--' before the command/],
+    [
+      'malformed JSON in a payload',
+      `spool event emit x --payload '{bad'`,
+      /^spool event emit: --payload is not valid JSON/,
+    ],
+  ])(
+    'given %s, then the call exits 2 with one line on stderr and nothing is recorded',
+    async (_, call, message) => {
+      const { output, dir, run, journal } = await runScript(
+        `rc=0; ${call} 2>call-stderr.txt || rc=$?\necho "rc=$rc"\nspool step after -- echo fine\n`,
+      );
+
+      expect(output).toContain('rc=2\n');
+      const stderr = readLines(join(dir, 'call-stderr.txt'));
+      expect(stderr).toHaveLength(1);
+      expect(stderr[0]).toMatch(message);
+      // The refused call took no position: the step after it is the first call of the run.
+      expect(callsOf(journal)).toEqual(['step after']);
+      expect(run?.status).toBe('succeeded');
+    },
+    120_000,
+  );
+
+  it('given an activity name used twice, then the second submit is refused with exit 2, the run fails, and one submit is recorded', async () => {
+    const { output, dir, run, journal } = await runScript(
+      `spool activity submit x -- true\nspool activity submit x -- true 2>call-stderr.txt\necho "not reached"\n`,
+    );
+
+    const stderr = readLines(join(dir, 'call-stderr.txt'));
+    expect(stderr).toHaveLength(1);
+    expect(stderr[0]).toMatch(/^activity name 'x' is already used in this run \(call 1\)/);
+    expect(output).not.toContain('not reached');
+    expect(output).toMatch(/failed: script exited 2\n$/);
+    expect(run?.status).toBe('failed');
+    expect(callsOf(journal)).toEqual(['activity.submit x']);
+  }, 120_000);
+
+  it('given a second bare lock in one run, then it is refused with exit 2, the run fails, and only the first is recorded', async () => {
+    const { output, dir, run, journal } = await runScript(
+      `spool lock a\nspool lock b 2>call-stderr.txt\necho "not reached"\n`,
+    );
+
+    const stderr = readLines(join(dir, 'call-stderr.txt'));
+    expect(stderr).toHaveLength(1);
+    expect(stderr[0]).toMatch(/^this run already holds the lock 'a' \(call 1\)/);
+    expect(output).not.toContain('not reached');
+    expect(output).toMatch(/failed: script exited 2\n$/);
+    expect(run?.status).toBe('failed');
+    expect(callsOf(journal)).toEqual(['lock a']);
+  }, 120_000);
+});
+
+describe('a bad spool run', () => {
+  it('given a script file that does not exist, then spool run exits 2 with one line and creates no run', async () => {
+    const dir = tempDir();
+    const before = await countRuns();
+
+    const { code, output } = await spool(['run', 'nope.sh', '--data-dir', dataDir], { cwd: dir });
+
+    expect(linesOf(output)).toEqual(['spool: nope.sh: no such file']);
+    expect(code).toBe(2);
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+
+  it('given a .py script and no python3 on PATH, then spool run exits 2 with one line and creates no run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'hello.py': 'print("hello")\n' });
+    // A PATH holding node and nothing else, so python3 is missing wherever the host keeps it.
+    const onlyNode = join(dir, 'bin');
+    mkdirSync(onlyNode);
+    symlinkSync(process.execPath, join(onlyNode, 'node'));
+    const before = await countRuns();
+
+    const { code, output } = await spool(['run', 'hello.py', '--data-dir', dataDir], {
+      cwd: dir,
+      env: { PATH: onlyNode },
+    });
+
+    expect(linesOf(output)).toEqual(['spool: hello.py needs python3, which is not installed here (not found on PATH)']);
+    expect(code).toBe(2);
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+});
+
+describe('an in-script verb outside any script', () => {
+  it('given no agent (SPOOL_SOCKET unset), when spool step is called, then it exits 69 with one line', async () => {
+    const { code, output } = await spool(['step', 'a', '--', 'true'], { cwd: tempDir() });
+
+    expect(linesOf(output)).toHaveLength(1);
+    expect(output).toMatch(/^spool step: no agent to talk to \(SPOOL_SOCKET is not set\)/);
+    expect(code).toBe(69);
+  }, 30_000);
+});
