@@ -7,6 +7,8 @@ import { settleRun } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
+import { PIPELINE } from '../pipeline/admission.js';
+import { runPipelinePass } from '../pipeline/coordinator.js';
 import { nextAttemptAt, runActivityAttempt } from './activity-runner.js';
 
 /** Where one pass's output goes: this process's own stdout/stderr, or a descriptor closed after the pass. */
@@ -145,11 +147,11 @@ export class LocalExecutor {
     let outcome;
     const output = this.options.output(run);
     try {
-      outcome = await runPass(this.store, run, this.host, {
-        output: output.fd,
-        signal,
-        ...(this.options.lenient ? { lenient: true } : {}),
-      });
+      const lenient = this.options.lenient ? { lenient: true } : {};
+      outcome =
+        run.interpreter === PIPELINE
+          ? await runPipelinePass(this.store, run, this.host, { output: output.fd, ...lenient })
+          : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient });
     } catch (error) {
       outcome = { kind: 'failed' as const, message: `pass could not start: ${ensureError(error).message}` };
     } finally {

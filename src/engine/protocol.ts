@@ -38,7 +38,7 @@ export type ChildRequest = {
   input?: unknown;
 };
 /** Waits until any of these child runs has ended (a pipeline's jobs); answers which, as JSON. */
-export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[] };
+export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[]; awaiting?: string };
 export type OutputRequest = { verb: 'output.set'; key: string; value: string };
 export type AnnotateRequest = { verb: 'annotate'; text: string };
 export type InfoRequest = { verb: 'agent.info' };

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { submitRun } from '../engine/admission.js';
 import { cancelRun } from '../engine/cancel.js';
 import { wakeIfOver } from '../engine/wake.js';
+import { PIPELINE, admissionRules } from '../pipeline/admission.js';
 import type { RunRecord, RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
 import type { ServerContext } from './context.js';
@@ -33,15 +34,20 @@ export function runsRoutes(ctx: ServerContext): Router {
       periodMs: optionalNumber(throttleBody, 'periodMs', 1) ?? 60_000,
       key: text(throttleBody, 'key'),
     };
+    const source = scriptSource(body);
+    const input = body.input ?? null;
+    // A pipeline's own concurrency and throttle come from its document, filled in from the input.
+    const rules = source.interpreter === PIPELINE ? admissionRules(source.script, source.workflow, input) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {
         env: ctx.env,
         project: optionalText(body, 'project') ?? ctx.defaultProject,
-        source: scriptSource(body),
-        input: body.input ?? null,
+        source,
+        input,
         idempotencyKey: optionalText(body, 'idempotencyKey'),
-        throttle,
+        throttle: rules?.throttle ?? throttle,
+        concurrency: rules?.concurrency ?? null,
         lenient: body.lenient === true,
       },
       ctx.now(),
@@ -84,6 +90,25 @@ export function runsRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/journal', async (req, res) => {
     const run = await load(req.params.id);
     res.json({ journal: await store.readJournal(run.id) });
+  });
+
+  router.post('/runs/:id/approvals/:job', async (req, res) => {
+    const run = await load(req.params.id);
+    const decision = text(object(req.body), 'decision');
+    if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
+    const gate = (await store.listRuns({ parentId: run.id, limit: 10_000 })).find(
+      (child) => child.workflow === `${run.workflow}#${req.params.job}` && child.status !== 'succeeded' && child.status !== 'failed' && child.status !== 'cancelled',
+    );
+    if (!gate) throw notFound(`an approval gate '${req.params.job}' waiting in run ${run.id}`);
+    if (decision === 'reject') {
+      const cancelled = await cancelRun(store, run.id, ctx.now(), `rejected at ${req.params.job}`);
+      for (const id of cancelled) ctx.abortPass(id);
+    } else {
+      await store.sendSignal(gate.id, 'approve', 'approved');
+      await wakeIfOver(store, gate.id, ctx.now());
+    }
+    ctx.poke();
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision });
   });
 
   router.post('/runs/:id/signals', async (req, res) => {

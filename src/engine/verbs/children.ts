@@ -95,7 +95,7 @@ export async function waitChildren(pass: Pass, request: WaitChildrenRequest): Pr
   ended.sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0) || a.id.localeCompare(b.id));
   const first = ended[0];
   if (!first) {
-    return pass.suspend({ awaiting: `child ${request.runIds.join(', ')}`, wait: { kind: 'children', runIds: request.runIds }, wakeAt: null });
+    return pass.suspend({ awaiting: request.awaiting ?? `child ${request.runIds.join(', ')}`, wait: { kind: 'children', runIds: request.runIds }, wakeAt: null });
   }
   const log = (await store.readLogs(first.id)).map((line) => line.text).join('').slice(-LOG_TAIL);
   const result = { runId: first.id, status: first.status, outputs: first.outputs, error: first.error, log };

@@ -1,0 +1,25 @@
+import type { ConcurrencyRule, Throttle } from '../engine/admission.js';
+import { interpolate } from './expressions.js';
+import { parsePipeline } from './parse.js';
+
+/** The interpreter recorded for a pipeline run: its passes run in-process, not as a script. */
+export const PIPELINE = 'pipeline';
+
+export const isPipelineFile = (file: string): boolean => /\.ya?ml$/i.test(file);
+
+/** What a pipeline asks of admission, with its `${{ input.* }}` parts filled in from the run's input. */
+export function admissionRules(text: string, file: string, input: unknown): { concurrency: ConcurrencyRule | null; throttle: Throttle | null } {
+  const pipeline = parsePipeline(text, file);
+  const scope = { input, steps: {} };
+  const { concurrency, throttle } = pipeline;
+  return {
+    concurrency: concurrency && { group: interpolate(concurrency.group, scope), policy: concurrency.policy },
+    throttle: throttle && {
+      limit: throttle.limit,
+      periodMs: throttle.periodMs,
+      key: interpolate(throttle.key, scope),
+      burst: throttle.burst,
+      drop: throttle.policy === 'drop',
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { parseDuration } from '../common/duration.js';
+import {
+  DEFAULT_CONCURRENCY_POLICY,
+  DEFAULT_RETRY_BACKOFF_MS,
+  DEFAULT_THROTTLE_BURST,
+  DEFAULT_THROTTLE_POLICY,
+} from './defaults.js';
+import { PipelineProblem, type DocumentPath } from './problem.js';
+import type { RawConcurrency, RawFanOut, RawJob, RawPipeline, RawStep, RawThrottle } from './raw.js';
+import type { Approval, Concurrency, FanOut, Job, Pipeline, Retry, Step, ThrottleSpec } from './types.js';
+
+/**
+ * Turns a schema-valid document into a Pipeline: durations to milliseconds, shorthands expanded
+ * (depends_on: x, retry: 2, rate: 10/1m), left-out keys given their defaults, so nothing
+ * downstream has to know the document's spelling. Refuses the few things the schema lets through:
+ * zero periods and two steps with one name.
+ */
+export function toPipeline(raw: RawPipeline): Pipeline {
+  return {
+    name: raw.name,
+    concurrency: raw.concurrency ? toConcurrency(raw.concurrency) : null,
+    throttle: raw.throttle ? toThrottle(raw.throttle, raw.name) : null,
+    jobs: Object.entries(raw.jobs).map(([name, job]) => toJob(name, job)),
+  };
+}
+
+function toJob(name: string, raw: RawJob): Job {
+  const path = ['jobs', name];
+  return {
+    name,
+    dependsOn:
+      raw.depends_on === undefined ? [] : typeof raw.depends_on === 'string' ? [raw.depends_on] : raw.depends_on,
+    if: raw.if ?? null,
+    steps: raw.steps ? toSteps(raw.steps, [...path, 'steps']) : null,
+    script: raw.script ?? null,
+    approval: raw.approval ? toApproval(raw.approval, [...path, 'approval']) : null,
+    fanOut: raw.fan_out ? toFanOut(raw.fan_out, [...path, 'fan_out']) : null,
+    retry: raw.retry === undefined ? null : toRetry(raw.retry),
+    concurrency: raw.concurrency ? toConcurrency(raw.concurrency) : null,
+  };
+}
+
+function toSteps(raw: RawStep[], path: DocumentPath): Step[] {
+  const seen = new Set<string>();
+  raw.forEach((step, i) => {
+    // Step names label the run page and the journal; two alike could not be told apart.
+    if (seen.has(step.name))
+      throw new PipelineProblem(`two steps are named '${step.name}'; step names must differ within a job`, [
+        ...path,
+        i,
+        'name',
+      ]);
+    seen.add(step.name);
+  });
+  return raw.map((step) => ({ name: step.name, run: step.run }));
+}
+
+function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): Approval {
+  return {
+    prompt: raw.prompt,
+    timeoutMs: raw.timeout === undefined ? null : positiveDuration(raw.timeout, [...path, 'timeout']),
+  };
+}
+
+function toFanOut(raw: RawFanOut, path: DocumentPath): FanOut {
+  return {
+    items: raw.items,
+    maxParallel: raw.max_parallel ?? null,
+    rate: raw.rate === undefined ? null : toRate(raw.rate, [...path, 'rate']),
+    steps: raw.steps ? toSteps(raw.steps, [...path, 'steps']) : null,
+    workflow: raw.workflow ?? null,
+  };
+}
+
+/** `10/1m` or `{limit: 10, period: 1m}`; the schema has checked the string's shape. */
+function toRate(raw: NonNullable<RawFanOut['rate']>, path: DocumentPath): { limit: number; periodMs: number } {
+  if (typeof raw !== 'string') return { limit: raw.limit, periodMs: positiveDuration(raw.period, [...path, 'period']) };
+  const slash = raw.indexOf('/');
+  return { limit: Number(raw.slice(0, slash).trim()), periodMs: positiveDuration(raw.slice(slash + 1).trim(), path) };
+}
+
+/** `retry: N` is N more attempts after the first; the object form counts the first, like --attempts. */
+function toRetry(raw: NonNullable<RawJob['retry']>): Retry {
+  if (typeof raw === 'number') return { attempts: raw + 1, backoffMs: DEFAULT_RETRY_BACKOFF_MS };
+  return {
+    attempts: raw.attempts,
+    backoffMs: raw.backoff === undefined ? DEFAULT_RETRY_BACKOFF_MS : parseDuration(raw.backoff),
+  };
+}
+
+function toConcurrency(raw: RawConcurrency): Concurrency {
+  return { group: raw.group, policy: raw.policy ?? DEFAULT_CONCURRENCY_POLICY };
+}
+
+function toThrottle(raw: RawThrottle, pipelineName: string): ThrottleSpec {
+  return {
+    limit: raw.limit,
+    periodMs: positiveDuration(raw.period, ['throttle', 'period']),
+    // Without a key every run of the pipeline shares one budget.
+    key: raw.key ?? pipelineName,
+    burst: raw.burst ?? DEFAULT_THROTTLE_BURST,
+    policy: raw.policy ?? DEFAULT_THROTTLE_POLICY,
+  };
+}
+
+/** A rate over 0s or a gate that times out at once is a slip, not a setting. */
+function positiveDuration(text: string, path: DocumentPath): number {
+  const ms = parseDuration(text);
+  if (ms <= 0)
+    throw new PipelineProblem(`'${String(path.at(-1))}' must be a duration longer than 0, got '${text}'`, path);
+  return ms;
+}

@@ -1,0 +1,48 @@
+/**
+ * The pipeline document as written, once schema.json has accepted it: YAML keys, durations as
+ * text, shorthands not yet expanded. convert.ts turns it into the Pipeline of types.ts.
+ */
+
+export interface RawConcurrency {
+  group: string;
+  policy?: 'queue' | 'cancel-running' | 'skip';
+}
+
+export interface RawThrottle {
+  limit: number;
+  period: string;
+  key?: string;
+  burst?: number;
+  policy?: 'queue' | 'drop';
+}
+
+export interface RawStep {
+  name: string;
+  run: string;
+}
+
+export interface RawFanOut {
+  items: unknown[] | string;
+  max_parallel?: number;
+  rate?: string | { limit: number; period: string };
+  steps?: RawStep[];
+  workflow?: string;
+}
+
+export interface RawJob {
+  depends_on?: string | string[];
+  if?: string;
+  steps?: RawStep[];
+  script?: string;
+  approval?: { prompt: string; timeout?: string };
+  fan_out?: RawFanOut;
+  retry?: number | { attempts: number; backoff?: string };
+  concurrency?: RawConcurrency;
+}
+
+export interface RawPipeline {
+  name: string;
+  concurrency?: RawConcurrency;
+  throttle?: RawThrottle;
+  jobs: Record<string, RawJob>;
+}
