@@ -6,6 +6,7 @@ import { Pass, type PassHost } from '../engine/pass.js';
 import type { Answer, Request } from '../engine/protocol.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
+import { MAX_FAN_OUT_ITEMS } from './defaults.js';
 import { evaluate, evaluateCondition, interpolate, parseExpression } from './expressions.js';
 import { approvalScript, scriptJob, stepsScript } from './job-scripts.js';
 import { parsePipeline } from './parse.js';
@@ -40,8 +41,6 @@ interface Ended {
   error: string | null;
   log: string;
 }
-
-const MAX_FAN_OUT = 100;
 
 class Suspended extends Error {}
 
@@ -145,14 +144,14 @@ export class Coordinator {
   private async start(job: Job, state: JobState): Promise<void> {
     state.status = 'running';
     state.attempt += 1;
-    if (job.approval) return this.spawn(job, approvalScript(this.run.id, job, job.approval), 'bash -eu', null);
+    if (job.approval) return this.spawn(job, approvalScript(this.run.id, job, job.approval, this.scope), 'bash -eu', null);
     if (job.steps) return this.spawn(job, stepsScript(job, job.steps, this.scope), 'bash -eu', this.run.input);
     if (job.script !== null) return this.spawn(job, scriptJob(job, job.script, this.scope), 'bash -eu', this.run.input);
     if (job.fanOut) {
       const items = Array.isArray(job.fanOut.items) ? job.fanOut.items : evaluate(parseExpression(job.fanOut.items), this.scope);
-      if (!Array.isArray(items) || items.length > MAX_FAN_OUT) {
+      if (!Array.isArray(items) || items.length > MAX_FAN_OUT_ITEMS) {
         const what = Array.isArray(items) ? `${items.length} items` : 'not a list';
-        return this.finish(job, 'failed', {}, `fan_out takes a list of at most ${MAX_FAN_OUT} items, got ${what}`, this.pass.replaying);
+        return this.finish(job, 'failed', {}, `fan_out takes a list of at most ${MAX_FAN_OUT_ITEMS} items, got ${what}`, this.pass.replaying);
       }
       state.fan = { items, next: 0, active: 0, results: [], failed: null };
       if (items.length === 0) return this.finish(job, 'succeeded', { results: [] }, null, this.pass.replaying);
@@ -164,7 +163,7 @@ export class Coordinator {
   private async startItems(job: Job, fan: FanState): Promise<void> {
     const spec = job.fanOut;
     if (!spec) return;
-    while (fan.failed === null && fan.next < fan.items.length && fan.active < (spec.maxParallel ?? MAX_FAN_OUT)) {
+    while (fan.failed === null && fan.next < fan.items.length && fan.active < (spec.maxParallel ?? MAX_FAN_OUT_ITEMS)) {
       const index = fan.next;
       if (index > 0 && spec.rate) await this.call({ verb: 'sleep', ms: Math.ceil(spec.rate.periodMs / spec.rate.limit) });
       fan.next += 1;

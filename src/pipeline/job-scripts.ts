@@ -29,11 +29,11 @@ export function scriptJob(job: Job, script: string, scope: ExpressionScope): str
  * An approval gate as a run that waits for the `approve` signal (rejecting cancels the whole
  * pipeline run instead), and records the outcome as the job's outputs.
  */
-export function approvalScript(pipelineRun: string, job: Job, approval: Approval): string {
+export function approvalScript(pipelineRun: string, job: Job, approval: Approval, scope: ExpressionScope): string {
   const timeout = approval.timeoutMs === null ? '' : ` --timeout ${approval.timeoutMs}ms`;
   return [
     // A step, so the prompt shows once in the log however many passes the gate takes.
-    `spool step prompt -- echo ${shellQuote(`waiting for approval: ${approval.prompt} (spool approve ${pipelineRun} ${job.name}, or spool reject)`)}`,
+    `spool step prompt -- echo ${shellQuote(`waiting for approval: ${interpolate(approval.prompt, scope)} (spool approve ${pipelineRun} ${job.name}, or spool reject)`)}`,
     'rc=0',
     `spool wait signal approve${timeout} > /dev/null || rc=$?`,
     'if [ "$rc" -eq 0 ]; then',

@@ -37,7 +37,8 @@ export interface RawJob {
   approval?: { prompt: string; timeout?: string };
   fan_out?: RawFanOut;
   retry?: number | { attempts: number; backoff?: string };
-  concurrency?: RawConcurrency;
+  /** No policy here: a job waits for its group's lock (schema.json, jobConcurrency). */
+  concurrency?: { group: string };
 }
 
 export interface RawPipeline {

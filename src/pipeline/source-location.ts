@@ -27,23 +27,23 @@ function offsetOf(source: YamlSource, problem: PipelineProblem): number {
   const last = nodes.at(-1);
   // A path can end where the YAML has nothing (a default, depends_on: x read as [x]): show the nearest node.
   if (!found || !last) return start(last?.value ?? last?.key) ?? start(source.document.contents) ?? 0;
-  if (problem.target === 'key') return start(last.key ?? last.value) ?? 0;
-  if (problem.target === 'owner') return start(last.key ?? last.value) ?? 0;
+  // A key, or the key that holds a map: a map's own start is its first key, which says less.
+  if (problem.target !== 'value') return start(last.key ?? last.value) ?? 0;
   const value = last.value;
   if (problem.offset !== undefined && isScalar(value))
     return offsetInScalar(source.text, value, problem.offset) ?? start(value) ?? 0;
   return start(value ?? last.key) ?? 0;
 }
 
-interface Step {
+interface Hop {
   /** The key node for a map entry; null for a list item. */
   key: Node | null;
   value: Node | null;
 }
 
 /** Follows a path through maps, lists and aliases; `found` is false if it stopped short. */
-function walk(document: Document.Parsed, path: readonly (string | number)[]): { found: boolean; nodes: Step[] } {
-  const nodes: Step[] = [];
+function walk(document: Document.Parsed, path: readonly (string | number)[]): { found: boolean; nodes: Hop[] } {
+  const nodes: Hop[] = [];
   let node: unknown = document.contents;
   for (const key of path) {
     if (isAlias(node)) node = node.resolve(document);
