@@ -122,9 +122,21 @@ export class LocalExecutor {
       this.ticking = false;
     }
     if (this.stopped) return;
-    const delay = this.again ? 0 : (this.options.pollMs ?? 100);
+    const delay = this.again ? 0 : await this.untilNextDue();
     this.again = false;
     this.timer = setTimeout(() => void this.tick(), delay);
+  }
+
+  /**
+   * Sleeps until the next wake time, backoff or tick the store knows of, and at most one poll
+   * interval (another process may have added work to a shared store).
+   */
+  private async untilNextDue(): Promise<number> {
+    const poll = this.options.pollMs ?? 250;
+    const next = await this.store.nextDueAt().catch(() => null);
+    const wait = next ? next.getTime() - this.host.now().getTime() : poll;
+    // Work already due was just looked at: it waits for capacity or belongs to someone else.
+    return wait <= 0 ? poll : Math.min(poll, wait);
   }
 
   private async dispatchRuns(): Promise<void> {

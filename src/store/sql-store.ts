@@ -231,6 +231,17 @@ export class SqlStore implements Store {
     return rows.map((row) => row.id as string);
   }
 
+  async nextDueAt(): Promise<Date | null> {
+    const row = await this.one(
+      `select least(
+         (select min(wake_at) from runs where status in ('pending', 'waiting')),
+         (select min(next_attempt_at) from activities where status = 'queued'),
+         (select min(next_at) from schedules)) as at`,
+      [],
+    );
+    return dateOrNull(row?.at);
+  }
+
   async wakeRun(id: string, now: Date): Promise<boolean> {
     const row = await this.one(
       `update runs set wake_at = $2 where id = $1 and status = 'waiting' and (wake_at is null or wake_at > $2)

@@ -34,6 +34,8 @@ export interface Store {
   startPass(id: string): Promise<RunRecord | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */
   listDueRuns(now: Date, limit: number): Promise<string[]>;
+  /** The earliest time something becomes due: a run's wake time, an activity's next attempt, a schedule's tick. */
+  nextDueAt(): Promise<Date | null>;
   /** Makes a waiting run due now if its wait matches (see Store callers for the filters). */
   wakeRun(id: string, now: Date): Promise<boolean>;
   /** Runs left `running` by a process that died: make them due so their pass is re-dispatched. */
