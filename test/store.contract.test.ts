@@ -725,6 +725,29 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
       });
     });
 
+    describe('nextDueAt', () => {
+      it('answers the earliest wake time of a waiting or pending run, an activity retry or a schedule tick', async () => {
+        const t0 = new Date('2030-01-01T00:00:00.000Z');
+        expect(await store.nextDueAt()).toBeNull();
+        await store.createRun(newRun('r1', { notBefore: at(t0, 5000) }));
+        expect(await store.nextDueAt()).toEqual(at(t0, 5000));
+        await store.createRun(newRun('r2'));
+        await store.updateRun('r2', { status: 'waiting', wakeAt: at(t0, 3000) });
+        expect(await store.nextDueAt()).toEqual(at(t0, 3000));
+        await store.createRun(newRun('r3'));
+        await store.updateRun('r3', { status: 'succeeded', wakeAt: at(t0, 1000) });
+        expect(await store.nextDueAt()).toEqual(at(t0, 3000));
+        await store.createActivity(activity('a1'));
+        const claimed = await store.claimActivity([], at(t0, 1e12));
+        await store.finishActivityAttempt(claimed!.id, {
+          result: { stdout: '', exitCode: 75, attempts: 1 },
+          final: false,
+          retryAt: at(t0, 2000),
+        });
+        expect(await store.nextDueAt()).toEqual(at(t0, 2000));
+      });
+    });
+
     describe('throttles', () => {
       const slot = async (project: string, key: string, now: Date, burst = 1, drop = false) =>
         store.takeThrottleSlot(project, key, now, { intervalMs: 1500, burst, drop });
