@@ -5,8 +5,8 @@
  *   npm run bench                  # build, run everything, print a table, rewrite docs/benchmarks.md
  *   node bench/run.mjs --no-write  # same, without touching docs/benchmarks.md
  *
- * Sample counts can be changed with BENCH_STEPS (steps per `spool run`, default 100),
- * BENCH_PG_STEPS (steps per `spool run` on PostgreSQL, default 50), BENCH_STARTS (start-up
+ * Sample counts can be changed with BENCH_STEPS (steps per `spool run`, default 60),
+ * BENCH_PG_STEPS (steps per `spool run` on PostgreSQL, default 30), BENCH_STARTS (start-up
  * samples per command, default 50) and BENCH_WRITES (journal writes per store, default 200).
  *
  * Everything that runs in bash is timed from inside bash with $EPOCHREALTIME (a builtin variable,
@@ -14,14 +14,13 @@
  * Journal writes are timed in-process with process.hrtime.
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SPOOL = join(ROOT, 'bin', 'spool');
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
 const WRITE_DOC = !process.argv.includes('--no-write');
 
@@ -29,16 +28,28 @@ const intEnv = (name, fallback) => {
   const value = Number.parseInt(process.env[name] ?? '', 10);
   return Number.isInteger(value) && value > 0 ? value : fallback;
 };
-const STEPS = intEnv('BENCH_STEPS', 100);
-const PG_STEPS = intEnv('BENCH_PG_STEPS', 50);
+const STEPS = intEnv('BENCH_STEPS', 60);
+const PG_STEPS = intEnv('BENCH_PG_STEPS', 30);
 const STARTS = intEnv('BENCH_STARTS', 50);
 const WRITES = intEnv('BENCH_WRITES', 200);
 
 const started = Date.now();
 const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const scratch = mkdtempSync(join(tmpdir(), 'spool-bench-'));
+
+/**
+ * A private copy of the build (bin/, dist/, src/ for the files dist/ reads at run time such as the
+ * migrations, package.json; node_modules linked), so that a `npm run build` elsewhere in the tree
+ * cannot swap files under a run that takes minutes.
+ */
+const TREE = join(scratch, 'tree');
+for (const part of ['bin', 'dist', 'src']) cpSync(join(ROOT, part), join(TREE, part), { recursive: true });
+cpSync(join(ROOT, 'package.json'), join(TREE, 'package.json'));
+symlinkSync(join(ROOT, 'node_modules'), join(TREE, 'node_modules'), 'dir');
+const SPOOL = join(TREE, 'bin', 'spool');
 const notes = [];
-const log = (line) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
+const log = (line) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
 
 // ---------------------------------------------------------------------------------------------
 // statistics
@@ -59,8 +70,9 @@ function median(values) {
 
 /** id -> { id, label, group, samples (ms) }; reported grouped, groups in first-seen order unless ranked. */
 const results = new Map();
-function record(id, group, label, samples) {
-  results.set(id, { id, group, label, samples, median: median(samples), p90: percentile(samples, 90) });
+/** `base` and `node`: the rows (same loop) a median is divided by in the two ratio columns. */
+function record(id, group, label, samples, base = 'bin_true', node = 'node_cjs') {
+  results.set(id, { id, group, label, samples, base, node, median: median(samples), p90: percentile(samples, 90) });
 }
 /** Rows in report order: step groups first, then journal writes, then start-up. */
 function ordered() {
@@ -109,9 +121,13 @@ async function benchStartup() {
     ['builtin', 'true'],
     ['bin_true', '/bin/true'],
     ['node_cjs', 'node -e 0'],
-    ['node_esm', "node --input-type=module -e 0"],
-    ['import_run_verb', `node --input-type=module -e "await import('./dist/cli/script/run-verb.js')"`],
-    ['node_spool', 'node bin/spool step x -- true 2>/dev/null || [ $? -eq 69 ]'],
+    ['node_esm', 'node --input-type=module -e 0'],
+    // Also prints the import's own duration, timed inside Node (less noisy than a difference of two starts).
+    [
+      'import_run_verb',
+      `node --input-type=module -e "const t = performance.now(); await import('./dist/cli/script/run-verb.js'); ` +
+        `console.log('import_inproc', Math.round((performance.now() - t) * 1000))"`,
+    ],
     ['spool_shebang', 'bin/spool step x -- true 2>/dev/null || [ $? -eq 69 ]'],
   ];
   const script = [
@@ -126,7 +142,7 @@ async function benchStartup() {
   writeFileSync(file, script);
   const env = { ...process.env };
   delete env.SPOOL_SOCKET;
-  const { code, stdout, stderr } = await runProcess('bash', [file], { cwd: ROOT, env });
+  const { code, stdout, stderr } = await runProcess('bash', [file], { cwd: TREE, env });
   if (code !== 0) throw new Error(`start-up loop failed (${code}):\n${stderr}`);
   const samples = parseSamples(stdout);
   const labels = {
@@ -134,11 +150,16 @@ async function benchStartup() {
     bin_true: '`/bin/true` (fork + exec)',
     node_cjs: '`node -e 0`',
     node_esm: '`node --input-type=module -e 0`',
-    import_run_verb: "`node --input-type=module -e \"await import('./dist/cli/script/run-verb.js')\"`",
-    node_spool: '`node bin/spool step x -- true`, no agent (exit 69)',
+    import_run_verb: '`node --input-type=module -e "await import(\'./dist/cli/script/run-verb.js\')"`',
     spool_shebang: '`bin/spool step x -- true` via `#!/usr/bin/env node`, no agent (exit 69)',
   };
   for (const [id] of commands) record(id, 'start-up (no agent)', labels[id], samples.get(id) ?? []);
+  record(
+    'import_inproc',
+    'start-up (no agent)',
+    "`await import('./dist/cli/script/run-verb.js')` alone, timed inside Node",
+    samples.get('import_inproc') ?? [],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,22 +168,25 @@ async function benchStartup() {
 /**
  * One `spool run` of a bash script that reaches `steps` new steps, then `spool sleep 1ms`: pass 1
  * records the steps (fresh), the sleep ends the pass, pass 2 replays every step from the journal
- * and records the sleep's result. Each iteration times a builtin `true`, `/bin/true` and the step.
+ * and records the sleep's result. Each iteration times a builtin `true`, `/bin/true`, the same
+ * client with no agent (SPOOL_SOCKET empty: exit 69) and the step; with `withNode`, also `node -e 0`.
+ * Load on a shared machine drifts between passes, so the differences that matter are also taken
+ * pairwise, iteration by iteration, between commands timed a few milliseconds apart.
  */
-async function benchSteps(prefix, label, steps, storeArgs) {
+async function benchSteps(prefix, label, steps, storeArgs, withNode) {
   const out = join(scratch, `${prefix}-samples`);
+  const timed = (id, command) => `  now; a=$t; ${command}; now; echo "${id} $((t - a))" >> "$out"`;
   const script = [
     '#!/usr/bin/env bash',
     NOW,
     `out="${out}.$SPOOL_PASS"`,
     ': > "$out"',
     `for ((i = 0; i < ${steps}; i++)); do`,
-    '  now; a=$t; true; now; b=$t; /bin/true; now; c=$t',
-    '  spool step "s$i" -- true',
-    '  now; d=$t',
-    '  echo "builtin $((b - a))" >> "$out"',
-    '  echo "bin_true $((c - b))" >> "$out"',
-    '  echo "step $((d - c))" >> "$out"',
+    timed('builtin', 'true'),
+    timed('bin_true', '/bin/true'),
+    ...(withNode ? [timed('node', 'node -e 0')] : []),
+    timed('no_agent', 'SPOOL_SOCKET= spool step x -- true 2>/dev/null || [ $? -eq 69 ]'),
+    timed('step', 'spool step "s$i" -- true'),
     'done',
     'spool sleep 1ms',
   ].join('\n');
@@ -178,17 +202,27 @@ async function benchSteps(prefix, label, steps, storeArgs) {
   if ((pass1.get('step') ?? []).length !== steps || (pass2.get('step') ?? []).length !== steps) {
     throw new Error(`spool run on ${label}: expected ${steps} samples per pass`);
   }
+  const both = (id) => [...(pass1.get(id) ?? []), ...(pass2.get(id) ?? [])];
+  /** a[i] - b[i]: two commands of one iteration. */
+  const paired = (pass, a, b) => pass.get(a).map((value, i) => value - pass.get(b)[i]);
   const group = `\`spool step\` from bash, inside \`spool run\` (${label})`;
-  record(`${prefix}_fresh`, group, 'fresh `spool step sN -- true` (pass 1)', pass1.get('step'));
-  record(`${prefix}_replay`, group, 'replayed `spool step sN -- true` (pass 2)', pass2.get('step'));
-  record(`${prefix}_bin_true`, group, '`/bin/true` in the same loop (both passes)', [
-    ...pass1.get('bin_true'),
-    ...pass2.get('bin_true'),
-  ]);
-  record(`${prefix}_builtin`, group, 'builtin `true` in the same loop (both passes)', [
-    ...pass1.get('builtin'),
-    ...pass2.get('builtin'),
-  ]);
+  const base = `${prefix}_bin_true`;
+  const node = withNode ? `${prefix}_node` : 'node_cjs';
+  const row = (id, text, samples) => record(`${prefix}_${id}`, group, text, samples, base, node);
+  row('fresh', 'fresh `spool step sN -- true` (pass 1)', pass1.get('step'));
+  row('replay', 'replayed `spool step sN -- true` (pass 2)', pass2.get('step'));
+  row('no_agent', '`SPOOL_SOCKET= spool step x -- true`: no agent, exit 69 (both passes)', both('no_agent'));
+  if (withNode) row('node', '`node -e 0` (both passes)', both('node'));
+  row('bin_true', '`/bin/true` (both passes)', both('bin_true'));
+  row('builtin', 'builtin `true` (both passes)', both('builtin'));
+  row('d_fresh', '↳ fresh step − no-agent client, same iteration (pass 1)', paired(pass1, 'step', 'no_agent'));
+  row('d_replay', '↳ replayed step − no-agent client, same iteration (pass 2)', paired(pass2, 'step', 'no_agent'));
+  if (withNode) {
+    row('d_client', '↳ no-agent client − `node -e 0`, same iteration (both passes)', [
+      ...paired(pass1, 'no_agent', 'node'),
+      ...paired(pass2, 'no_agent', 'node'),
+    ]);
+  }
   return wall;
 }
 
@@ -259,12 +293,18 @@ async function pgQuery(url, sql) {
 // ---------------------------------------------------------------------------------------------
 // report
 
-const fmt = (ms) => (!Number.isFinite(ms) ? 'n/a' : ms < 0.1 ? `${(ms * 1000).toFixed(0)} µs` : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
-const ratio = (ms, base) => (!Number.isFinite(ms) || !Number.isFinite(base) || base <= 0 ? 'n/a' : `${(ms / base).toFixed(ms / base < 1 ? 2 : 1)}×`);
+const fmt = (ms) => {
+  if (!Number.isFinite(ms)) return 'n/a';
+  const size = Math.abs(ms);
+  const text = size < 0.1 ? `${(size * 1000).toFixed(0)} µs` : size < 10 ? size.toFixed(2) : size.toFixed(1);
+  return ms < 0 ? `−${text}` : text;
+};
+const ratio = (ms, base) =>
+  !Number.isFinite(ms) || !Number.isFinite(base) || base <= 0
+    ? 'n/a'
+    : `${(ms / base).toFixed(ms / base < 1 ? 2 : 1)}×`;
 
 function table() {
-  const binTrue = med('bin_true');
-  const node = med('node_cjs');
   const header = ['measurement', 'n', 'median ms', 'p90 ms', '× `/bin/true`', '× `node -e 0`'];
   const lines = [];
   let group = '';
@@ -273,7 +313,14 @@ function table() {
       group = r.group;
       lines.push([`**${group}**`, '', '', '', '', '']);
     }
-    lines.push([r.label, String(r.samples.length), fmt(r.median), fmt(r.p90), ratio(r.median, binTrue), ratio(r.median, node)]);
+    lines.push([
+      r.label,
+      String(r.samples.length),
+      fmt(r.median),
+      fmt(r.p90),
+      ratio(r.median, med(r.base)),
+      ratio(r.median, med(r.node)),
+    ]);
   }
   return [header, header.map(() => '---'), ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
@@ -285,11 +332,12 @@ function consoleTable() {
     String(r.samples.length),
     fmt(r.median),
     fmt(r.p90),
-    ratio(r.median, med('bin_true')),
-    ratio(r.median, med('node_cjs')),
+    ratio(r.median, med(r.base)),
+    ratio(r.median, med(r.node)),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells) => cells.map((cell, i) => (i >= 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ');
+  const line = (cells) =>
+    cells.map((cell, i) => (i >= 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  ')];
   let group = '';
   ordered().forEach((r, i) => {
@@ -339,55 +387,98 @@ function machine() {
     kernel: safe(() => execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()),
     node: process.version,
     bash: safe(() => execFileSync('bash', ['-c', 'echo $BASH_VERSION'], { encoding: 'utf8' }).trim()),
-    pglite: safe(() => JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version),
+    pglite: safe(
+      () => JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version,
+    ),
     postgres: safe(() => execFileSync('postgres', ['--version'], { encoding: 'utf8' }).trim()),
     commit: safe(() => execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()),
-    dirty: safe(() => (execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() ? 'yes' : 'no')),
+    dirty: safe(() =>
+      execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim()
+        ? 'yes'
+        : 'no',
+    ),
   };
 }
 
 function interpretation() {
   const m = (id) => med(id);
-  const nodeStart = m('node_cjs');
-  const importCost = m('import_run_verb') - m('node_esm');
-  const esmCost = m('node_esm') - nodeStart;
-  const client = m('spool_shebang');
-  const shebang = m('spool_shebang') - m('node_spool');
-  const replay = m('pglite_replay');
-  const fresh = m('pglite_fresh');
-  const roundTrip = replay - client;
-  const freshExtra = fresh - replay;
-  const twoWrites = 2 * m('journal_pglite_disk');
-  const pgFresh = m('pg_fresh');
-  const graph = importGraph(join(ROOT, 'dist/cli/script/run-verb.js'));
+  /** A difference of two medians, signed: on a noisy machine a small one may be noise. */
+  const d = (a, b) => {
+    const value = m(a) - m(b);
+    return Number.isFinite(value) ? `${value < 0 ? '−' : ''}${fmt(Math.abs(value))}` : 'n/a';
+  };
+  const graph = importGraph(join(TREE, 'dist/cli/script/run-verb.js'));
+  const pct = (part, whole) =>
+    Number.isFinite(part / whole) ? `${Math.max(0, Math.round((100 * part) / whole))} %` : 'n/a';
+  /** "About 70 %" of a whole, in words that survive noise pushing the part past the whole. */
+  const share = (part, whole) => {
+    const pct = Math.round((100 * part) / whole);
+    if (!Number.isFinite(pct)) return 'Some';
+    return pct >= 95 ? 'Nearly all' : `About ${pct} %`;
+  };
   const lines = [
-    `- **A durable call costs about one Node start-up.** A fresh \`spool step\` takes ${fmt(fresh)} ms and a replayed one ${fmt(replay)} ms, ` +
-      `against ${fmt(m('bin_true'))} ms for \`/bin/true\` and ${fmt(m('builtin'))} for the builtin \`true\`; ` +
-      `\`node -e 0\` alone is ${fmt(nodeStart)} ms, i.e. ${ratio(nodeStart, replay)} of a replayed call and ${ratio(nodeStart, fresh)} of a fresh one.`,
-    `- **The client's own code is a small part of its start-up.** With no agent, \`spool step\` exits 69 after ${fmt(client)} ms ` +
-      `(${fmt(m('node_spool'))} ms as \`node bin/spool\`; the \`#!/usr/bin/env node\` shebang adds ${fmt(shebang)} ms). ` +
-      `Over \`node -e 0\` that is ${fmt(client - nodeStart)} ms: the ESM entry point costs ${fmt(esmCost)} ms ` +
-      `(\`--input-type=module -e 0\` vs \`-e 0\`) and loading the client's import graph (${graph.local} compiled files ` +
-      `from run-verb.js down, plus ${graph.builtins.join(', ')}) ${fmt(importCost)} ms more; \`dist/cli/main.js\` ` +
-      `and the verb's own work make up the rest.`,
-    `- **Talking to the agent is cheap.** A replayed call minus the no-agent exit is ${fmt(roundTrip)} ms: connect to the unix socket, ` +
-      `one NDJSON request, the agent's in-memory journal lookup, the answer, exit. A replayed call touches no store.`,
-    `- **A fresh call adds the command and two journal writes.** Fresh minus replayed is ${fmt(freshExtra)} ms; that covers spawning the ` +
-      `command from Node (${fmt(m('bin_true'))} ms as a bare fork+exec from bash), a second round trip (\`done\`), and two ` +
-      `\`appendJournal\` calls (call + result), ${fmt(twoWrites)} ms on on-disk PGlite at the median.`,
-    Number.isFinite(pgFresh)
-      ? `- **PostgreSQL vs PGlite.** A journal write is ${fmt(m('journal_pg'))} ms on the throwaway PostgreSQL server (fsync off, as the tests run it), ` +
-        `${fmt(m('journal_pg_durable'))} ms with fsync and synchronous_commit on, and ${fmt(m('journal_pglite_disk'))} ms on on-disk PGlite. ` +
-        `A fresh step through \`spool run --database-url\` (test config) takes ${fmt(pgFresh)} ms; the store is not where the time goes.`
-      : `- **PostgreSQL** was not measured on this run (see notes).`,
-    `- **Where to look for a speed-up:** the client's process start-up (Node boot + ESM loader), not the store or the protocol. ` +
-      `Each bash call pays ~${fmt(nodeStart)} ms of Node boot before a byte reaches the agent; replay of a long script is bounded by ` +
-      `that (${fmt(replay)} ms × calls), so a script with 100 recorded steps needs ~${fmt((replay * 100) / 1000)} s just to reach its next new call.`,
+    `- **A durable call from bash costs about one Node start-up.** In the same loop, a fresh \`spool step\` takes ` +
+      `${fmt(m('pglite_fresh'))} ms and a replayed one ${fmt(m('pglite_replay'))} ms (medians), against ` +
+      `${fmt(m('pglite_bin_true'))} ms for \`/bin/true\` (${ratio(m('pglite_fresh'), m('pglite_bin_true'))} and ` +
+      `${ratio(m('pglite_replay'), m('pglite_bin_true'))}), ${fmt(m('pglite_builtin'))} for the builtin \`true\`, and ` +
+      `${fmt(m('pglite_node'))} ms for \`node -e 0\`, which alone is ${ratio(m('pglite_node'), m('pglite_replay'))} of a ` +
+      `replayed call and ${ratio(m('pglite_node'), m('pglite_fresh'))} of a fresh one.`,
+    `- **The client's own start-up adds a few tens of milliseconds to Node's.** With no agent, \`spool step\` (exit 69) ` +
+      `takes ${fmt(m('pglite_d_client'))} ms longer than the \`node -e 0\` timed just before it (paired median). ` +
+      `${share(m('import_inproc'), m('pglite_d_client'))} of that is loading the client's import graph (${graph.local} compiled ES modules from run-verb.js down, plus ` +
+      `${graph.builtins.join(', ')}): ${fmt(m('import_inproc'))} ms timed inside Node (start-up loop). The rest is the ` +
+      `entry point (\`#!/usr/bin/env node\` → \`bin/spool\` → \`dist/cli/main.js\` → a dynamic import of run-verb.js), ` +
+      `argument parsing and exit. For scale, an ES-module entry by itself (\`node --input-type=module -e 0\` vs ` +
+      `\`node -e 0\`, start-up loop) comes to ${d('node_esm', 'node_cjs')} ms.`,
+    `- **Talking to the agent is cheap, and a replayed call touches no store.** A replayed call takes ` +
+      `${fmt(m('pglite_d_replay'))} ms more than the no-agent exit of the same iteration: connecting to the unix socket, one ` +
+      `NDJSON request and answer (the agent finds the call in the journal it read when the pass started), closing.`,
+    `- **A fresh call adds the command, a second round trip and two journal writes.** A fresh call takes ` +
+      `${fmt(m('pglite_d_fresh'))} ms more than the no-agent exit of the same iteration, ${d('pglite_d_fresh', 'pglite_d_replay')} ms ` +
+      `more than a replayed one does. That covers spawning \`true\` through Node's child_process (${fmt(m('pglite_bin_true'))} ms ` +
+      `as a bare fork + exec from bash), the \`done\` request, and two \`appendJournal\` calls (call, result) at ` +
+      `${fmt(m('journal_pglite_disk'))} ms each (median; p90 ${fmt(results.get('journal_pglite_disk')?.p90)} ms) on a PGlite ` +
+      `data directory.`,
+    Number.isFinite(m('pg_fresh'))
+      ? `- **PostgreSQL vs PGlite.** A journal write takes ${fmt(m('journal_pg'))} ms on the throwaway PostgreSQL server as ` +
+        `the tests configure it (fsync off), ${fmt(m('journal_pg_durable'))} ms with fsync, synchronous_commit and ` +
+        `full_page_writes on, ${fmt(m('journal_pglite_disk'))} ms on a PGlite data directory and ` +
+        `${fmt(m('journal_pglite_mem'))} ms on in-memory PGlite. Through \`spool run --database-url\`, a fresh call costs ` +
+        `${fmt(m('pg_d_fresh'))} ms and a replayed one ${fmt(m('pg_d_replay'))} ms over the no-agent exit (PGlite: ` +
+        `${fmt(m('pglite_d_fresh'))} and ${fmt(m('pglite_d_replay'))} ms). Everything a fresh call adds to a replayed one ` +
+        `(the command, \`done\`, two writes) is ${d('pg_d_fresh', 'pg_d_replay')} ms on PostgreSQL and ` +
+        `${d('pglite_d_fresh', 'pglite_d_replay')} ms on PGlite, which runs inside the agent's process and so competes for ` +
+        `the same 2 cores as the script's processes: an upper bound of ` +
+        `${pct(m('pg_d_fresh') - m('pg_d_replay'), m('pg_fresh'))} and ` +
+        `${pct(m('pglite_d_fresh') - m('pglite_d_replay'), m('pglite_fresh'))} of a fresh call for the store. ` +
+        `(The PostgreSQL run's raw medians, ${fmt(m('pg_fresh'))} and ` +
+        `${fmt(m('pg_replay'))} ms, come from another minute of a drifting load; compare its paired rows.)`
+      : '- **PostgreSQL** was not measured on this run (see the notes above); the PGlite rows stand alone.',
+    `- **Where the time goes, then:** a replayed call ≈ \`node -e 0\` (${fmt(m('pglite_node'))} ms) + loading the client ` +
+      `(${fmt(m('pglite_d_client'))} ms) + the agent round trip (${fmt(m('pglite_d_replay'))} ms); a fresh call adds ` +
+      `${d('pglite_d_fresh', 'pglite_d_replay')} ms. Starting a Node process per call dominates; the store, the socket ` +
+      `protocol and the engine are a small fraction. Replay pays the same per-call start-up, so a script with 100 recorded ` +
+      `steps spends about ${((m('pglite_replay') * 100) / 1000).toFixed(1)} s on this machine before it reaches its next ` +
+      `new call. Cheaper calls need a lighter client process, not a faster store.`,
+    '',
+    'Differences of medians on a shared 2-core machine are rough: a few milliseconds either way is noise.',
   ];
   return lines.join('\n');
 }
 
-function writeDoc(info, wallTimes, totalSeconds) {
+/** The repository's prettier style (aligned tables), if prettier is installed. */
+async function formatMarkdown(text) {
+  try {
+    const prettier = await import('prettier');
+    const config = (await prettier.resolveConfig(DOC)) ?? {};
+    return await prettier.format(text, { ...config, parser: 'markdown' });
+  } catch (error) {
+    log(`docs/benchmarks.md left unformatted: ${error?.message ?? error}`);
+    return text;
+  }
+}
+
+async function writeDoc(info, wallTimes, totalSeconds) {
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const doc = `# Benchmarks
 
@@ -407,18 +498,24 @@ magnitude and ratios, not as precise figures. Re-run \`npm run bench\` to regene
 
 ## Method
 
-- **Start-up (no agent).** A bash loop, run ${STARTS} times with \`SPOOL_SOCKET\` unset in the repository root, times each
-  command in turn: builtin \`true\`, \`/bin/true\`, \`node -e 0\`, \`node --input-type=module -e 0\`,
-  \`node --input-type=module -e "await import('./dist/cli/script/run-verb.js')"\` (the in-script client's import
-  graph), \`node bin/spool step x -- true\` and \`bin/spool step x -- true\` (through its \`#!/usr/bin/env node\`
-  line, as a script calls it); the last two find no agent and exit 69.
 - **Fresh and replayed \`spool step\`.** \`node bin/spool run bench.sh --data-dir DIR\` runs a bash script (\`bash -eu\`,
   \`spool\` found on the PATH \`spool run\` gives it) whose loop calls \`spool step s$i -- true\` ${STEPS} times, each
   with a new name, then \`spool sleep 1ms\`. Pass 1 records every step (fresh calls); the sleep ends the pass, and pass 2
   re-runs the script from the top, so every step is answered from the journal (replayed calls). Each iteration also
-  times a builtin \`true\` and \`/bin/true\`. The script times each call itself with bash's \`$EPOCHREALTIME\` (a
-  variable, not a \`date +%s%N\` fork, so the clock adds microseconds) and writes one file per \`$SPOOL_PASS\`.
-  The same script runs against PostgreSQL with \`--database-url\` (${PG_STEPS} steps).
+  times, just before its step, a builtin \`true\`, \`/bin/true\`, \`node -e 0\` and \`SPOOL_SOCKET= spool step x -- true\`
+  (the same client finding no agent: exit 69). The script times every command itself with bash's \`$EPOCHREALTIME\` (a
+  variable, not a \`date +%s%N\` fork, so the clock adds microseconds) and writes one file per \`$SPOOL_PASS\`. The
+  same script, without \`node -e 0\`, runs against PostgreSQL with \`--database-url\` (${PG_STEPS} steps).
+- **The build measured** is a copy of \`bin/\`, \`dist/\` (and \`src/\`, for the migrations) taken when the bench starts (right after
+  \`npm run build\`), so a rebuild elsewhere in the tree cannot change it mid-run; relative paths below are in it.
+- **Paired rows (↳).** The load on this machine drifts from minute to minute, so pass 1 and pass 2 (and the two
+  \`spool run\`s) do not see the same machine. A ↳ row is the median of per-iteration differences between two commands
+  timed milliseconds apart, which cancels most of the drift; a difference of two medians from different passes does not.
+- **Start-up (no agent).** A separate bash loop, ${STARTS} rounds with \`SPOOL_SOCKET\` unset,
+  times in turn: builtin \`true\`, \`/bin/true\`, \`node -e 0\`, \`node --input-type=module -e 0\`,
+  \`node --input-type=module -e "await import('./dist/cli/script/run-verb.js')"\` (the in-script client's import graph;
+  that process also prints how long the import itself took by \`performance.now()\`) and \`bin/spool step x -- true\`
+  through its \`#!/usr/bin/env node\` line (no agent: exit 69).
 - **Journal writes.** In one Node process, \`store.appendJournal\` is called for a \`call\` and then a \`result\`
   entry per position (what a fresh step writes), ${WRITES} timed writes after 20 untimed ones, awaited one at a time:
   on PGlite in the data directory \`spool run\` just used (\`openPgliteStore(dir)\`, the default store of
@@ -427,8 +524,9 @@ magnitude and ratios, not as precise figures. Re-run \`npm run bench\` to regene
   \`openPostgresStore(url)\`: once as the tests configure it (fsync, synchronous_commit and full_page_writes off) and
   once after \`ALTER SYSTEM\` turns all three on (a durable commit per write, like a production server).
 - Ratios divide a median by the median of \`/bin/true\` (the cheapest external command bash can run) or of
-  \`node -e 0\` (the floor for anything written in Node). The builtin \`true\` costs microseconds, so a ratio to it
-  would say nothing; its row is there to show the loop's own cost.
+  \`node -e 0\` (the floor for anything written in Node), both from the same loop where it has them (the PGlite
+  \`spool run\` has both, the PostgreSQL one only \`/bin/true\`; the others use the start-up loop's). The builtin
+  \`true\` costs microseconds, so a ratio to it would say nothing; its rows show what the timing loop itself costs.
 
 ## Results
 
@@ -438,7 +536,7 @@ ${notes.length ? `\nNotes:\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` 
 
 ${interpretation()}
 `;
-  writeFileSync(DOC, doc);
+  writeFileSync(DOC, await formatMarkdown(doc));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,11 +547,11 @@ async function main() {
   await benchStartup();
 
   const dataDir = join(scratch, 'pglite-data');
-  const pgliteWall = await benchSteps('pglite', 'PGlite data dir', STEPS, ['--data-dir', dataDir]);
+  const pgliteWall = await benchSteps('pglite', 'PGlite data dir', STEPS, ['--data-dir', dataDir], true);
   wall.push(`PGlite spool run ${(pgliteWall / 1000).toFixed(1)} s incl. first open of a fresh data dir`);
 
-  const { openPgliteStore } = await import(pathToFileURL(join(ROOT, 'dist/store/pglite.js')).href);
-  const { openPostgresStore } = await import(pathToFileURL(join(ROOT, 'dist/store/postgres.js')).href);
+  const { openPgliteStore } = await import(pathToFileURL(join(TREE, 'dist/store/pglite.js')).href);
+  const { openPostgresStore } = await import(pathToFileURL(join(TREE, 'dist/store/postgres.js')).href);
   {
     log(`journal: ${WRITES} appendJournal on PGlite (data dir)`);
     const store = await openPgliteStore(dataDir);
@@ -494,7 +592,7 @@ async function main() {
       } finally {
         await store.close();
       }
-      const pgWall = await benchSteps('pg', 'PostgreSQL, test config', PG_STEPS, ['--database-url', server.url]);
+      const pgWall = await benchSteps('pg', 'PostgreSQL, test config', PG_STEPS, ['--database-url', server.url], false);
       wall.push(`PostgreSQL spool run ${(pgWall / 1000).toFixed(1)} s`);
 
       // The test server trades durability for speed; turn it back on for a production-like commit.
@@ -530,7 +628,7 @@ async function main() {
     `machine: nproc=${info.nproc}, ${info.cpu}, node ${info.node}; whole bench ${totalSeconds.toFixed(0)} s\n`,
   );
   if (WRITE_DOC) {
-    writeDoc(info, wall.join('; '), totalSeconds);
+    await writeDoc(info, wall.join('; '), totalSeconds);
     process.stdout.write(`wrote ${DOC}\n`);
   }
 }

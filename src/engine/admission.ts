@@ -80,8 +80,9 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
       });
       if (!inBudget) return refuse(`dropped: over the rate of ${throttle.limit} per ${throttle.periodMs}ms for ${throttle.key}`);
       if (at.getTime() > now.getTime()) {
-        await tx.updateRun(run.id, { wakeAt: at, awaiting: `throttle ${throttle.key} until ${at.toISOString()}` });
-        admitted.run = { ...run, wakeAt: at };
+        const awaiting = `throttle ${throttle.key} until ${at.toISOString()}`;
+        await tx.updateRun(run.id, { wakeAt: at, awaiting });
+        admitted.run = { ...run, wakeAt: at, awaiting };
       }
     }
     return admitted;

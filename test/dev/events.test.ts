@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliOk, finalLog, listRuns, startDev, waitForRun } from '../support/dev.js';
-import { tempDir, writeFiles } from '../support/spool.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * The event recipes of the durable-patterns document (a deadline an event cuts short, handle each
@@ -18,6 +18,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dev?.close();
+  removeTempDirs();
 });
 
 interface Emitted {
@@ -63,8 +64,8 @@ fi
     expect(first).not.toContain('timed out');
 
     // cust-2's wait takes only cust-2's events (or ones with no subject), so it runs out.
-    const second = await finalLog(dev.url, two);
     expect((await waitForRun(dev.url, two)).status).toBe('succeeded');
+    const second = await cliOk(dev.url, dir, ['logs', two]);
     expect(second).toContain('trial started for cust-2');
     expect(second).toContain('trial over for cust-2');
     expect(second).toContain('spool: wait event plan.upgraded timed out after 4s');
@@ -125,7 +126,15 @@ spool step ship -- echo "shipped order $order"
     const runs = (await listRuns(dev.url)).filter((run) => run.handler === 'orders-by-id');
     expect(runs.map((run) => run.id)).toEqual([id]);
     // and the plain-text answer names the same run
-    const again = await cli(dev.url, dir, ['event', 'emit', 'order.placed-by-id', '--id', 'same', '--payload', '{"order":2077}']);
+    const again = await cli(dev.url, dir, [
+      'event',
+      'emit',
+      'order.placed-by-id',
+      '--id',
+      'same',
+      '--payload',
+      '{"order":2077}',
+    ]);
     expect(again.code).toBe(0);
     expect(again.output.trim()).toBe(`same started ${id}`);
   }, 60_000);
@@ -151,16 +160,22 @@ fi
 `,
     });
     await cliOk(dev.url, dir, ['handler', 'set', 'reindex', './reindex.sh', '--on', 'customer.updated']);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(...(await emit(dir, 'customer.updated', '--payload', '{"customer":"acme"}')).runs);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-    expect(ids).toHaveLength(5);
+    // One emit every 300ms, each without waiting for the one before to answer.
+    const emitted = await Promise.all(
+      [0, 1, 2, 3, 4].map(async (i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * 300));
+        return emit(dir, 'customer.updated', '--payload', '{"customer":"acme"}');
+      }),
+    );
+    const ids = emitted.flatMap((answer) => answer.runs);
+    expect(new Set(ids).size).toBe(5);
 
     const logs = await Promise.all(ids.map((id) => finalLog(dev.url, id)));
     const runs = await Promise.all(ids.map((id) => waitForRun(dev.url, id)));
-    expect(runs.map((run) => [run.status, run.error]), logs.join('----\n')).toEqual(ids.map(() => ['succeeded', null]));
+    expect(
+      runs.map((run) => [run.status, run.error]),
+      logs.join('----\n'),
+    ).toEqual(ids.map(() => ['succeeded', null]));
     expect(logs.filter((log) => log.includes('reindexing'))).toEqual(['reindexing acme (ticket 5)\n']);
     expect(logs.filter((log) => !log.includes('reindexing')).sort()).toEqual(
       [1, 2, 3, 4].map((ticket) => `ticket ${ticket} superseded\n`),

@@ -9,6 +9,20 @@ import { SPOOL_BIN, spool, tempDir, waitFor, type SpoolResult } from './spool.js
  * a test may kill -9), the real CLI pointed at it, and polling the HTTP API.
  */
 
+/** How often the API is polled: the in-process server shares this process, so polling less leaves it more time. */
+const POLL_MS = 100;
+
+/** Like waitFor, polling every POLL_MS. */
+export async function poll<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
 export interface RunView {
   id: string;
   status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
@@ -20,6 +34,8 @@ export interface RunView {
   handler: string | null;
   subject: string | null;
   idempotencyKey: string | null;
+  workflow: string;
+  finishedAt: string | null;
 }
 
 export interface JournalView {
@@ -33,7 +49,9 @@ export interface JournalView {
 export const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
 /** A dev server in this process, on a free port, over a fresh data dir. */
-export async function startDev(dataDir = join(tempDir('spool-dev-data-'), 'data')): Promise<DevServer & { dataDir: string }> {
+export async function startDev(
+  dataDir = join(tempDir('spool-dev-data-'), 'data'),
+): Promise<DevServer & { dataDir: string }> {
   const server = await startDevServer({ port: 0, dataDir, pollMs: 50 });
   return { ...server, dataDir };
 }
@@ -84,13 +102,22 @@ export async function journalOf(url: string, id: string): Promise<JournalView[]>
   return (await get<{ journal: JournalView[] }>(url, `${runPath(id)}/journal`)).journal;
 }
 
-/** Polls until the run is in one of the statuses (default: any terminal one); answers it. */
+/**
+ * Polls until the run is in one of the statuses (default: any terminal one); answers it. A run that
+ * ends in another status fails at once, saying how it ended and what its log says.
+ */
 export async function waitForRun(url: string, id: string, statuses = TERMINAL, timeoutMs = 30_000): Promise<RunView> {
-  return waitFor(
+  return poll(
     `run ${id} to be ${statuses.join('|')}`,
     async () => {
       const run = await getRun(url, id);
-      return statuses.includes(run.status) ? run : null;
+      if (statuses.includes(run.status)) return run;
+      if (TERMINAL.includes(run.status)) {
+        throw new Error(
+          `run ${id} ended ${run.status} (${run.error ?? ''}) while waiting for ${statuses.join('|')}; its log:\n${await logOf(url, id)}`,
+        );
+      }
+      return null;
     },
     timeoutMs,
   );
@@ -98,7 +125,7 @@ export async function waitForRun(url: string, id: string, statuses = TERMINAL, t
 
 /** Polls until the run's log contains text; answers the log. */
 export async function waitForLog(url: string, id: string, text: string, timeoutMs = 30_000): Promise<string> {
-  return waitFor(
+  return poll(
     `the log of ${id} to contain ${JSON.stringify(text)}`,
     async () => {
       const log = await logOf(url, id);
@@ -133,7 +160,10 @@ export async function startDevProcess(dataDir: string, port: number, timeoutMs =
   const child = spawn(process.execPath, [SPOOL_BIN, 'dev', '--port', String(port), '--data-dir', dataDir], {
     cwd: tempDir('spool-dev-cwd-'),
     env: Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !['SPOOL_SOCKET', 'SPOOL_DATABASE_URL', 'SPOOL_RUN_ID', 'SPOOL_LOG_ID', 'SPOOL_SERVER'].includes(name)),
+      Object.entries(process.env).filter(
+        ([name]) =>
+          !['SPOOL_SOCKET', 'SPOOL_DATABASE_URL', 'SPOOL_RUN_ID', 'SPOOL_LOG_ID', 'SPOOL_SERVER'].includes(name),
+      ),
     ),
     stdio: ['ignore', fd, fd],
   });

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { childrenOf, jobOf, jobsThatRan, waitForChild, type Dev } from './pipeline-support.js';
+
+/**
+ * The "Approval with a timeout and escalation" recipe, run on spool dev: each row of its outcome
+ * table runs exactly the jobs the table lists, and rejecting a gate cancels the run. The recipe's
+ * 2d and 1d timeouts are shortened so a gate that nobody answers times out in seconds.
+ */
+
+const JOBS = ['ask', 'escalate', 'ask_lead', 'refund', 'give_up'];
+
+/** The recipe's document (test/pipeline/fixtures/refund.yaml, copied from the recipe) with shorter timeouts. */
+function refund(askTimeout: string, leadTimeout: string): string {
+  const recipe = readFileSync(new URL('../pipeline/fixtures/refund.yaml', import.meta.url), 'utf8');
+  expect(recipe).toContain('timeout: 2d');
+  expect(recipe).toContain('timeout: 1d');
+  return recipe.replace('timeout: 2d', `timeout: ${askTimeout}`).replace('timeout: 1d', `timeout: ${leadTimeout}`);
+}
+
+let dev: Dev;
+
+beforeAll(async () => {
+  dev = await startDev();
+}, 60_000);
+
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+
+/** Checks the run ran exactly `ran` (each with one succeeded child) and skipped every other job. */
+async function expectOutcome(runId: string, ran: string[]): Promise<string> {
+  const log = await finalLog(dev.url, runId, 90_000);
+  expect((await getRun(dev.url, runId)).status, log).toBe('succeeded');
+  expect(await jobsThatRan(dev, runId)).toEqual(ran);
+  const children = await childrenOf(dev, runId);
+  expect(children.map(jobOf).sort()).toEqual([...ran].sort());
+  for (const child of children) expect(child.status).toBe('succeeded');
+  for (const job of JOBS) {
+    if (ran.includes(job)) expect(log).toMatch(new RegExp(`^ {2}${job}: succeeded$`, 'm'));
+    else expect(log).toMatch(new RegExp(`^ {2}${job}: skipped, its condition is false$`, 'm'));
+  }
+  return log;
+}
+
+describe('approval with a timeout and escalation', () => {
+  it('given ask approved with spool approve, then only ask and refund run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': refund('60s', '60s') });
+    const runId = await submit(dev.url, dir, 'refund.yaml');
+
+    const gate = await waitForChild(dev, runId, 'ask', ['waiting']);
+    expect(gate.workflow).toBe('refund.yaml#ask');
+    expect((await getRun(dev.url, runId)).awaiting).toBe('approval ask');
+    expect(await cliOk(dev.url, dir, ['approve', runId, 'ask'])).toBe(`approved ask of ${runId}\n`);
+
+    const log = await expectOutcome(runId, ['ask', 'refund']);
+    expect(log).toContain('ask: approved\n');
+    expect(log).toContain('refunded order 1042\n');
+    expect(log).not.toContain('asking the team lead');
+    expect((await dev.store.getRun(gate.id))?.outputs).toMatchObject({ approved: 'true', timed_out: 'false' });
+  }, 120_000);
+
+  it('given ask timed out and ask_lead approved, then ask, escalate, ask_lead and refund run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': refund('2s', '60s') });
+    const runId = await submit(dev.url, dir, 'refund.yaml');
+
+    await waitForChild(dev, runId, 'ask_lead', ['waiting'], 60_000);
+    const ask = (await childrenOf(dev, runId)).find((child) => jobOf(child) === 'ask');
+    expect(ask?.outputs).toMatchObject({ approved: 'false', timed_out: 'true' });
+    await cliOk(dev.url, dir, ['approve', runId, 'ask_lead']);
+
+    const log = await expectOutcome(runId, ['ask', 'escalate', 'ask_lead', 'refund']);
+    expect(log).toContain('ask: no answer in time\n');
+    expect(log).toContain('no answer on the refund for order 1042, asking the team lead\n');
+    expect(log).toContain('ask_lead: approved\n');
+    expect(log).toContain('refunded order 1042\n');
+    expect(log).not.toContain('nobody answered');
+  }, 120_000);
+
+  it('given nobody answers either gate, then ask, escalate, ask_lead and give_up run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': refund('2s', '2s') });
+    const runId = await submit(dev.url, dir, 'refund.yaml');
+
+    const log = await expectOutcome(runId, ['ask', 'escalate', 'ask_lead', 'give_up']);
+    expect(log).toContain('ask: no answer in time\n');
+    expect(log).toContain('ask_lead: no answer in time\n');
+    expect(log).toContain('nobody answered, refund for order 1042 left open\n');
+    expect(log).not.toContain('refunded order 1042');
+  }, 120_000);
+
+  it('given spool reject at ask, then the run and its gate end cancelled and nothing after the gate runs', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': refund('60s', '60s') });
+    const runId = await submit(dev.url, dir, 'refund.yaml');
+
+    const gate = await waitForChild(dev, runId, 'ask', ['waiting']);
+    expect(await cliOk(dev.url, dir, ['reject', runId, 'ask'])).toBe(`rejected ask of ${runId}\n`);
+
+    const run = await waitForRun(dev.url, runId, ['succeeded', 'failed', 'cancelled'], 30_000);
+    expect(run.status).toBe('cancelled');
+    expect(run.error).toContain('rejected at ask');
+    expect((await dev.store.getRun(gate.id))?.status).toBe('cancelled');
+    // Nothing below the gate starts, however long we look.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await childrenOf(dev, runId)).map(jobOf)).toEqual(['ask']);
+  }, 120_000);
+});
