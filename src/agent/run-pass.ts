@@ -1,10 +1,12 @@
-import { fstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inputDocument } from '../engine/input.js';
 import { Pass, type PassHost, type Suspension } from '../engine/pass.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
+import { outputIdentity } from './output-identity.js';
 import { AgentSocket } from './socket-server.js';
 import { ScriptProcess } from './script-process.js';
 
@@ -25,29 +27,6 @@ export interface PassOptions {
 
 /** bin/ of this package, put first on the script's PATH so `spool` there is this very client. */
 const SPOOL_BIN = fileURLToPath(new URL('../../bin/', import.meta.url));
-
-/** The input document a script reads from $SPOOL_INPUT_FILE. */
-export function inputDocument(run: RunRecord): Record<string, unknown> {
-  const input = (run.input ?? null) as Record<string, unknown> | null;
-  const event = run.handler ? input : null;
-  return {
-    run: run.id,
-    subject: run.subject,
-    input,
-    payload: event ? (event.payload ?? null) : input,
-    ...(event ? { event } : {}),
-  };
-}
-
-/** The identity of what a descriptor writes to, so the client can tell when its stdout is the run's log. */
-function outputIdentity(output: 'inherit' | number): string {
-  try {
-    const stat = fstatSync(output === 'inherit' ? 1 : output);
-    return `${stat.dev}:${stat.ino}`;
-  } catch {
-    return '';
-  }
-}
 
 /**
  * Runs one pass: the run's recorded script, started from the top in the directory it was submitted

@@ -1,8 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Pass } from '../engine/pass.js';
 import type { Answer, Request } from '../engine/protocol.js';
 import { EXIT } from '../engine/protocol.js';
 import { onLines, writeLine } from './framing.js';
+
+/** Whatever answers a pass's durable calls: the engine's Pass here, or the operator for a pod. */
+export interface CallHandler {
+  handle(request: Request): Promise<Answer>;
+}
 
 /**
  * The spool socket of one pass. Requests are answered one at a time in arrival order, since call
@@ -14,7 +18,7 @@ export class AgentSocket {
   private readonly sockets = new Set<Socket>();
 
   constructor(
-    private readonly pass: Pass,
+    private readonly pass: CallHandler,
     /** Called once the script must be ended: it suspended or diverged from its journal. */
     private readonly onStop: () => void,
   ) {

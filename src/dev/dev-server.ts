@@ -5,7 +5,7 @@ import { endAllScripts } from '../agent/script-process.js';
 import { createApp } from '../server/app.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import { LocalExecutor } from './executor.js';
+import { Executor } from '../executor/executor.js';
 import { captureLog } from './log-capture.js';
 
 export const DEFAULT_PORT = 7456;
@@ -33,7 +33,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await store.recoverInterruptedRuns(now);
   await store.requeueRunningActivities();
   const logsDir = join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
-  const executor = new LocalExecutor(store, {
+  const executor = new Executor(store, {
     output: (run) => captureLog(store, logsDir, run),
     schedules: true,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
-import type { PassOutput } from './executor.js';
+import type { PassOutput } from '../executor/executor.js';
 
 const TAIL_MS = 150;
 

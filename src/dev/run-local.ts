@@ -8,7 +8,7 @@ import { newRunId } from '../common/ids.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
-import { LocalExecutor } from './executor.js';
+import { Executor } from '../executor/executor.js';
 
 export interface LocalRunOptions extends StoreOptions {
   input?: string;
@@ -108,7 +108,7 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions): P
   const family = new Set([rootId]);
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
-  const executor = new LocalExecutor(store, {
+  const executor = new Executor(store, {
     output: () => ({ fd: 'inherit' }),
     lenient: options.lenient ?? false,
     ...(limit === undefined ? {} : { maxResultBytes: limit }),

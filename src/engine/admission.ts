@@ -20,6 +20,8 @@ export interface ConcurrencyRule {
 }
 
 export interface Submission {
+  /** The run's id when the caller derives it (a Run resource's uid); a new random one otherwise. */
+  runId?: string;
   env: string;
   project: string;
   source: ScriptSource;
@@ -46,7 +48,7 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
   const { source, throttle, concurrency } = submission;
   return store.transaction(async (tx) => {
     const { run, created } = await tx.createRun({
-      id: newRunId(submission.env, submission.project),
+      id: submission.runId ?? newRunId(submission.env, submission.project),
       project: submission.project,
       ...source,
       input: submission.input ?? null,

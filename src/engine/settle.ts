@@ -7,7 +7,9 @@ export type RunOutcome =
   | { kind: 'suspended'; suspension: Suspension }
   | { kind: 'succeeded' }
   | { kind: 'failed'; message: string }
-  | { kind: 'cancelled'; message: string };
+  | { kind: 'cancelled'; message: string }
+  /** The pass ended without a word on how (its pod was lost): the run is dispatched again and replays. */
+  | { kind: 'lost'; message: string };
 
 /**
  * Writes what a pass ended in onto its run. A run that ends gives up its leases (waking the next
@@ -17,6 +19,10 @@ export type RunOutcome =
 export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcome, now: Date): Promise<void> {
   // A run cancelled while its pass ran stays cancelled, whatever the pass ended in.
   if ((await store.getRun(run.id))?.status === 'cancelled') return;
+  if (outcome.kind === 'lost') {
+    await store.recoverInterruptedRuns(now, [run.id]);
+    return;
+  }
   if (outcome.kind === 'suspended') {
     const { awaiting, wait, wakeAt } = outcome.suspension;
     await store.updateRun(run.id, { status: 'waiting', awaiting, wait, wakeAt });

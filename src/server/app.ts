@@ -1,4 +1,6 @@
 import express, { type Express } from 'express';
+import { authorizeRequests } from './access.js';
+import { agentRoutes } from './agent-routes.js';
 import type { ServerContext } from './context.js';
 import { errorHandler, notFound } from './http-error.js';
 import { runsRoutes } from './runs-routes.js';
@@ -12,6 +14,8 @@ export function createApp(ctx: ServerContext): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  app.use('/v1', authorizeRequests(ctx));
+  app.use('/v1', agentRoutes(ctx));
   app.use('/v1', runsRoutes(ctx));
   app.use('/v1', triggersRoutes(ctx));
   app.use((req) => {

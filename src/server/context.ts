@@ -1,4 +1,6 @@
 import type { Store } from '../store/store.js';
+import type { Access } from './access.js';
+import type { AgentIdentity, RemotePasses } from './remote-passes.js';
 
 /** What the API needs from whoever serves it (the dev server here, the operator on a cluster). */
 export interface ServerContext {
@@ -10,4 +12,15 @@ export interface ServerContext {
   poke(): void;
   /** End the script of a pass under way for this run. */
   abortPass(runId: string): void;
+  /**
+   * Refuses (throws an HttpError 401 or 403) a caller who may not do this; absent on the dev server,
+   * which trusts whoever reaches its loopback port.
+   */
+  authorize?: (authorization: string, access: Access) => Promise<void>;
+  /** Remote agents (the operator's pods); absent where passes run in-process. */
+  agents?: {
+    passes: RemotePasses;
+    /** The pass a bearer token was issued for, or null when the token is not valid. */
+    authenticate(token: string): Promise<AgentIdentity | null>;
+  };
 }

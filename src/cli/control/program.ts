@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { EXIT } from '../../engine/protocol.js';
+import { registerClusterInternals } from '../cluster/internal-commands.js';
 import { registerServerCommands } from './server-commands.js';
 
 function storeOptions(command: Command): Command {
@@ -60,6 +61,7 @@ function build(setExit: (code: number) => void): Command {
   });
 
   registerServerCommands(program, setExit);
+  registerClusterInternals(program, setExit);
   return program;
 }
 

@@ -1,9 +1,9 @@
-import { runPass } from '../agent/run-pass.js';
+import { runPass, type PassOutcome } from '../agent/run-pass.js';
 import { ensureError } from '../common/errors.js';
 import type { Change, PassHost } from '../engine/pass.js';
 import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
 import { tickSchedules } from '../engine/schedules.js';
-import { settleRun } from '../engine/settle.js';
+import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
@@ -17,8 +17,18 @@ export interface PassOutput {
   close?(): Promise<void>;
 }
 
+/**
+ * Runs one script pass of a run somewhere and answers how it ended: by default a child process
+ * here; on a cluster, a Job.
+ */
+export type PassRunner = (run: RunRecord, host: PassHost, signal: AbortSignal) => Promise<RunOutcome>;
+
 export interface ExecutorOptions {
   output(run: RunRecord): PassOutput;
+  /** Where script passes run (pipeline coordinators always run here, in-process). */
+  runPass?: PassRunner;
+  /** Run queued activities here (default true). */
+  activities?: boolean;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -38,10 +48,10 @@ export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
 
 /**
- * The local executor: starts passes of due runs as child processes and runs queued activities.
- * Everything it knows is in the store, so a new executor on the same store carries on.
+ * Starts passes of due runs (as child processes, or wherever `runPass` puts them) and runs queued
+ * activities. Everything it knows is in the store, so a new executor on the same store carries on.
  */
-export class LocalExecutor {
+export class Executor {
   private readonly running = new Map<string, AbortController>();
   private readonly activities = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
@@ -115,7 +125,7 @@ export class LocalExecutor {
     try {
       if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
       await this.dispatchRuns();
-      await this.dispatchActivities();
+      if (this.options.activities !== false) await this.dispatchActivities();
     } catch (error) {
       process.stderr.write(`spool: executor: ${ensureError(error).message}\n`);
     } finally {
@@ -156,22 +166,31 @@ export class LocalExecutor {
   }
 
   private async pass(run: RunRecord, signal: AbortSignal): Promise<void> {
-    let outcome;
-    const output = this.options.output(run);
+    let outcome: RunOutcome;
     try {
-      const lenient = this.options.lenient ? { lenient: true } : {};
       outcome =
-        run.interpreter === PIPELINE
-          ? await runPipelinePass(this.store, run, this.host, { output: output.fd, ...lenient })
-          : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient });
+        run.interpreter === PIPELINE || !this.options.runPass
+          ? await this.runHere(run, signal)
+          : await this.options.runPass(run, this.host, signal);
     } catch (error) {
-      outcome = { kind: 'failed' as const, message: `pass could not start: ${ensureError(error).message}` };
-    } finally {
-      await output.close?.();
+      outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
     await settleRun(this.store, run, outcome, this.host.now());
     const settled = await this.store.getRun(run.id);
     if (settled) this.options.onPassEnd?.(settled);
+  }
+
+  /** A pass in this process: a pipeline's coordinator, or a script as a child process. */
+  private async runHere(run: RunRecord, signal: AbortSignal): Promise<PassOutcome> {
+    const output = this.options.output(run);
+    try {
+      const lenient = this.options.lenient ? { lenient: true } : {};
+      return run.interpreter === PIPELINE
+        ? await runPipelinePass(this.store, run, this.host, { output: output.fd, ...lenient })
+        : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient });
+    } finally {
+      await output.close?.();
+    }
   }
 
   private async dispatchActivities(): Promise<void> {

@@ -1,0 +1,88 @@
+import { connect, type Socket } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { onLines } from '../framing.js';
+import { outputIdentity } from '../output-identity.js';
+import { ScriptProcess } from '../script-process.js';
+import type { PassSpec } from './server-client.js';
+
+export interface PassRunnerOptions {
+  /** The agent's control socket. */
+  control: string;
+  /** The spool socket the script is given. */
+  socket: string;
+  /** Where the script and its input are written (an emptyDir: the root filesystem may be read-only). */
+  workdir: string;
+  /** How long to wait for the agent's sockets to appear. */
+  waitForAgentMs?: number;
+}
+
+/**
+ * The script container's entry point on a cluster: asks the agent for the pass's script, runs it
+ * as a process group of its own, ends it when the agent says the run suspended, and reports how it
+ * ended. Exits 0 when the agent stopped the script (the pass ended as planned), else the script's code.
+ */
+export async function runPodPass(options: PassRunnerOptions): Promise<number> {
+  const control = await connectWithin(options.control, options.waitForAgentMs ?? 30_000);
+  const answers: ((message: Record<string, unknown>) => void)[] = [];
+  let stopRequested = false;
+  let script: ScriptProcess | null = null;
+  onLines(control, (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (message.stop === true) {
+      stopRequested = true;
+      script?.end();
+    } else answers.shift()?.(message);
+  });
+  const ask = (message: unknown): Promise<Record<string, unknown>> =>
+    new Promise((resolve) => {
+      answers.push(resolve);
+      control.write(`${JSON.stringify(message)}\n`);
+    });
+
+  const reply = await ask({ verb: 'spec' });
+  if (typeof reply.error === 'string') throw new Error(reply.error);
+  const spec = reply.spec as PassSpec;
+  mkdirSync(options.workdir, { recursive: true });
+  const scriptPath = join(options.workdir, spec.filename);
+  const inputPath = join(options.workdir, 'input.json');
+  writeFileSync(scriptPath, spec.script);
+  writeFileSync(inputPath, JSON.stringify(spec.input));
+
+  script = new ScriptProcess([...spec.interpreter.split(' '), scriptPath], {
+    cwd: options.workdir,
+    env: {
+      ...process.env,
+      SPOOL_SOCKET: options.socket,
+      SPOOL_RUN_ID: spec.run,
+      SPOOL_PASS: String(spec.pass),
+      SPOOL_INPUT_FILE: inputPath,
+      // The container's stdout is the run's log.
+      SPOOL_LOG_ID: outputIdentity('inherit'),
+    },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  });
+  if (stopRequested) script.end();
+  const exit = await script.exited;
+  const acknowledged = await ask({ verb: 'exit', code: exit.code, signal: exit.signal });
+  control.end();
+  if (typeof acknowledged.error === 'string') process.stderr.write(`spool: could not report the script's end: ${acknowledged.error}\n`);
+  return stopRequested ? 0 : (exit.code ?? 1);
+}
+
+async function connectWithin(path: string, ms: number): Promise<Socket> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await new Promise<Socket>((resolve, reject) => {
+        const socket = connect(path);
+        socket.once('connect', () => resolve(socket));
+        socket.once('error', reject);
+      });
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`the agent's socket ${path} did not appear: ${String(error)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}

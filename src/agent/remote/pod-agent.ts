@@ -1,0 +1,69 @@
+import { createServer, type Socket } from 'node:net';
+import { rmSync } from 'node:fs';
+import { onLines, writeLine } from '../framing.js';
+import { AgentSocket } from '../socket-server.js';
+import { ServerClient, type ServerClientOptions } from './server-client.js';
+
+export interface PodAgentOptions extends ServerClientOptions {
+  /** The spool socket scripts talk to. */
+  socket: string;
+  /** The socket the pass runner in the script container talks to (spec, stop, exit). */
+  control: string;
+}
+
+/**
+ * The agent of a pass in a pod (the native sidecar): serves the spool socket and sends every
+ * durable call to the operator. The pass runner beside it starts the script; the agent tells it to
+ * stop the script when a call suspends the run, and passes on how the script ended.
+ */
+export async function servePodAgent(options: PodAgentOptions): Promise<{ close(): Promise<void> }> {
+  const server = new ServerClient(options);
+  const runners = new Set<Socket>();
+  let stopped = false;
+  const stop = (): void => {
+    stopped = true;
+    for (const runner of runners) writeLine(runner, { stop: true });
+  };
+
+  const control = createServer((runner) => {
+    runners.add(runner);
+    runner.on('close', () => runners.delete(runner));
+    runner.on('error', () => undefined);
+    if (stopped) writeLine(runner, { stop: true });
+    onLines(runner, (line) => {
+      void answerRunner(server, line).then((answer) => writeLine(runner, answer));
+    });
+  });
+  for (const path of [options.control, options.socket]) rmSync(path, { force: true });
+  await listen(control, options.control);
+  // The spool socket last: its appearing is the startup probe's sign that the agent is ready.
+  const calls = new AgentSocket(server, stop);
+  await calls.listen(options.socket);
+  return {
+    async close() {
+      await calls.close();
+      await new Promise<void>((resolve) => control.close(() => resolve()));
+    },
+  };
+}
+
+async function answerRunner(server: ServerClient, line: string): Promise<unknown> {
+  try {
+    const message = JSON.parse(line) as { verb?: string; code?: number | null; signal?: string | null };
+    if (message.verb === 'spec') return { spec: await server.spec() };
+    if (message.verb === 'exit') {
+      await server.exit(message.code ?? null, message.signal ?? null);
+      return { ok: true };
+    }
+    return { error: `unknown control message ${line}` };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function listen(server: ReturnType<typeof createServer>, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+}

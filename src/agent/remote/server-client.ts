@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import type { Answer, Request } from '../../engine/protocol.js';
+import type { CallHandler } from '../socket-server.js';
+
+/** What a pod needs to start its pass's script. */
+export interface PassSpec {
+  run: string;
+  pass: number;
+  filename: string;
+  interpreter: string;
+  script: string;
+  input: unknown;
+}
+
+export interface ServerClientOptions {
+  server: string;
+  runId: string;
+  pass: number;
+  /** The projected service-account token; read on every request since the kubelet rotates it. */
+  tokenFile: string;
+  /** How long to keep retrying a server that cannot be reached (a leader handing over). */
+  retryForMs?: number;
+}
+
+/** Thrown when the server says this pass is over (or never was): the script must stop. */
+export class PassEnded extends Error {}
+
+/** The agent's half of the API (docs/api.md, "Agents"): one pass's calls, sent to the operator. */
+export class ServerClient implements CallHandler {
+  private readonly base: string;
+
+  constructor(private readonly options: ServerClientOptions) {
+    this.base = `${options.server.replace(/\/$/, '')}/v1/agent/runs/${encodeURIComponent(options.runId)}/passes/${options.pass}`;
+  }
+
+  spec(): Promise<PassSpec> {
+    return this.send<PassSpec>('GET', '');
+  }
+
+  async handle(request: Request): Promise<Answer> {
+    try {
+      return await this.send<Answer>('POST', '/calls', request);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      // The script cannot go on without its agent's answer; the operator replays the run elsewhere.
+      return { status: 'error', kind: 'internal', message, exitCode: error instanceof PassEnded ? 1 : 69 };
+    }
+  }
+
+  exit(code: number | null, signal: string | null): Promise<unknown> {
+    return this.send('POST', '/exit', { code, signal });
+  }
+
+  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const deadline = Date.now() + (this.options.retryForMs ?? 30_000);
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      let response: Response;
+      try {
+        response = await fetch(this.base + path, {
+          method,
+          headers: {
+            authorization: `Bearer ${readFileSync(this.options.tokenFile, 'utf8').trim()}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      } catch (error) {
+        // Only a request that surely never arrived is sent again: a call may not be answered twice.
+        if (!neverArrived(error) || Date.now() + delay > deadline) throw new Error(`cannot reach the hyperspool server at ${this.options.server}: ${String(error)}`);
+        await sleep(delay);
+        continue;
+      }
+      const payload = (await response.json().catch(() => ({}))) as T & { error?: { code: string; message: string } };
+      if (response.ok) return payload;
+      const message = payload.error?.message ?? `the server answered ${response.status}`;
+      if (response.status === 409 || response.status === 401 || response.status === 403) throw new PassEnded(message);
+      // 503: no leader is serving passes yet (a handover); nothing was done with the request.
+      if (response.status !== 503 || Date.now() + delay > deadline) throw new Error(message);
+      await sleep(delay);
+    }
+  }
+}
+
+function neverArrived(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

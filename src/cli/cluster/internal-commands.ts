@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { UsageError } from '../../common/errors.js';
+
+function required(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`${what} is required`);
+  return value;
+}
+
+function waitForStop(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+}
+
+/** The commands a cluster runs: the operator, and the two halves of a pass's pod. */
+export function registerClusterInternals(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('operator')
+    .description('run the Kubernetes operator (in its Deployment; uses the in-cluster config or KUBECONFIG)')
+    .option('--database-url <url>', 'the PostgreSQL server of the journal', process.env.DATABASE_URL)
+    .option('--port <port>', 'API port', '7456')
+    .option('--metrics-port <port>', 'probes and metrics port', '9464')
+    .option('--namespace <ns>', 'namespace of the leader Lease', process.env.POD_NAMESPACE ?? 'hyperspool-system')
+    .option('--runner-image <image>', 'image of pass pods', process.env.SPOOL_RUNNER_IMAGE ?? 'hyperspool/runner:dev')
+    .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
+    .action(async (options: Record<string, string | undefined>) => {
+      const { KubeConfig } = await import('@kubernetes/client-node');
+      const { startOperator } = await import('../../operator/operator.js');
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromDefault();
+      const port = Number(options.port);
+      const podIp = process.env.POD_IP;
+      const operator = await startOperator({
+        kubeConfig,
+        databaseUrl: required(options.databaseUrl, '--database-url (or DATABASE_URL)'),
+        namespace: options.namespace ?? 'hyperspool-system',
+        name: process.env.POD_NAME ?? process.env.HOSTNAME ?? 'hyperspool-operator',
+        port,
+        metricsPort: Number(options.metricsPort),
+        ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
+        jobs: { runnerImage: options.runnerImage ?? '', serverUrl: options.agentServer ?? '', ttlSecondsAfterFinished: 600 },
+      });
+      process.stderr.write(`  spool operator listening on ${operator.url}, probes and metrics on ${operator.healthUrl}\n`);
+      await waitForStop();
+      await operator.close();
+    });
+
+  program
+    .command('agent')
+    .description("serve a pass's spool socket in its pod (the native sidecar), sending calls to the operator")
+    .requiredOption('--socket <path>', 'the spool socket')
+    .requiredOption('--control <path>', "the pass runner's socket")
+    .action(async (options: { socket: string; control: string }) => {
+      const { servePodAgent } = await import('../../agent/remote/pod-agent.js');
+      const agent = await servePodAgent({
+        ...options,
+        server: required(process.env.SPOOL_SERVER, 'SPOOL_SERVER'),
+        runId: required(process.env.SPOOL_RUN_ID, 'SPOOL_RUN_ID'),
+        pass: Number(required(process.env.SPOOL_PASS, 'SPOOL_PASS')),
+        tokenFile: required(process.env.SPOOL_TOKEN_FILE, 'SPOOL_TOKEN_FILE'),
+      });
+      await waitForStop();
+      await agent.close();
+    });
+
+  program
+    .command('pass')
+    .description("run a pass's script in its pod, as the agent beside it says")
+    .requiredOption('--socket <path>', 'the spool socket')
+    .requiredOption('--control <path>', "the agent's control socket")
+    .option('--workdir <dir>', 'where the script is written', '/spool/work')
+    .action(async (options: { socket: string; control: string; workdir: string }) => {
+      const { runPodPass } = await import('../../agent/remote/pass-runner.js');
+      setExit(await runPodPass(options));
+    });
+}

@@ -1,0 +1,30 @@
+import type { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import type { AgentIdentity } from '../../server/remote-passes.js';
+import { TOKEN_AUDIENCE } from '../passes/job-builder.js';
+import { LABELS, runIdOf } from '../naming.js';
+import { TokenReviewer } from './token-review.js';
+
+const POD_NAME = 'authentication.kubernetes.io/pod-name';
+const POD_UID = 'authentication.kubernetes.io/pod-uid';
+
+/**
+ * Maps an agent's projected service-account token to exactly one pass of one run: the token is
+ * bound to its pod (TokenReview answers the pod's name and uid), and the pod's labels say which
+ * run and pass it serves. A token not bound to a pass's pod proves nothing.
+ */
+export function agentAuthenticator(authentication: AuthenticationV1Api, core: CoreV1Api): (token: string) => Promise<AgentIdentity | null> {
+  const reviewer = new TokenReviewer(authentication, [TOKEN_AUDIENCE]);
+  return async (token) => {
+    const user = await reviewer.review(token);
+    const namespace = /^system:serviceaccount:([^:]+):/.exec(user?.username ?? '')?.[1];
+    const podName = user?.extra?.[POD_NAME]?.[0];
+    const podUid = user?.extra?.[POD_UID]?.[0];
+    if (!namespace || !podName || !podUid) return null;
+    const pod = await core.readNamespacedPod({ namespace, name: podName }).catch(() => null);
+    if (!pod || pod.metadata?.uid !== podUid) return null;
+    const key = pod.metadata.labels?.[LABELS.run];
+    const pass = Number(pod.metadata.labels?.[LABELS.pass]);
+    if (!key || !Number.isInteger(pass)) return null;
+    return { runId: runIdOf(namespace, key), pass };
+  };
+}

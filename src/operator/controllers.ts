@@ -1,0 +1,264 @@
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type V1Job } from '@kubernetes/client-node';
+import { ensureError } from '../common/errors.js';
+import { Executor } from '../executor/executor.js';
+import type { RemotePasses } from '../server/remote-passes.js';
+import type { Store } from '../store/store.js';
+import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
+import { GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
+import { startInformer, type Informer } from './kube/informer.js';
+import type { OperatorMetrics } from './kube/metrics.js';
+import { keyOf, splitKey } from './kube/object-key.js';
+import { createWorkQueue, type WorkQueue } from './kube/work-queue.js';
+import { CLUSTER_ENV, LABELS, MANAGED_BY, runKey, workflowOf } from './naming.js';
+import { KubePasses } from './passes/kube-passes.js';
+import type { PassJobSettings } from './passes/job-builder.js';
+import { Resources } from './resources.js';
+import { EventRecorder } from './runs/events.js';
+import { RunReconciler } from './runs/run-reconciler.js';
+import { TriggerReconciler } from './triggers/trigger-reconciler.js';
+
+export interface ControllersOptions {
+  kubeConfig: KubeConfig;
+  store: Store;
+  passes: RemotePasses;
+  metrics: OperatorMetrics;
+  jobs: PassJobSettings;
+  /** How often every unfinished Run is compared with the store, and store-born runs get a Run resource. */
+  sweepMs?: number;
+  resyncPeriodMs?: number;
+  now?: () => Date;
+}
+
+type Kind = 'Run' | 'Handler' | 'Schedule';
+
+/**
+ * What only the leader does: watch the hyperspool.dev resources and the passes' Jobs, reconcile
+ * them with the store, and run the executor that starts passes as Jobs.
+ */
+export class Controllers {
+  readonly executor: Executor;
+  private readonly informers: {
+    workflows: Informer<Workflow>;
+    runs: Informer<Run>;
+    handlers: Informer<Handler>;
+    schedules: Informer<Schedule>;
+    jobs: Informer<V1Job>;
+  };
+  private readonly queue: WorkQueue;
+  private readonly runs: RunReconciler;
+  private readonly triggers: TriggerReconciler;
+  private readonly resources: Resources;
+  private readonly kubePasses: KubePasses;
+  private sweeper: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** When each pass under way started, for the oldest-running-pass gauge. */
+  readonly passStarts = new Map<string, Date>();
+
+  constructor(private readonly options: ControllersOptions) {
+    const { kubeConfig, store, metrics } = options;
+    const now = options.now ?? (() => new Date());
+    this.resources = new Resources(kubeConfig);
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const batch = kubeConfig.makeApiClient(BatchV1Api);
+    const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api));
+    const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
+    const poke = (): void => this.executor.poke();
+
+    this.queue = createWorkQueue({
+      workers: 4,
+      process: (key) => this.reconcile(key),
+      onError: (error, key) => {
+        metrics.reconcileErrors.inc({ kind: key.split('/')[0] ?? '' });
+        process.stderr.write(`spool operator: reconcile ${key}: ${ensureError(error).message}\n`);
+      },
+    });
+    this.runs = new RunReconciler({
+      store,
+      resources: this.resources,
+      events,
+      workflow,
+      now,
+      poke,
+      onPhase: (run) => {
+        if (run.status === 'failed') metrics.runsFailed.inc();
+      },
+    });
+    this.triggers = new TriggerReconciler({ store, resources: this.resources, workflow, now, poke });
+    this.kubePasses = new KubePasses({
+      store,
+      passes: options.passes,
+      batch,
+      settings: options.jobs,
+      ownerOf: (run) => this.ownerOf(run),
+      workflowOf: (run) => workflow(run.project, workflowOf(run).name),
+      onPassStarted: (run) => {
+        metrics.passesStarted.inc();
+        this.passStarts.set(run.id, now());
+        this.enqueueRun(run.id);
+      },
+    });
+    this.executor = new Executor(store, {
+      output: () => ({ fd: 'inherit' }),
+      runPass: this.kubePasses.runPass,
+      // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
+      activities: false,
+      schedules: true,
+      env: CLUSTER_ENV,
+      now,
+      onPassEnd: (run) => {
+        this.passStarts.delete(run.id);
+        this.enqueueRun(run.id);
+      },
+    });
+
+    const resync = options.resyncPeriodMs ?? 5 * 60_000;
+    const custom$ = <T>(plural: string) => ({
+      kubeConfig,
+      path: `/apis/${GROUP}/${VERSION}/${plural}`,
+      list: async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<T & { metadata?: object }> as never,
+      resyncPeriodMs: resync,
+      onError: (error: Error) => process.stderr.write(`spool operator: watch ${plural}: ${error.message}\n`),
+    });
+    const enqueue = (kind: Kind) => (object: { metadata?: { namespace?: string; name?: string } }) =>
+      this.queue.add(`${kind}/${keyOf(object.metadata?.namespace, object.metadata?.name ?? '')}`);
+    this.informers = {
+      workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), onAdd: (w) => this.workflowChanged(w), onUpdate: (w) => this.workflowChanged(w) }),
+      runs: startInformer<Run>({ ...custom$<Run>(RUN.plural), onAdd: enqueue('Run'), onUpdate: enqueue('Run') }),
+      handlers: startInformer<Handler>({
+        ...custom$<Handler>(HANDLER.plural),
+        onAdd: enqueue('Handler'),
+        onUpdate: enqueue('Handler'),
+        onDelete: (h) => void this.triggers.deleted('Handler', h.metadata.namespace ?? 'default', h.metadata.name ?? ''),
+      }),
+      schedules: startInformer<Schedule>({
+        ...custom$<Schedule>(SCHEDULE.plural),
+        onAdd: enqueue('Schedule'),
+        onUpdate: enqueue('Schedule'),
+        onDelete: (s) => void this.triggers.deleted('Schedule', s.metadata.namespace ?? 'default', s.metadata.name ?? ''),
+      }),
+      jobs: startInformer<V1Job>({
+        kubeConfig,
+        path: '/apis/batch/v1/jobs',
+        labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        list: (query) => batch.listJobForAllNamespaces(query),
+        resyncPeriodMs: resync,
+        onAdd: (job) => this.kubePasses.jobChanged(job),
+        onUpdate: (job) => this.kubePasses.jobChanged(job),
+        onDelete: (job) => this.kubePasses.jobChanged(job, true),
+        onError: (error) => process.stderr.write(`spool operator: watch jobs: ${error.message}\n`),
+      }),
+    };
+  }
+
+  async start(): Promise<void> {
+    for (const informer of Object.values(this.informers)) await informer.waitForSync();
+    // Passes that were under way when the previous leader went are dispatched again, and replay.
+    await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
+    this.executor.start();
+    this.sweep();
+  }
+
+  synced(): boolean {
+    return Object.values(this.informers).every((informer) => informer.hasSynced());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweeper) clearTimeout(this.sweeper);
+    await Promise.all(Object.values(this.informers).map((informer) => informer.stop()));
+    await this.queue.shutdown();
+    // Passes under way are not waited for: the next leader dispatches their runs again.
+    void this.executor.stop();
+  }
+
+  poke(): void {
+    this.executor.poke();
+  }
+
+  abortPass(runId: string): void {
+    this.executor.abortPass(runId);
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const slash = key.indexOf('/');
+    const kind = key.slice(0, slash) as Kind;
+    const { namespace, name } = splitKey(key.slice(slash + 1));
+    if (kind === 'Run') {
+      const resource = this.informers.runs.get(namespace, name);
+      if (resource) await this.runs.reconcile(resource);
+    } else if (kind === 'Handler') {
+      const resource = this.informers.handlers.get(namespace, name);
+      if (resource) await this.triggers.reconcileHandler(resource);
+    } else {
+      const resource = this.informers.schedules.get(namespace, name);
+      if (resource) await this.triggers.reconcileSchedule(resource);
+    }
+  }
+
+  /** Triggers and waiting Runs that name a Workflow look again when it appears or changes. */
+  private workflowChanged(workflow: Workflow): void {
+    const namespace = workflow.metadata.namespace;
+    const name = workflow.metadata.name;
+    const refers = (object: { spec: { workflowRef: { name: string } } }): boolean => object.spec.workflowRef.name === name;
+    for (const handler of this.informers.handlers.list(namespace).filter(refers)) this.queue.add(`Handler/${keyOf(namespace, handler.metadata.name ?? '')}`);
+    for (const schedule of this.informers.schedules.list(namespace).filter(refers)) this.queue.add(`Schedule/${keyOf(namespace, schedule.metadata.name ?? '')}`);
+    for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.queue.add(`Run/${keyOf(namespace, run.metadata.name ?? '')}`);
+  }
+
+  private runResource(runId: string): Run | undefined {
+    const namespace = runId.split(':')[1] ?? '';
+    const key = runKey(runId);
+    return this.informers.runs.list(namespace).find((run) => run.metadata.labels?.[LABELS.run] === key || RunReconciler.runIdOf(run) === runId);
+  }
+
+  private enqueueRun(runId: string): void {
+    const resource = this.runResource(runId);
+    if (resource) this.queue.add(`Run/${keyOf(resource.metadata.namespace, resource.metadata.name ?? '')}`);
+  }
+
+  /**
+   * The Run resource of a run, made now if the run began in the store (a handler's, a schedule's,
+   * a child run): every run on the cluster is visible with `kubectl get runs`.
+   */
+  private async ownerOf(run: RunRecord): Promise<{ name: string; uid: string }> {
+    const known = this.runResource(run.id);
+    if (known?.metadata.uid) return { name: known.metadata.name ?? '', uid: known.metadata.uid };
+    const created = await this.resources.create<Run>(RUN.plural, run.project, {
+      apiVersion: 'hyperspool.dev/v1alpha1',
+      kind: 'Run',
+      metadata: { name: runKey(run.id), namespace: run.project, labels: { [LABELS.run]: runKey(run.id), [LABELS.managedBy]: MANAGED_BY } },
+      spec: { workflowRef: { name: workflowOf(run).name }, ...(run.input !== null && run.input !== undefined ? { input: run.input as never } : {}) },
+    });
+    return { name: created.metadata.name ?? '', uid: created.metadata.uid ?? '' };
+  }
+
+  /**
+   * Every few seconds: unfinished Runs are compared with the store (a signal, an event or a timer
+   * may have moved them), store-born runs get their Run resource, and the gauges are set.
+   */
+  private sweep(): void {
+    void this.sweepOnce()
+      .catch((error: unknown) => process.stderr.write(`spool operator: sweep: ${ensureError(error).message}\n`))
+      .finally(() => {
+        if (!this.stopped) this.sweeper = setTimeout(() => this.sweep(), this.options.sweepMs ?? 1000);
+      });
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const { metrics, store } = this.options;
+    const phases = new Map<string, number>();
+    for (const run of this.informers.runs.list()) {
+      const phase = run.status?.phase ?? 'Pending';
+      phases.set(phase, (phases.get(phase) ?? 0) + 1);
+      if (!['Succeeded', 'Failed', 'Cancelled'].includes(phase)) this.queue.add(`Run/${keyOf(run.metadata.namespace, run.metadata.name ?? '')}`);
+    }
+    for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ phase }, phases.get(phase) ?? 0);
+    metrics.queueDepth.set(this.queue.depth);
+    for (const schedule of this.informers.schedules.list()) this.queue.add(`Schedule/${keyOf(schedule.metadata.namespace, schedule.metadata.name ?? '')}`);
+    for (const run of await store.listRuns({ limit: 200 })) {
+      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && (!TERMINAL_STATUSES.includes(run.status) || run.passes > 0)) {
+        await this.ownerOf(run);
+      }
+    }
+  }
+}

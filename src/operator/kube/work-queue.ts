@@ -1,0 +1,150 @@
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+
+/**
+ * A keyed work queue in the manner of client-go's workqueue: informer handlers add keys
+ * (`namespace/name`), workers reconcile them. A key stands for "look at this object again", not for
+ * one event, so a key already waiting is not queued twice, and a key is never reconciled by two
+ * workers at once (the reconciler reads the latest state anyway). A key added while it is being
+ * reconciled is run once more afterwards, because the change may have landed after the reconciler
+ * read the object.
+ */
+export interface WorkQueueOptions {
+  /** Reconciles one key. A throw or rejection requeues the key with per-key backoff. */
+  process: (key: string) => Promise<void> | void;
+  /** How many keys are reconciled at once (distinct keys only). 1 unless set. */
+  workers?: number;
+  /** Told of each failure before the key is requeued, for logs and metrics. */
+  onError?: (error: unknown, key: string, retry: { attempt: number; delayMs: number }) => void;
+  /** Per-key retry delays: 100 ms doubling to 60 s unless set. */
+  backoff?: BackoffPolicy;
+}
+
+export interface WorkQueue {
+  /** Queues `key` unless it is already waiting; if it is running, runs it once more afterwards. */
+  add(key: string): void;
+  /** Adds `key` after `ms` (a due time, a retry). Of several pending delays for one key the earliest wins. */
+  addAfter(key: string, ms: number): void;
+  /** Keys waiting to run now (delayed keys not counted): the `queue_depth` metric. */
+  readonly depth: number;
+  /** Keys being reconciled right now. */
+  readonly inFlight: number;
+  /** Keys waiting for a delay (`addAfter`, retries) to pass. */
+  readonly delayed: number;
+  /**
+   * Stops taking keys and starting work; drops waiting and delayed keys and resolves when the
+   * work in flight has finished. With `drain`, keys already waiting are run first (delayed ones
+   * are still dropped).
+   */
+  shutdown(options?: { drain?: boolean }): Promise<void>;
+}
+
+const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 60_000 };
+
+export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
+  const workers = Math.max(1, Math.floor(options.workers ?? 1));
+  const policy = options.backoff ?? DEFAULT_BACKOFF;
+  // A Set keeps insertion order, so it is a FIFO that also answers "already waiting?" in O(1).
+  const waiting = new Set<string>();
+  const running = new Set<string>();
+  // Keys added while running: they go back into `waiting` when their run ends.
+  const dirty = new Set<string>();
+  const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  const failures = new Map<string, number>();
+  let shuttingDown = false;
+  let draining = false;
+  let idle: (() => void) | undefined;
+
+  function add(key: string): void {
+    if (shuttingDown) return;
+    if (running.has(key)) {
+      dirty.add(key);
+      return;
+    }
+    if (waiting.has(key)) return;
+    waiting.add(key);
+    pump();
+  }
+
+  function addAfter(key: string, ms: number): void {
+    if (shuttingDown) return;
+    if (ms <= 0) {
+      add(key);
+      return;
+    }
+    const at = Date.now() + ms;
+    const pending = timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      timers.delete(key);
+      add(key);
+    }, ms);
+    timers.set(key, { at, timer });
+  }
+
+  function pump(): void {
+    if (shuttingDown && !draining) return;
+    while (running.size < workers && waiting.size > 0) {
+      const key = waiting.values().next().value as string;
+      waiting.delete(key);
+      running.add(key);
+      void run(key);
+    }
+  }
+
+  async function run(key: string): Promise<void> {
+    try {
+      await options.process(key);
+      failures.delete(key);
+    } catch (error) {
+      const attempt = (failures.get(key) ?? 0) + 1;
+      failures.set(key, attempt);
+      const delayMs = backoffDelay(attempt, policy);
+      try {
+        options.onError?.(error, key, { attempt, delayMs });
+      } catch {
+        // A failing error reporter must not stop the retry.
+      }
+      addAfter(key, delayMs);
+    } finally {
+      running.delete(key);
+      if (dirty.delete(key) && !shuttingDown) waiting.add(key);
+      pump();
+      if (shuttingDown && running.size === 0 && (!draining || waiting.size === 0)) idle?.();
+    }
+  }
+
+  async function shutdown(shutdownOptions: { drain?: boolean } = {}): Promise<void> {
+    if (!shuttingDown) {
+      shuttingDown = true;
+      draining = shutdownOptions.drain === true;
+      for (const { timer } of timers.values()) clearTimeout(timer);
+      timers.clear();
+      dirty.clear();
+      if (!draining) waiting.clear();
+    }
+    if (running.size === 0 && waiting.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const previous = idle;
+      idle = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  return {
+    add,
+    addAfter,
+    get depth() {
+      return waiting.size;
+    },
+    get inFlight() {
+      return running.size;
+    },
+    get delayed() {
+      return timers.size;
+    },
+    shutdown,
+  };
+}

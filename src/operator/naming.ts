@@ -1,0 +1,42 @@
+import { derivedRunId } from '../common/ids.js';
+
+/** The env part of run ids on a cluster; the project part is the namespace. */
+export const CLUSTER_ENV = 'k8s';
+
+export const LABELS = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  /** The run's key (`run-` and 16 characters): the last part of its id, safe as a label value. */
+  run: 'hyperspool.dev/run',
+  pass: 'hyperspool.dev/pass',
+  workflow: 'hyperspool.dev/workflow',
+} as const;
+
+export const MANAGED_BY = 'hyperspool';
+
+/** `k8s:<namespace>:run-…` → `run-…`. */
+export function runKey(runId: string): string {
+  return runId.slice(runId.lastIndexOf(':') + 1);
+}
+
+export function runIdOf(namespace: string, key: string): string {
+  return `${CLUSTER_ENV}:${namespace}:${key}`;
+}
+
+/** A Run resource someone created: its run id follows from its uid, so every replica derives the same. */
+export function runIdForResource(namespace: string, uid: string): string {
+  return derivedRunId(CLUSTER_ENV, namespace, 'Run', uid);
+}
+
+/** Pass N of a run is Job `<key>-p<N>`: one name per pass, so no pass can get two Jobs. */
+export function passJobName(runId: string, pass: number): string {
+  return `${runKey(runId)}-p${pass}`;
+}
+
+/**
+ * A run's `workflow` on a cluster is `<Workflow name>/<filename>`: the file name still picks how it
+ * runs, and the Workflow is known for the Run resources the operator creates for it.
+ */
+export function workflowOf(run: { workflow: string }): { name: string; filename: string } {
+  const slash = run.workflow.indexOf('/');
+  return slash < 0 ? { name: run.workflow, filename: run.workflow } : { name: run.workflow.slice(0, slash), filename: run.workflow.slice(slash + 1) };
+}

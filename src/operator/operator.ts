@@ -1,0 +1,173 @@
+import type { Server } from 'node:http';
+import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import express, { type Request, type Response } from 'express';
+import { ensureError } from '../common/errors.js';
+import { createApp } from '../server/app.js';
+import { RemotePasses } from '../server/remote-passes.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { agentAuthenticator } from './auth/agent-auth.js';
+import { userAuthorizer } from './auth/user-auth.js';
+import { Controllers } from './controllers.js';
+import { startHealthServer, type HealthServer } from './kube/health-server.js';
+import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
+import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
+import { CLUSTER_ENV } from './naming.js';
+import type { PassJobSettings } from './passes/job-builder.js';
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  databaseUrl: string;
+  /** Where the leader Lease lives (the operator's own namespace). */
+  namespace: string;
+  /** This replica's name (the pod's). */
+  name: string;
+  /** The API port (7456) and the probes-and-metrics port (9464); 0 picks free ones. */
+  port: number;
+  metricsPort: number;
+  host?: string;
+  /** How the other replicas reach this one's API: agents' calls are forwarded to the leader. */
+  advertiseUrl?: string;
+  jobs: PassJobSettings;
+  leaseDurationSeconds?: number;
+  sweepMs?: number;
+  resyncPeriodMs?: number;
+  version?: string;
+}
+
+export interface Operator {
+  url: string;
+  healthUrl: string;
+  store: Store;
+  metrics: OperatorMetrics;
+  isLeader(): boolean;
+  /** Stops as a crash would: the lease is left to expire. */
+  kill(): Promise<void>;
+  /** Stops gracefully: gives the lease up so another replica leads at once. */
+  close(): Promise<void>;
+}
+
+/**
+ * `spool operator`: one replica. Every replica serves the API, probes and metrics; the one holding
+ * the Lease also runs the controllers and the executor, and hosts the passes under way, so agents'
+ * calls that reach another replica are forwarded to it.
+ */
+export async function startOperator(options: OperatorOptions): Promise<Operator> {
+  const { kubeConfig } = options;
+  const store = await openStore({ databaseUrl: options.databaseUrl });
+  const metrics = createMetrics({ version: options.version ?? '0.1.0' });
+  const passes = new RemotePasses();
+  let controllers: Controllers | null = null;
+  let election: LeaderElection | null = null;
+
+  const app = createApp({
+    store,
+    env: CLUSTER_ENV,
+    defaultProject: 'default',
+    now: () => new Date(),
+    poke: () => controllers?.poke(),
+    abortPass: (runId) => controllers?.abortPass(runId),
+    authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api)),
+    agents: { passes, authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)) },
+  });
+  const outer = express();
+  outer.disable('x-powered-by');
+  outer.use('/v1/agent', (req, res, next) => {
+    if (election?.isLeader()) return next();
+    void forwardToLeader(election?.leader(), req, res);
+  });
+  outer.use(app);
+  const host = options.host ?? '0.0.0.0';
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = outer.listen(options.port, host, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+
+  const health: HealthServer = await startHealthServer({
+    port: options.metricsPort,
+    host,
+    metrics,
+    ready: async () => {
+      await store.getRun('readiness-probe');
+      if (controllers && !controllers.synced()) return { ready: false, detail: 'informers not synced' };
+      return { ready: true };
+    },
+  });
+
+  election = startLeaderElection({
+    kubeConfig,
+    namespace: options.namespace,
+    name: 'hyperspool-operator',
+    identity: `${options.name}@${options.advertiseUrl ?? url}`,
+    ...(options.leaseDurationSeconds ? { leaseDurationSeconds: options.leaseDurationSeconds } : {}),
+    onStartedLeading: async (signal) => {
+      metrics.isLeader.set(1);
+      const leading = new Controllers({
+        kubeConfig,
+        store,
+        passes,
+        metrics,
+        jobs: options.jobs,
+        ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
+        ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+      });
+      controllers = leading;
+      await leading.start();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      controllers = null;
+      await leading.stop();
+    },
+    onStoppedLeading: () => metrics.isLeader.set(0),
+    onError: (error) => process.stderr.write(`spool operator: leader election: ${error.message}\n`),
+  });
+
+  const shutdown = async (end: (e: LeaderElection) => Promise<void>): Promise<void> => {
+    if (election) await end(election);
+    server.close();
+    server.closeAllConnections();
+    await health.close();
+    await store.close();
+  };
+  return {
+    url,
+    healthUrl: health.url,
+    store,
+    metrics,
+    isLeader: () => election?.isLeader() ?? false,
+    kill: () => shutdown((e) => e.stop()),
+    close: () => shutdown((e) => e.release()),
+  };
+}
+
+/** An agent's call that reached a replica which does not lead: the leader hosts the pass. */
+async function forwardToLeader(leader: string | undefined, req: Request, res: Response): Promise<void> {
+  const base = leader?.slice(leader.indexOf('@') + 1);
+  if (!leader || !base) {
+    res.status(503).json({ error: { code: 'no_leader', message: 'no operator replica leads right now; try again shortly' } });
+    return;
+  }
+  try {
+    const body = req.method === 'GET' ? undefined : await readBody(req);
+    const answer = await fetch(`${base}${req.originalUrl}`, {
+      method: req.method,
+      headers: { authorization: req.get('authorization') ?? '', 'content-type': req.get('content-type') ?? 'application/json' },
+      ...(body === undefined ? {} : { body }),
+    });
+    res.status(answer.status).type('application/json').send(await answer.text());
+  } catch (error) {
+    res.status(503).json({ error: { code: 'no_leader', message: `the leader at ${base} cannot be reached: ${ensureError(error).message}` } });
+  }
+}
+
+function readBody(req: Request): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}

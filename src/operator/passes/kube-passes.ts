@@ -1,0 +1,120 @@
+import { ApiException, type BatchV1Api, type V1Job } from '@kubernetes/client-node';
+import type { PassHost } from '../../engine/pass.js';
+import type { RunOutcome } from '../../engine/settle.js';
+import type { RemotePasses } from '../../server/remote-passes.js';
+import type { Store } from '../../store/store.js';
+import type { RunRecord } from '../../store/types.js';
+import type { Workflow } from '../api/generated.js';
+import { LABELS, passJobName, runKey } from '../naming.js';
+import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
+
+/** A run whose passes keep being lost (its pods die before they end) fails after this many in a row. */
+const MAX_LOST_IN_A_ROW = 5;
+
+export interface KubePassesOptions {
+  store: Store;
+  passes: RemotePasses;
+  batch: BatchV1Api;
+  settings: PassJobSettings;
+  /** The Run resource that owns the run's Jobs (created if the run began in the store). */
+  ownerOf(run: RunRecord): Promise<JobOwner>;
+  /** The Workflow the run came from, if it still exists (for its image, env and service account). */
+  workflowOf(run: RunRecord): Workflow | null;
+  onPassStarted?(run: RunRecord): void;
+}
+
+/**
+ * Passes as Jobs. A pass is under way from its Job's creation until the script's runner reports
+ * how the script ended (or the Job ends without a report: the pod was lost, and the run replays).
+ */
+export class KubePasses {
+  private readonly finished = new Map<string, (reason: string) => void>();
+  private readonly lostInARow = new Map<string, number>();
+
+  constructor(private readonly options: KubePassesOptions) {}
+
+  runPass = async (run: RunRecord, host: PassHost, signal: AbortSignal): Promise<RunOutcome> => {
+    const { store, passes, batch, settings } = this.options;
+    const name = passJobName(run.id, run.passes);
+    const remote = await passes.start(store, run, host);
+    const jobEnded = new Promise<string>((resolve) => this.finished.set(name, resolve));
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (signal.aborted) resolve('aborted');
+      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    try {
+      const owner = await this.options.ownerOf(run);
+      await this.endEarlierPasses(run);
+      await createIfAbsent(batch, buildPassJob(run, this.options.workflowOf(run), owner, settings));
+      this.options.onPassStarted?.(run);
+      const ended = await Promise.race([remote.exited.then((exit) => ({ exit })), jobEnded.then((reason) => ({ reason })), aborted]);
+      if (ended === 'aborted') {
+        await deleteJob(batch, run.project, name);
+        return { kind: 'failed', message: 'cancelled' };
+      }
+      const { pass } = remote;
+      if (pass.failure) return this.ended(run, { kind: 'failed', message: pass.failure });
+      if (pass.suspension) return this.ended(run, { kind: 'suspended', suspension: pass.suspension });
+      if ('exit' in ended) {
+        const { code, signal: killedBy } = ended.exit;
+        if (code === 0) return this.ended(run, { kind: 'succeeded' });
+        return this.ended(run, { kind: 'failed', message: killedBy ? `script killed by ${killedBy}` : `script exited ${code ?? 1}` });
+      }
+      return this.lost(run, `pass ${run.passes} lost: ${ended.reason}`);
+    } finally {
+      this.finished.delete(name);
+      passes.end(run.id, run.passes);
+    }
+  };
+
+  /** Feed from the Job informer: a pass's Job that ended or went away. */
+  jobChanged(job: V1Job, deleted = false): void {
+    const name = job.metadata?.name ?? '';
+    const resolve = this.finished.get(name);
+    if (!resolve) return;
+    if (deleted) return resolve('its Job was deleted');
+    const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    if (condition) resolve(`its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without word from the script`);
+  }
+
+  /** A new pass supersedes older ones: a pod still running an earlier pass (its operator went away) is ended. */
+  private async endEarlierPasses(run: RunRecord): Promise<void> {
+    const { batch } = this.options;
+    const jobs = await batch.listNamespacedJob({ namespace: run.project, labelSelector: `${LABELS.run}=${runKey(run.id)}` });
+    for (const job of jobs.items) {
+      const pass = Number(job.metadata?.labels?.[LABELS.pass]);
+      const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+      if (pass < run.passes && !done && job.metadata?.name) await deleteJob(batch, run.project, job.metadata.name);
+    }
+  }
+
+  private ended(run: RunRecord, outcome: RunOutcome): RunOutcome {
+    this.lostInARow.delete(run.id);
+    return outcome;
+  }
+
+  private lost(run: RunRecord, message: string): RunOutcome {
+    const count = (this.lostInARow.get(run.id) ?? 0) + 1;
+    this.lostInARow.set(run.id, count);
+    if (count < MAX_LOST_IN_A_ROW) return { kind: 'lost', message };
+    this.lostInARow.delete(run.id);
+    return { kind: 'failed', message: `${message}; ${count} passes in a row were lost, so the run has failed` };
+  }
+}
+
+async function createIfAbsent(batch: BatchV1Api, job: V1Job): Promise<void> {
+  try {
+    await batch.createNamespacedJob({ namespace: job.metadata?.namespace ?? 'default', body: job });
+  } catch (error) {
+    // The same pass's Job already exists: another leader got here first, or this is a retry.
+    if (!(error instanceof ApiException && error.code === 409)) throw error;
+  }
+}
+
+async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Promise<void> {
+  try {
+    await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  }
+}

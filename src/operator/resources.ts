@@ -1,0 +1,48 @@
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { GROUP, VERSION } from './api/generated.js';
+
+/** The hyperspool.dev resources, through the API server: the few calls the operator makes. */
+export class Resources {
+  private readonly api: CustomObjectsApi;
+
+  constructor(kubeConfig: KubeConfig) {
+    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  async get<T>(plural: string, namespace: string, name: string): Promise<T | null> {
+    try {
+      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as T;
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return null;
+      throw error;
+    }
+  }
+
+  /** Creates the object; an object of that name already there is answered instead (409 is not an error). */
+  async create<T extends { metadata: { name?: string } }>(plural: string, namespace: string, body: T): Promise<T> {
+    try {
+      return (await this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body })) as T;
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 409)) throw error;
+      const existing = await this.get<T>(plural, namespace, body.metadata.name ?? '');
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
+  /** A JSON merge patch of the status subresource (only the operator writes status). */
+  async patchStatus(plural: string, namespace: string, name: string, status: unknown): Promise<void> {
+    await this.api.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace, plural, name, body: { status } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  /** A JSON merge patch of metadata (labels the operator adds). */
+  async patchMetadata(plural: string, namespace: string, name: string, metadata: unknown): Promise<void> {
+    await this.api.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural, name, body: { metadata } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}

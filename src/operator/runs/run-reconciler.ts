@@ -1,0 +1,108 @@
+import { submitRun } from '../../engine/admission.js';
+import { admissionRules, PIPELINE } from '../../pipeline/admission.js';
+import type { Store } from '../../store/store.js';
+import type { RunRecord } from '../../store/types.js';
+import { RUN, type Run, type Workflow } from '../api/generated.js';
+import { CLUSTER_ENV, LABELS, runIdForResource, runIdOf, runKey } from '../naming.js';
+import type { Resources } from '../resources.js';
+import { workflowSource } from '../workflow-source.js';
+import type { EventRecorder } from './events.js';
+import { desiredRunStatus, statusPatch } from './run-status.js';
+
+export interface RunReconcilerOptions {
+  store: Store;
+  resources: Resources;
+  events: EventRecorder;
+  /** The Workflow of that name in that namespace, from the informer's cache. */
+  workflow(namespace: string, name: string): Workflow | null;
+  now(): Date;
+  /** New work in the store: the executor looks now. */
+  poke(): void;
+  onPhase?(run: RunRecord, previous: string | undefined): void;
+}
+
+/**
+ * A Run resource and its run in the store: a new Run is admitted as a run (with the Workflow's
+ * script copied in), and the Run's status follows the store's record from then on.
+ */
+export class RunReconciler {
+  constructor(private readonly options: RunReconcilerOptions) {}
+
+  /** The store's id for the run of this resource. */
+  static runIdOf(resource: Run): string {
+    const namespace = resource.metadata.namespace ?? 'default';
+    const key = resource.metadata.labels?.[LABELS.run];
+    return key ? runIdOf(namespace, key) : runIdForResource(namespace, resource.metadata.uid ?? '');
+  }
+
+  async reconcile(resource: Run): Promise<void> {
+    const { store, resources } = this.options;
+    const namespace = resource.metadata.namespace ?? 'default';
+    const name = resource.metadata.name ?? '';
+    const runId = RunReconciler.runIdOf(resource);
+    let run = await store.getRun(runId);
+    if (!run) {
+      const workflowName = resource.spec.workflowRef.name;
+      const workflow = this.options.workflow(namespace, workflowName);
+      if (!workflow) return this.waitForWorkflow(resource, workflowName);
+      run = await this.admit(resource, runId, workflow);
+    }
+    if (!resource.metadata.labels?.[LABELS.run]) {
+      await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId) } });
+    }
+    await this.writeStatus(resource, run);
+  }
+
+  private async admit(resource: Run, runId: string, workflow: Workflow): Promise<RunRecord> {
+    const namespace = resource.metadata.namespace ?? 'default';
+    const source = workflowSource(workflow);
+    const input = resource.spec.input ?? null;
+    const rules = source.interpreter === PIPELINE ? admissionRules(source.script, source.workflow, input) : null;
+    const { run } = await submitRun(
+      this.options.store,
+      {
+        runId,
+        env: CLUSTER_ENV,
+        project: namespace,
+        source,
+        input,
+        idempotencyKey: resource.spec.idempotencyKey ?? null,
+        lenient: resource.spec.lenient ?? workflow.spec.lenient ?? false,
+        concurrency: rules?.concurrency ?? null,
+        throttle: rules?.throttle ?? null,
+      },
+      this.options.now(),
+    );
+    this.options.poke();
+    return run;
+  }
+
+  /** Writes the status the store's record calls for, and an Event when the phase changes. */
+  async writeStatus(resource: Run, run: RunRecord): Promise<void> {
+    const namespace = resource.metadata.namespace ?? 'default';
+    const name = resource.metadata.name ?? '';
+    const desired = desiredRunStatus(resource, run);
+    const patch = statusPatch(resource.status, desired);
+    if (!patch) return;
+    await this.options.resources.patchStatus(RUN.plural, namespace, name, patch);
+    const previous = resource.status?.phase;
+    if (previous === desired.phase) return;
+    this.options.onPhase?.(run, previous);
+    const target = { kind: RUN.kind, name, namespace, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
+    const warning = desired.phase === 'Failed';
+    const detail = desired.phase === 'Waiting' ? `awaiting ${run.awaiting ?? ''}` : desired.phase === 'Running' ? `pass ${run.passes} started` : (run.error ?? `run ${desired.phase.toLowerCase()}`);
+    await this.options.events.record(target, warning ? 'Warning' : 'Normal', desired.phase, `${run.id}: ${detail}`);
+  }
+
+  private async waitForWorkflow(resource: Run, workflowName: string): Promise<void> {
+    const namespace = resource.metadata.namespace ?? 'default';
+    const message = `Workflow ${workflowName} not found in namespace ${namespace}; the run starts once it exists`;
+    if (resource.status?.message === message) return;
+    await this.options.resources.patchStatus(RUN.plural, namespace, resource.metadata.name ?? '', {
+      runId: RunReconciler.runIdOf(resource),
+      phase: 'Pending',
+      message,
+      observedGeneration: resource.metadata.generation,
+    });
+  }
+}

@@ -1,0 +1,54 @@
+import type { RunRecord, RunStatus as StoreStatus } from '../../store/types.js';
+import type { Condition, Run, RunStatus } from '../api/generated.js';
+import { apiTime } from '../api-time.js';
+
+const PHASES: Record<StoreStatus, RunStatus['phase']> = {
+  pending: 'Pending',
+  running: 'Running',
+  waiting: 'Waiting',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+/**
+ * The status a Run resource should show for its run in the store: small, and stable between
+ * changes (times are the run's own; a condition's transition time moves only when it flips).
+ */
+export function desiredRunStatus(resource: Run, run: RunRecord): RunStatus {
+  const phase = PHASES[run.status];
+  const generation = resource.metadata.generation;
+  const succeeded: Condition['status'] = phase === 'Succeeded' ? 'True' : phase === 'Failed' || phase === 'Cancelled' ? 'False' : 'Unknown';
+  const previous = resource.status?.conditions?.find((c) => c.type === 'Succeeded');
+  const message = run.error ?? (run.awaiting ? `awaiting ${run.awaiting}` : `run ${phase.toLowerCase()}`);
+  const condition: Condition = {
+    type: 'Succeeded',
+    status: succeeded,
+    reason: phase,
+    message,
+    lastTransitionTime: previous?.status === succeeded ? previous.lastTransitionTime : apiTime(new Date()),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+  return {
+    runId: run.id,
+    phase,
+    ...(run.awaiting ? { awaiting: run.awaiting } : {}),
+    passes: run.passes,
+    ...(run.error ? { message: run.error } : {}),
+    startedAt: apiTime(run.createdAt),
+    ...(run.finishedAt ? { finishedAt: apiTime(run.finishedAt) } : {}),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: [condition],
+  };
+}
+
+/** A merge patch from the current status to the desired one, or null when they already agree. */
+export function statusPatch(current: RunStatus | undefined, desired: RunStatus): Record<string, unknown> | null {
+  const patch: Record<string, unknown> = {};
+  const keys = new Set([...Object.keys(current ?? {}), ...Object.keys(desired)]) as Set<keyof RunStatus>;
+  for (const key of keys) {
+    const want = desired[key];
+    if (JSON.stringify(current?.[key]) !== JSON.stringify(want)) patch[key] = want ?? null;
+  }
+  return Object.keys(patch).length > 0 ? patch : null;
+}

@@ -1,0 +1,58 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { ServerContext } from './context.js';
+
+/** What a request to the API does, in the terms of Kubernetes RBAC on hyperspool.dev resources. */
+export interface Access {
+  verb: 'get' | 'list' | 'create' | 'update' | 'delete';
+  resource: 'runs' | 'handlers' | 'schedules' | 'events' | 'state';
+  /** The project (namespace on a cluster) the request touches. */
+  project: string;
+  name?: string;
+}
+
+const READ_VERBS: Record<string, Access['verb']> = { GET: 'get', HEAD: 'get' };
+
+/** The project part of a run id (`<env>:<project>:run-…`). */
+function projectOfRun(runId: string): string {
+  return runId.split(':')[1] ?? '';
+}
+
+/**
+ * The access a control request needs: reading a run is `get runs`; cancelling it, signalling it
+ * and approving its gates change it (`update runs`); submitting is `create runs`; emitting an event
+ * may start runs (`create events`).
+ */
+export function accessOf(req: Request, defaultProject: string): Access | null {
+  const parts = req.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const [collection, id] = parts;
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const query = req.query as Record<string, unknown>;
+  const project = (typeof body.project === 'string' && body.project) || (typeof query.project === 'string' && query.project) || defaultProject;
+  const read = READ_VERBS[req.method];
+  switch (collection) {
+    case 'runs':
+      if (!id) return { verb: read ? 'list' : 'create', resource: 'runs', project };
+      return { verb: read ?? 'update', resource: 'runs', project: projectOfRun(id), name: id };
+    case 'events':
+      return { verb: 'create', resource: 'events', project };
+    case 'handlers':
+    case 'schedules':
+      if (!id) return { verb: 'list', resource: collection, project };
+      return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: collection, project, name: id };
+    case 'state':
+      return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: 'state', project };
+    default:
+      return null;
+  }
+}
+
+/** Lets through only requests the context's authorizer allows (all of them where there is none). */
+export function authorizeRequests(ctx: ServerContext) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const authorize = ctx.authorize;
+    if (!authorize || req.path.startsWith('/agent/')) return next();
+    const access = accessOf(req, ctx.defaultProject);
+    if (access) await authorize(req.get('authorization') ?? '', access);
+    next();
+  };
+}

@@ -1,0 +1,70 @@
+import { basename } from 'node:path';
+import { Router, type Request } from 'express';
+import { inputDocument } from '../engine/input.js';
+import { EXIT, type Answer, type Request as CallRequest } from '../engine/protocol.js';
+import type { ServerContext } from './context.js';
+import { object } from './body.js';
+import { HttpError, badRequest } from './http-error.js';
+import type { RemotePass } from './remote-passes.js';
+
+/**
+ * The agent's side of the API: a pass whose script runs in a pod. The agent there serves the spool
+ * socket and sends each durable call here, where the pass's journal cursor lives.
+ */
+export function agentRoutes(ctx: ServerContext): Router {
+  const router = Router();
+  const agents = ctx.agents;
+  if (!agents) return router;
+
+  /** The pass the URL names, once the caller has proven it is that pass's agent. */
+  const authorizedPass = async (req: Request): Promise<RemotePass> => {
+    const runId = String(req.params.run);
+    const pass = Number(req.params.pass);
+    const header = req.get('authorization') ?? '';
+    const token = /^Bearer (.+)$/i.exec(header)?.[1];
+    if (!token) throw new HttpError(401, 'unauthenticated', 'agent requests need a bearer token: the pod’s projected service-account token');
+    const identity = await agents.authenticate(token);
+    if (!identity) throw new HttpError(401, 'unauthenticated', 'the token was not accepted by the cluster (TokenReview)');
+    if (identity.runId !== runId || identity.pass !== pass) {
+      throw new HttpError(403, 'forbidden', `this token belongs to pass ${identity.pass} of run ${identity.runId}, not pass ${pass} of run ${runId}`);
+    }
+    const remote = agents.passes.get(runId, pass);
+    if (!remote) throw new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
+    return remote;
+  };
+
+  router.get('/agent/runs/:run/passes/:pass', async (req, res) => {
+    const { run } = await authorizedPass(req);
+    res.json({
+      run: run.id,
+      pass: run.passes,
+      filename: basename(run.workflow),
+      interpreter: run.interpreter,
+      script: run.script,
+      input: inputDocument(run),
+    });
+  });
+
+  router.post('/agent/runs/:run/passes/:pass/calls', async (req, res) => {
+    const { pass } = await authorizedPass(req);
+    let answer: Answer;
+    try {
+      answer = await pass.handle(object(req.body) as CallRequest);
+    } catch {
+      answer = { status: 'error', kind: 'usage', message: 'malformed request: not one JSON object', exitCode: EXIT.usage };
+    }
+    res.json(answer);
+  });
+
+  router.post('/agent/runs/:run/passes/:pass/exit', async (req, res) => {
+    const remote = await authorizedPass(req);
+    const body = object(req.body);
+    const code = body.code === null || typeof body.code === 'number' ? body.code : undefined;
+    const signal = body.signal === null || typeof body.signal === 'string' ? body.signal : undefined;
+    if (code === undefined || signal === undefined) throw badRequest(`'code' (a number or null) and 'signal' (a string or null) are required`);
+    remote.reportExit({ code, signal });
+    res.json({ ok: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateManifest } from '../../src/operator/api/validate.js';
+import { startControlPlane, type ControlPlane } from '../support/kube.js';
+
+/**
+ * crds/ on a real kube-apiserver: the CRDs install (structural schemas, CEL rules that compile),
+ * the samples apply, and the API server refuses what validateManifest refuses, naming the same field.
+ */
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const samplesDir = join(repo, 'config', 'samples');
+const sampleFiles = readdirSync(samplesDir).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml');
+const apiVersion = 'hyperspool.dev/v1alpha1';
+const namespace = 'spool-samples';
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('crds/ on kube-apiserver', () => {
+  let plane: ControlPlane;
+
+  const kubectl = (args: string[], input?: string): Promise<Result> =>
+    new Promise((resolve) => {
+      const child = execFile(
+        'kubectl',
+        ['--kubeconfig', plane.kubeconfigPath, ...args],
+        { cwd: repo, encoding: 'utf8', timeout: 60_000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+      child.stdin?.end(input ?? '');
+    });
+
+  const ok = async (args: string[], input?: string): Promise<string> => {
+    const result = await kubectl(args, input);
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed:\n${result.stderr}${result.stdout}`);
+    return result.stdout;
+  };
+
+  /** Creates `manifest` and expects the API server to refuse it; the error text. */
+  const refused = async (manifest: object): Promise<string> => {
+    const result = await kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(manifest));
+    expect(result.code, `the API server accepted ${JSON.stringify(manifest)}`).not.toBe(0);
+    return result.stderr;
+  };
+
+  // Long: when the pinned binaries are not built yet, startControlPlane builds them first.
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    await ok(['apply', '-f', 'crds/']);
+    await ok([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      ...['workflows', 'runs', 'handlers', 'schedules'].map((plural) => `crd/${plural}.hyperspool.dev`),
+    ]);
+    await ok(['create', 'namespace', namespace]);
+  }, 45 * 60_000);
+
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  it('installs the four kinds, namespaced, with short names and the category spool', async () => {
+    const resources = await ok(['api-resources', '--api-group=hyperspool.dev', '--no-headers', '-o', 'wide']);
+    for (const [plural, short] of [
+      ['workflows', 'swf'],
+      ['runs', 'srun'],
+      ['handlers', 'shd'],
+      ['schedules', 'ssch'],
+    ]) {
+      expect(resources).toMatch(new RegExp(`^${plural}\\s+${short}\\s+hyperspool.dev/v1alpha1\\s+true\\s+\\w+\\s.*spool`, 'm'));
+    }
+  });
+
+  it('applies every sample', async () => {
+    for (const file of sampleFiles) {
+      await ok(['apply', '-n', namespace, '-f', join('config', 'samples', file)]);
+    }
+    const names = await ok(['get', 'spool', '-n', namespace, '-o', 'name']);
+    expect(names.split('\n').filter(Boolean).sort()).toEqual([
+      'handler.hyperspool.dev/orders',
+      'run.hyperspool.dev/refund-1042',
+      'run.hyperspool.dev/release-1',
+      'run.hyperspool.dev/saga-1',
+      'schedule.hyperspool.dev/ticket-poll',
+      'workflow.hyperspool.dev/on-order',
+      'workflow.hyperspool.dev/refund',
+      'workflow.hyperspool.dev/release',
+      'workflow.hyperspool.dev/saga',
+      'workflow.hyperspool.dev/ticket-poll',
+    ]);
+  });
+
+  it('refuses a Run with a wrong type or no workflowRef, naming the field, as validateManifest does', async () => {
+    const cases: [object, string][] = [
+      [{ workflowRef: { name: 5 } }, 'spec.workflowRef.name'],
+      [{ input: { anything: [1, 'two'] } }, 'spec.workflowRef'],
+      [{ workflowRef: { name: 'saga' }, lenient: 'yes' }, 'spec.lenient'],
+    ];
+    for (const [index, [spec, field]] of cases.entries()) {
+      const run = { apiVersion, kind: 'Run', metadata: { name: `bad-${index}` }, spec };
+      const client = validateManifest(run);
+      expect(client.ok ? 'ok' : client.message).toMatch(new RegExp(`^${field.replaceAll('.', '\\.')}: `));
+      expect(await refused(run)).toContain(field);
+    }
+    // Any JSON is a fine input.
+    const input = { apiVersion, kind: 'Run', metadata: { name: 'any-input' }, spec: { workflowRef: { name: 'saga' }, input: [1, { a: 'b' }] } };
+    expect(validateManifest(input).ok).toBe(true);
+    await ok(['create', '-n', namespace, '-f', '-'], JSON.stringify(input));
+  });
+
+  it('refuses a Schedule with both every and cron, or neither', async () => {
+    const schedule = (spec: object, name: string) => ({ apiVersion, kind: 'Schedule', metadata: { name }, spec });
+    for (const [name, spec] of [
+      ['both', { every: '5m', cron: '*/5 * * * *', workflowRef: { name: 'ticket-poll' } }],
+      ['neither', { workflowRef: { name: 'ticket-poll' } }],
+    ] as const) {
+      const manifest = schedule(spec, name);
+      expect(validateManifest(manifest)).toEqual({ ok: false, message: 'spec: exactly one of every and cron must be set' });
+      expect(await refused(manifest)).toContain('exactly one of every and cron must be set');
+    }
+    const bad = schedule({ every: '5 minutes', workflowRef: { name: 'ticket-poll' } }, 'bad-every');
+    expect(validateManifest(bad).ok).toBe(false);
+    expect(await refused(bad)).toContain('spec.every');
+  });
+
+  it("refuses a change to a Run's spec, and takes status through the status subresource", async () => {
+    const patched = await kubectl(['patch', 'run', 'saga-1', '-n', namespace, '--type=merge', '-p', '{"spec":{"subject":"x"}}']);
+    expect(patched.code).not.toBe(0);
+    expect(patched.stderr).toContain('spec is immutable: create a new Run');
+
+    // Labels are not spec: they may change.
+    await ok(['label', 'run', 'saga-1', '-n', namespace, 'team=payments']);
+
+    // A status in an ordinary update is ignored; through the subresource it is written.
+    const status = { status: { runId: 'k8s:spool-samples:saga-1', phase: 'Waiting', awaiting: 'signal approve', passes: 2 } };
+    await ok(['patch', 'run', 'saga-1', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+    const badStatus = await kubectl([
+      'patch', 'run', 'saga-1', '-n', namespace, '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Done"}}',
+    ]);
+    expect(badStatus.code).not.toBe(0);
+    expect(badStatus.stderr).toContain('status.phase');
+  });
+
+  it('kubectl get runs shows PHASE AWAITING PASSES AGE', async () => {
+    const table = await ok(['get', 'runs', '-n', namespace]);
+    const [header, ...rows] = table.trim().split('\n');
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'PHASE', 'AWAITING', 'PASSES', 'AGE']);
+    const saga = rows.find((row) => row.startsWith('saga-1 '));
+    expect(saga).toMatch(/^saga-1\s+Waiting\s+signal approve\s+2\s+\S+$/);
+    const schedules = await ok(['get', 'ssch', '-n', namespace]);
+    expect(schedules.split('\n')[0]?.split(/\s+/)).toEqual(['NAME', 'EVERY', 'CRON', 'LAST', 'AGE']);
+  });
+
+  it('kubectl explain shows the descriptions', async () => {
+    // The API server publishes a new CRD's OpenAPI a moment after it is established.
+    let explained: Result = { code: 1, stdout: '', stderr: '' };
+    for (let attempt = 0; attempt < 30; attempt++) {
+      explained = await kubectl(['explain', 'runs.spec.workflowRef.name']);
+      if (explained.code === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(explained.stderr).toBe('');
+    expect(explained.stdout).toContain('The name of a Workflow in the same namespace.');
+  });
+});

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { createWorkQueue } from '../../../src/operator/kube/work-queue.js';
+
+/** A promise with its resolve function outside, to hold a reconcile in flight. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+describe('work queue', () => {
+  it('runs a key added several times while waiting only once', async () => {
+    const blocker = gate();
+    const runs: string[] = [];
+    const queue = createWorkQueue({
+      process: async (key) => {
+        runs.push(key);
+        if (key === 'blocker') await blocker.promise;
+      },
+    });
+    queue.add('blocker');
+    queue.add('a');
+    queue.add('a');
+    queue.add('b');
+    queue.add('a');
+    expect(queue.depth).toBe(2);
+    blocker.open();
+    await until(() => runs.length === 3 && queue.inFlight === 0);
+    expect(runs).toEqual(['blocker', 'a', 'b']);
+    await queue.shutdown();
+  });
+
+  it('never runs one key on two workers at once, but runs distinct keys in parallel', async () => {
+    const active = new Map<string, number>();
+    let most = 0;
+    let mostForOneKey = 0;
+    let runs = 0;
+    const queue = createWorkQueue({
+      workers: 4,
+      process: async (key) => {
+        const count = (active.get(key) ?? 0) + 1;
+        active.set(key, count);
+        mostForOneKey = Math.max(mostForOneKey, count);
+        most = Math.max(most, [...active.values()].reduce((sum, n) => sum + n, 0));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        active.set(key, (active.get(key) ?? 1) - 1);
+        runs += 1;
+      },
+    });
+    for (let round = 0; round < 20; round += 1) {
+      for (const key of ['a', 'b', 'c', 'd']) queue.add(key);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await until(() => queue.depth === 0 && queue.inFlight === 0);
+    expect(mostForOneKey).toBe(1);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(runs).toBeGreaterThanOrEqual(4);
+    await queue.shutdown();
+  });
+
+  it('runs a key added while in flight exactly once more afterwards', async () => {
+    const first = gate();
+    let runs = 0;
+    const queue = createWorkQueue({
+      workers: 2,
+      process: async () => {
+        runs += 1;
+        if (runs === 1) await first.promise;
+      },
+    });
+    queue.add('a');
+    await until(() => queue.inFlight === 1);
+    queue.add('a');
+    queue.add('a');
+    queue.add('a');
+    // Not queued as waiting: a second worker must not pick it up while the first run is going.
+    expect(queue.depth).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(1);
+    first.open();
+    await until(() => runs === 2 && queue.inFlight === 0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(2);
+    await queue.shutdown();
+  });
+
+  it('requeues a failing key with growing backoff and resets it after a success', async () => {
+    const times: number[] = [];
+    const retries: { attempt: number; delayMs: number }[] = [];
+    let fail = true;
+    const queue = createWorkQueue({
+      backoff: { initialMs: 20, maxMs: 1000, jitter: 0 },
+      process: (key) => {
+        times.push(Date.now());
+        if (fail && times.length <= 4) throw new Error(`boom ${key}`);
+      },
+      onError: (_error, _key, retry) => retries.push(retry),
+    });
+    queue.add('a');
+    await until(() => times.length === 5, 3000);
+    expect(retries.map((retry) => retry.delayMs)).toEqual([20, 40, 80, 160]);
+    expect(retries.map((retry) => retry.attempt)).toEqual([1, 2, 3, 4]);
+    const gaps = times.slice(1).map((time, index) => time - (times[index] ?? 0));
+    gaps.forEach((gap, index) => expect(gap).toBeGreaterThanOrEqual(20 * 2 ** index - 2));
+    // A success forgets the failures: the next failure starts again at the first delay.
+    fail = true;
+    times.length = 0;
+    retries.length = 0;
+    queue.add('a');
+    await until(() => retries.length === 1);
+    expect(retries[0]).toEqual({ attempt: 1, delayMs: 20 });
+    await queue.shutdown();
+  });
+
+  it('addAfter delays a key and keeps the earliest of several delays', async () => {
+    const runs: { key: string; at: number }[] = [];
+    const queue = createWorkQueue({ process: (key) => void runs.push({ key, at: Date.now() }) });
+    const start = Date.now();
+    queue.addAfter('a', 200);
+    queue.addAfter('a', 40);
+    queue.addAfter('a', 300);
+    expect(queue.delayed).toBe(1);
+    expect(queue.depth).toBe(0);
+    await until(() => runs.length === 1);
+    expect((runs[0]?.at ?? 0) - start).toBeGreaterThanOrEqual(38);
+    expect((runs[0]?.at ?? 0) - start).toBeLessThan(190);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(runs).toHaveLength(1);
+    await queue.shutdown();
+  });
+
+  it('shutdown waits for work in flight, drops waiting and delayed keys and ignores new ones', async () => {
+    const blocker = gate();
+    const runs: string[] = [];
+    let finished = false;
+    const queue = createWorkQueue({
+      process: async (key) => {
+        runs.push(key);
+        if (key === 'slow') {
+          await blocker.promise;
+          finished = true;
+        }
+      },
+    });
+    queue.add('slow');
+    queue.add('waiting');
+    queue.addAfter('later', 10);
+    let shutDown = false;
+    const shutdown = queue.shutdown().then(() => {
+      shutDown = true;
+    });
+    queue.add('new');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(shutDown).toBe(false);
+    blocker.open();
+    await shutdown;
+    expect(finished).toBe(true);
+    expect(runs).toEqual(['slow']);
+    expect(queue.depth).toBe(0);
+    expect(queue.delayed).toBe(0);
+  });
+
+  it('shutdown with drain runs the keys already waiting', async () => {
+    const runs: string[] = [];
+    const queue = createWorkQueue({
+      process: async (key) => {
+        runs.push(key);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      },
+    });
+    queue.add('a');
+    queue.add('b');
+    queue.add('c');
+    await queue.shutdown({ drain: true });
+    expect(runs).toEqual(['a', 'b', 'c']);
+  });
+});

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import {
+  agentOf,
+  eventually,
+  getRun,
+  givenPodOf,
+  givenWorkflow,
+  jobsOf,
+  startCluster,
+  whenJobFinishes,
+  whenRunCreated,
+  type Cluster,
+} from './support/cluster.js';
+
+const SCRIPT = 'spool step a -- echo one\nspool sleep 2s\nspool step b -- echo two\n';
+
+describe('a Run on a real kube-apiserver', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-a');
+    operator = await cluster.startOperator('op-1');
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await givenWorkflow(cluster, 'nap', 'nap.sh', SCRIPT);
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('given a new Run, then exactly one Job for pass 1 with the agent as a native sidecar; a timer wait ends the pass and pass 2 comes at the wake time; the run ends Succeeded with a condition and an Event', async () => {
+    const created = await whenRunCreated(cluster, 'nap-1', 'nap');
+    const labelled = await eventually('the run key label', async () => (await getRun(cluster, 'nap-1')).metadata.labels?.['hyperspool.dev/run']);
+    const [job] = await eventually('the pass-1 Job', async () => {
+      const jobs = await jobsOf(cluster, labelled);
+      return jobs.length > 0 && jobs;
+    });
+    expect(await jobsOf(cluster, labelled)).toHaveLength(1);
+    expect(job?.metadata?.name).toBe(`${labelled}-p1`);
+    expect(job?.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Run', name: 'nap-1', uid: created.metadata.uid, controller: true })]);
+    expect(job?.metadata?.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'hyperspool', 'hyperspool.dev/run': labelled, 'hyperspool.dev/pass': '1' });
+    expect(job?.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    const pod = job?.spec?.template.spec;
+    const agent = pod?.initContainers?.[0];
+    expect(agent).toMatchObject({ name: 'agent', restartPolicy: 'Always' });
+    expect(agent?.startupProbe?.exec?.command).toEqual(['test', '-S', '/spool/agent.sock']);
+    expect(pod?.containers[0]?.command?.slice(0, 2)).toEqual(['spool', 'pass']);
+    expect(pod?.volumes?.find((volume) => volume.name === 'spool')?.emptyDir).toBeDefined();
+    for (const container of [agent, pod?.containers[0]]) expect(container?.volumeMounts).toContainEqual(expect.objectContaining({ name: 'spool', mountPath: '/spool' }));
+    expect(pod?.volumes?.find((volume) => volume.name === 'token')?.projected?.sources?.[0]?.serviceAccountToken?.audience).toBe('hyperspool');
+
+    // The pod's agent and runner: step a runs, the sleep suspends the run.
+    const runId = (await getRun(cluster, 'nap-1')).status?.runId ?? '';
+    const first = await givenPodOf(cluster, job!);
+    const pass1 = agentOf(operator.url, runId, 1, first.token);
+    expect((await pass1.spec()).body).toMatchObject({ filename: 'nap.sh', script: SCRIPT, interpreter: 'bash -eu' });
+    const step = await pass1.call({ verb: 'step', name: 'a' });
+    expect(step.body).toMatchObject({ status: 'execute' });
+    await pass1.call({ verb: 'done', position: step.body.position, stdout: 'one\n', exitCode: 0 });
+    const sleep = await pass1.call({ verb: 'sleep', ms: 2000 });
+    expect(sleep.body).toMatchObject({ status: 'suspended' });
+    const suspendedAt = Date.now();
+
+    await whenJobFinishes(cluster, job!);
+    const waiting = await eventually('phase Waiting', async () => {
+      const run = await getRun(cluster, 'nap-1');
+      return run.status?.phase === 'Waiting' && run;
+    });
+    expect(waiting.status?.awaiting).toMatch(/^timer /);
+    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, labelled)).find((j) => j.metadata?.name === `${labelled}-p2`), 15_000);
+    // Not before the timer: the sleep was 2 s from the call.
+    expect(Date.now() - suspendedAt).toBeGreaterThanOrEqual(1900);
+    expect(second.metadata?.labels?.['hyperspool.dev/pass']).toBe('2');
+
+    const pod2 = await givenPodOf(cluster, second);
+    const pass2 = agentOf(operator.url, runId, 2, pod2.token);
+    expect((await pass2.call({ verb: 'step', name: 'a' })).body).toMatchObject({ status: 'ok', stdout: 'one\n', replayed: true });
+    expect((await pass2.call({ verb: 'sleep', ms: 2000 })).body).toMatchObject({ status: 'ok' });
+    const stepB = await pass2.call({ verb: 'step', name: 'b' });
+    expect(stepB.body).toMatchObject({ status: 'execute' });
+    await pass2.call({ verb: 'done', position: stepB.body.position, stdout: 'two\n', exitCode: 0 });
+    expect((await pass2.exit(0)).status).toBe(200);
+
+    const done = await eventually('phase Succeeded', async () => {
+      const run = await getRun(cluster, 'nap-1');
+      return run.status?.phase === 'Succeeded' && run;
+    });
+    expect(done.status?.passes).toBe(2);
+    expect(done.status?.conditions).toEqual([expect.objectContaining({ type: 'Succeeded', status: 'True', reason: 'Succeeded' })]);
+    const events = await eventually('a Succeeded Event', async () => {
+      const list = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=nap-1' });
+      return list.items.some((event) => event.reason === 'Succeeded') && list.items;
+    });
+    expect(events.map((event) => event.reason)).toContain('Succeeded');
+
+    const table = cluster.kubectl('get', 'runs', '-n', cluster.namespace);
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+PHASE\s+AWAITING\s+PASSES\s+AGE/);
+    expect(table).toMatch(/nap-1\s+Succeeded\s+2\s+/);
+  });
+
+  it("given two runs, then one run's agent token is refused on the other run, and a request without a valid token is refused", async () => {
+    await whenRunCreated(cluster, 'nap-2', 'nap');
+    await whenRunCreated(cluster, 'nap-3', 'nap');
+    const keyOf = async (name: string): Promise<string> =>
+      eventually(`${name}'s key`, async () => (await getRun(cluster, name)).metadata.labels?.['hyperspool.dev/run']);
+    const [key2, key3] = [await keyOf('nap-2'), await keyOf('nap-3')];
+    const job2 = await eventually('nap-2 pass 1', async () => (await jobsOf(cluster, key2))[0]);
+    await eventually('nap-3 pass 1', async () => (await jobsOf(cluster, key3))[0]);
+    const run2 = (await getRun(cluster, 'nap-2')).status?.runId ?? '';
+    const run3 = (await getRun(cluster, 'nap-3')).status?.runId ?? '';
+    const { token } = await givenPodOf(cluster, job2);
+
+    expect((await agentOf(operator.url, run2, 1, token).spec()).status).toBe(200);
+    const stolen = await agentOf(operator.url, run3, 1, token).call({ verb: 'step', name: 'a' });
+    expect(stolen.status).toBe(403);
+    expect(JSON.stringify(stolen.body)).toContain(`not pass 1 of run ${run3}`);
+    expect((await agentOf(operator.url, run2, 1, null).spec()).status).toBe(401);
+    expect((await agentOf(operator.url, run2, 1, 'not-a-token').spec()).status).toBe(401);
+    // An API token of the cluster that is not bound to a pass's pod proves nothing either.
+    const plain = await cluster.core.createNamespacedServiceAccountToken({
+      namespace: cluster.namespace,
+      name: 'default',
+      body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600 } },
+    });
+    expect((await agentOf(operator.url, run2, 1, plain.status?.token ?? '').spec()).status).toBe(401);
+  });
+});

@@ -1,0 +1,202 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { startOperator, type Operator } from '../../../src/operator/operator.js';
+import { startControlPlane, type ControlPlane } from '../../support/kube.js';
+import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+
+const REPO = join(import.meta.dirname, '..', '..', '..');
+export const TEST_LABEL = 'hyperspool.dev/test';
+
+/**
+ * A real kube-apiserver with the CRDs installed, a real PostgreSQL, and a namespace per test file.
+ * Nothing runs pods here (no scheduler, no kubelet, no Job controller): tests play those parts
+ * (`givenPodOf`, `whenJobFinishes`) where a pass needs them.
+ */
+export interface Cluster {
+  plane: ControlPlane;
+  postgres: TestPostgres;
+  kubeConfig: KubeConfig;
+  namespace: string;
+  core: CoreV1Api;
+  batch: BatchV1Api;
+  custom: CustomObjectsApi;
+  kubectl(...args: string[]): string;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number }): Promise<Operator>;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(namespace: string): Promise<Cluster> {
+  const [plane, postgres] = await Promise.all([startControlPlane(), startPostgres()]);
+  const kubeConfig = plane.kubeConfig();
+  const kubectl = (...args: string[]): string =>
+    execFileSync('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  kubectl('apply', '-f', 'crds/');
+  kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev');
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of [namespace, 'hyperspool-system']) {
+    await core.createNamespace({ body: { metadata: { name, labels: { [TEST_LABEL]: 'true' } } } });
+  }
+  // No controller-manager makes the default ServiceAccount; the pass pods use it.
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
+  const operators: Operator[] = [];
+  return {
+    plane,
+    postgres,
+    kubeConfig,
+    namespace,
+    core,
+    batch: kubeConfig.makeApiClient(BatchV1Api),
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    kubectl,
+    async startOperator(name, overrides = {}) {
+      const operator = await startOperator({
+        kubeConfig: plane.kubeConfig(),
+        databaseUrl: postgres.url,
+        namespace: 'hyperspool-system',
+        name,
+        port: 0,
+        metricsPort: 0,
+        host: '127.0.0.1',
+        jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+        leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
+        sweepMs: 200,
+      });
+      operators.push(operator);
+      return operator;
+    },
+    async stop() {
+      for (const operator of operators) await operator.kill().catch(() => undefined);
+      await Promise.all([plane.stop(), postgres.stop()]);
+    },
+  };
+}
+
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Given: a Workflow of one script, in the cluster's namespace. */
+export async function givenWorkflow(cluster: Cluster, name: string, filename: string, script: string): Promise<void> {
+  await cluster.custom.createNamespacedCustomObject({
+    group: 'hyperspool.dev',
+    version: 'v1alpha1',
+    namespace: cluster.namespace,
+    plural: 'workflows',
+    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script } },
+  });
+}
+
+export interface RunResource {
+  metadata: { name: string; uid: string; labels?: Record<string, string> };
+  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; conditions?: { type: string; status: string; reason: string }[] };
+}
+
+/** When: a Run of that Workflow is created. */
+export async function whenRunCreated(cluster: Cluster, name: string, workflow: string): Promise<RunResource> {
+  return (await cluster.custom.createNamespacedCustomObject({
+    group: 'hyperspool.dev',
+    version: 'v1alpha1',
+    namespace: cluster.namespace,
+    plural: 'runs',
+    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { workflowRef: { name: workflow } } },
+  })) as RunResource;
+}
+
+export async function getRun(cluster: Cluster, name: string): Promise<RunResource> {
+  return (await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs', name })) as RunResource;
+}
+
+export async function jobsOf(cluster: Cluster, runKey: string): Promise<V1Job[]> {
+  return (await cluster.batch.listNamespacedJob({ namespace: cluster.namespace, labelSelector: `hyperspool.dev/run=${runKey}` })).items;
+}
+
+/**
+ * Plays the Job controller: makes the pod of a pass's Job from its template, and asks for the
+ * token the kubelet would project into it (bound to the pod, audience hyperspool).
+ */
+export async function givenPodOf(cluster: Cluster, job: V1Job): Promise<{ pod: V1Pod; token: string }> {
+  const template = job.spec?.template;
+  const pod = await cluster.core.createNamespacedPod({
+    namespace: cluster.namespace,
+    body: {
+      metadata: {
+        name: `${job.metadata?.name ?? ''}-pod`,
+        labels: template?.metadata?.labels ?? {},
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '', controller: true }],
+      },
+      spec: template?.spec ?? { containers: [] },
+    },
+  });
+  const request = await cluster.core.createNamespacedServiceAccountToken({
+    namespace: cluster.namespace,
+    name: pod.spec?.serviceAccountName ?? 'default',
+    body: {
+      spec: {
+        audiences: ['hyperspool'],
+        expirationSeconds: 3600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' },
+      },
+    },
+  });
+  return { pod, token: request.status?.token ?? '' };
+}
+
+/** Plays the Job controller once the pod has ended: the Job's status says Complete. */
+export async function whenJobFinishes(cluster: Cluster, job: V1Job): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await cluster.batch.patchNamespacedJobStatus(
+    {
+      namespace: cluster.namespace,
+      name: job.metadata?.name ?? '',
+      body: {
+        status: {
+          startTime: now,
+          completionTime: now,
+          succeeded: 1,
+          conditions: [
+            { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: now, lastProbeTime: now },
+            { type: 'Complete', status: 'True', lastTransitionTime: now, lastProbeTime: now },
+          ],
+        },
+      },
+    },
+    (await import('@kubernetes/client-node')).setHeaderOptions('Content-Type', 'application/merge-patch+json'),
+  );
+}
+
+/** The agent's side of the API, as the agent in a pass's pod speaks it. */
+export function agentOf(operatorUrl: string, runId: string, pass: number, token: string | null) {
+  const base = `${operatorUrl}/v1/agent/runs/${encodeURIComponent(runId)}/passes/${pass}`;
+  const send = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(base + path, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  return {
+    spec: () => send('GET', ''),
+    call: (request: Record<string, unknown>) => send('POST', '/calls', request),
+    exit: (code: number | null, signal: string | null = null) => send('POST', '/exit', { code, signal }),
+  };
+}
