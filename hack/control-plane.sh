@@ -77,7 +77,8 @@ stop_process() { # name: SIGTERM, then SIGKILL if it has not exited within 10s
 start_process() { # name argv...: in the background, logging to logs/NAME.log
   local name=$1; shift
   mkdir -p "$logs"
-  setsid "$@" </dev/null >>"$logs/$name.log" 2>&1 &
+  # 9>&-: the lock taken by up/down/restart must not outlive them in the daemons they start.
+  setsid "$@" </dev/null >>"$logs/$name.log" 2>&1 9>&- &
   echo $! >"$dir/$name.pid"
 }
 
