@@ -44,6 +44,12 @@ export interface ExecutorOptions {
   now?: () => Date;
 }
 
+/**
+ * The abort reason of passes whose executor was abandoned (its operator stopped leading): they are
+ * left unsettled, for the next leader to dispatch again.
+ */
+export const ABANDONED = 'executor abandoned';
+
 export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
 
@@ -84,6 +90,16 @@ export class Executor {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     while (this.running.size > 0 || this.activities.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * Stops at once, without settling the passes under way: their runs stay running in the store,
+   * and whoever executes next recovers them (`recoverInterruptedRuns`) and they replay.
+   */
+  abandon(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const abort of this.running.values()) abort.abort(ABANDONED);
   }
 
   /** Looks for work now rather than at the next poll. */
@@ -175,6 +191,7 @@ export class Executor {
     } catch (error) {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
+    if (signal.aborted && signal.reason === ABANDONED) return;
     await settleRun(this.store, run, outcome, this.host.now());
     const settled = await this.store.getRun(run.id);
     if (settled) this.options.onPassEnd?.(settled);

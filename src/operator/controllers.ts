@@ -152,8 +152,10 @@ export class Controllers {
 
   async start(): Promise<void> {
     for (const informer of Object.values(this.informers)) await informer.waitForSync();
+    if (this.stopped) return;
     // Passes that were under way when the previous leader went are dispatched again, and replay.
     await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
+    if (this.stopped) return;
     this.executor.start();
     this.sweep();
   }
@@ -166,9 +168,9 @@ export class Controllers {
     this.stopped = true;
     if (this.sweeper) clearTimeout(this.sweeper);
     await Promise.all(Object.values(this.informers).map((informer) => informer.stop()));
+    // Passes under way are left as they are: the next leader dispatches their runs again.
+    this.executor.abandon();
     await this.queue.shutdown();
-    // Passes under way are not waited for: the next leader dispatches their runs again.
-    void this.executor.stop();
   }
 
   poke(): void {

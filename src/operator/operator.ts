@@ -97,35 +97,46 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     },
   });
 
+  /** The leader's controllers, from the Lease's acquisition until the signal says it is lost. */
+  let leading: Promise<void> = Promise.resolve();
+  const lead = async (signal: AbortSignal): Promise<void> => {
+    metrics.isLeader.set(1);
+    const mine = new Controllers({
+      kubeConfig,
+      store,
+      passes,
+      metrics,
+      jobs: options.jobs,
+      ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
+      ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+    });
+    controllers = mine;
+    const lost = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([mine.start(), lost]);
+    await lost;
+    controllers = null;
+    await mine.stop();
+  };
+
+  let lastElectionError = '';
   election = startLeaderElection({
     kubeConfig,
     namespace: options.namespace,
     name: 'hyperspool-operator',
     identity: `${options.name}@${options.advertiseUrl ?? url}`,
     ...(options.leaseDurationSeconds ? { leaseDurationSeconds: options.leaseDurationSeconds } : {}),
-    onStartedLeading: async (signal) => {
-      metrics.isLeader.set(1);
-      const leading = new Controllers({
-        kubeConfig,
-        store,
-        passes,
-        metrics,
-        jobs: options.jobs,
-        ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
-        ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
-      });
-      controllers = leading;
-      await leading.start();
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-      controllers = null;
-      await leading.stop();
-    },
+    onStartedLeading: (signal) => (leading = lead(signal)),
     onStoppedLeading: () => metrics.isLeader.set(0),
-    onError: (error) => process.stderr.write(`spool operator: leader election: ${error.message}\n`),
+    onError: (error) => {
+      // Retries come every retry period: a failure that persists is said once.
+      if (error.message !== lastElectionError) process.stderr.write(`spool operator: leader election: ${error.message}\n`);
+      lastElectionError = error.message;
+    },
   });
 
   const shutdown = async (end: (e: LeaderElection) => Promise<void>): Promise<void> => {
     if (election) await end(election);
+    await leading;
     server.close();
     server.closeAllConnections();
     await health.close();

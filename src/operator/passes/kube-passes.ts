@@ -1,6 +1,7 @@
 import { ApiException, type BatchV1Api, type V1Job } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
 import type { RunOutcome } from '../../engine/settle.js';
+import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
@@ -49,6 +50,8 @@ export class KubePasses {
       this.options.onPassStarted?.(run);
       const ended = await Promise.race([remote.exited.then((exit) => ({ exit })), jobEnded.then((reason) => ({ reason })), aborted]);
       if (ended === 'aborted') {
+        // The operator stopped leading: the pod is the next leader's business (it replays the run).
+        if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
         await deleteJob(batch, run.project, name);
         return { kind: 'failed', message: 'cancelled' };
       }

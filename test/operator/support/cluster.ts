@@ -41,6 +41,12 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   kubectl('apply', '-f', 'crds/');
   kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev');
   const core = kubeConfig.makeApiClient(CoreV1Api);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  // Established comes a moment before the resources' storage answers lists.
+  await eventually('the CRDs to be served', async () => {
+    for (const plural of ['workflows', 'runs', 'handlers', 'schedules']) await custom.listClusterCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', plural });
+    return true;
+  });
   for (const name of [namespace, 'hyperspool-system']) {
     await core.createNamespace({ body: { metadata: { name, labels: { [TEST_LABEL]: 'true' } } } });
   }
@@ -54,7 +60,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
     namespace,
     core,
     batch: kubeConfig.makeApiClient(BatchV1Api),
-    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    custom,
     kubectl,
     async startOperator(name, overrides = {}) {
       const operator = await startOperator({

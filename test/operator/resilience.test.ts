@@ -1,0 +1,112 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInformer, type Informer } from '../../src/operator/kube/informer.js';
+import type { Operator } from '../../src/operator/operator.js';
+import {
+  agentOf,
+  eventually,
+  getRun,
+  givenPodOf,
+  givenWorkflow,
+  jobsOf,
+  startCluster,
+  whenJobFinishes,
+  whenRunCreated,
+  type Cluster,
+} from './support/cluster.js';
+
+const LEASE_SECONDS = 3;
+const SCRIPT = 'spool step a -- echo one\n';
+
+describe('operator replicas and a restarting kube-apiserver', () => {
+  let cluster: Cluster;
+  let jobsCreated: string[];
+  let jobWatch: Informer<V1Job>;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-r');
+    await givenWorkflow(cluster, 'one', 'one.sh', SCRIPT);
+    // Every Job ever created in the namespace, deleted ones too.
+    jobsCreated = [];
+    jobWatch = startInformer<V1Job>({
+      kubeConfig: cluster.kubeConfig,
+      path: `/apis/batch/v1/namespaces/${cluster.namespace}/jobs`,
+      list: (query) => cluster.batch.listNamespacedJob({ namespace: cluster.namespace, ...query }),
+      onAdd: (job) => jobsCreated.push(job.metadata?.name ?? ''),
+    });
+    await jobWatch.waitForSync();
+  }, 180_000);
+
+  afterAll(async () => {
+    await jobWatch?.stop();
+    await cluster?.stop();
+  });
+
+  /** Plays a pass's pod to the end of SCRIPT: step a runs (or replays) and the script exits 0. */
+  async function whenPassRunsToTheEnd(operator: Operator, runId: string, job: V1Job): Promise<void> {
+    const pass = Number(job.metadata?.labels?.['hyperspool.dev/pass']);
+    const { token } = await givenPodOf(cluster, job);
+    const agent = agentOf(operator.url, runId, pass, token);
+    const step = await agent.call({ verb: 'step', name: 'a' });
+    if (step.body.status === 'execute') await agent.call({ verb: 'done', position: step.body.position, stdout: 'one\n', exitCode: 0 });
+    expect((await agent.exit(0)).status).toBe(200);
+    await whenJobFinishes(cluster, job);
+  }
+
+  it('given two replicas, then only the leader reconciles; killing it hands over within the lease time and no pass gets a second Job', async () => {
+    const first = await cluster.startOperator('op-a', { leaseDurationSeconds: LEASE_SECONDS });
+    const second = await cluster.startOperator('op-b', { leaseDurationSeconds: LEASE_SECONDS });
+    const leader = await eventually('a leader', () => Promise.resolve([first, second].find((operator) => operator.isLeader())));
+    const follower = leader === first ? second : first;
+    expect(follower.isLeader()).toBe(false);
+    expect(await (await fetch(`${follower.healthUrl}/metrics`)).text()).toMatch(/^hyperspool_is_leader 0$/m);
+    expect(await (await fetch(`${leader.healthUrl}/metrics`)).text()).toMatch(/^hyperspool_is_leader 1$/m);
+    // Both replicas are ready and serve the API; only the leader starts passes.
+    for (const operator of [leader, follower]) await eventually('ready', async () => (await fetch(`${operator.healthUrl}/readyz`)).status === 200);
+
+    await whenRunCreated(cluster, 'one-1', 'one');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'one-1')).metadata.labels?.['hyperspool.dev/run']);
+    const runId = (await eventually('the run id', async () => (await getRun(cluster, 'one-1')).status?.runId)) ?? '';
+    await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key)).length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(jobsCreated).toEqual([`${key}-p1`]);
+    expect(await (await fetch(`${follower.healthUrl}/metrics`)).text()).toMatch(/^hyperspool_passes_started_total 0$/m);
+
+    // The leader dies in the middle of pass 1: its pod's calls have nobody to answer them.
+    const killedAt = Date.now();
+    await leader.kill();
+    await eventually('the follower to lead', () => Promise.resolve(follower.isLeader()), 10_000);
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_SECONDS * 1000 + 2000);
+
+    // The new leader replays the run as pass 2; pass 1's Job, whose pod nobody hosts, is ended.
+    const pass2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    await eventually('pass 1 Job deleted', async () => (await jobsOf(cluster, key)).every((job) => job.metadata?.name !== `${key}-p1`));
+    await whenPassRunsToTheEnd(follower, runId, pass2);
+    const done = await eventually('phase Succeeded', async () => {
+      const run = await getRun(cluster, 'one-1');
+      return run.status?.phase === 'Succeeded' && run;
+    });
+    expect(done.status?.passes).toBe(2);
+    expect(jobsCreated).toEqual([`${key}-p1`, `${key}-p2`]);
+    await follower.close();
+  });
+
+  it('given a running operator, when kube-apiserver restarts, then its informers catch up: a Run created after the restart gets its Job and finishes', async () => {
+    const operator = await cluster.startOperator('op-c', { leaseDurationSeconds: LEASE_SECONDS });
+    await eventually('op-c to lead', () => Promise.resolve(operator.isLeader()), 15_000);
+
+    await cluster.plane.restartApiServer();
+    await whenRunCreated(cluster, 'one-after', 'one');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'one-after')).metadata.labels?.['hyperspool.dev/run'], 30_000);
+    const job = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0], 30_000);
+    const runId = (await getRun(cluster, 'one-after')).status?.runId ?? '';
+    // The restart may have cost the Lease; whoever leads now hosts the pass.
+    await eventually('a leader again', () => Promise.resolve(operator.isLeader()), 15_000);
+    const current = await eventually('the pass to be hosted', async () => {
+      const latest = (await jobsOf(cluster, key)).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).pop();
+      return latest ?? job;
+    });
+    await whenPassRunsToTheEnd(operator, runId, current);
+    await eventually('one-after Succeeded', async () => (await getRun(cluster, 'one-after')).status?.phase === 'Succeeded', 30_000);
+  });
+});
