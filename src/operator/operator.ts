@@ -12,7 +12,9 @@ import { Controllers } from './controllers.js';
 import { startHealthServer, type HealthServer } from './kube/health-server.js';
 import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
 import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
-import { CLUSTER_ENV } from './naming.js';
+import { RUN } from './api/generated.js';
+import { CLUSTER_ENV, LABELS } from './naming.js';
+import { Resources } from './resources.js';
 import type { PassJobSettings } from './passes/job-builder.js';
 
 export interface OperatorOptions {
@@ -57,6 +59,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const store = await openStore({ databaseUrl: options.databaseUrl });
   const metrics = createMetrics({ version: options.version ?? '0.1.0' });
   const passes = new RemotePasses();
+  const resources = new Resources(kubeConfig);
   let controllers: Controllers | null = null;
   let election: LeaderElection | null = null;
 
@@ -67,7 +70,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     now: () => new Date(),
     poke: () => controllers?.poke(),
     abortPass: (runId) => controllers?.abortPass(runId),
-    authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api)),
+    authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api), async (runId) => {
+      const [, namespace = '', key = ''] = runId.split(':');
+      return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
+    }),
     agents: { passes, authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)) },
   });
   const outer = express();

@@ -18,6 +18,14 @@ export class Resources {
     }
   }
 
+  /** The names of the objects with this label selector in a namespace. */
+  async names(plural: string, namespace: string, labelSelector: string): Promise<string[]> {
+    const list = (await this.api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, labelSelector })) as {
+      items: { metadata: { name?: string } }[];
+    };
+    return list.items.map((item) => item.metadata.name ?? '');
+  }
+
   /** Creates the object; an object of that name already there is answered instead (409 is not an error). */
   async create<T extends { metadata: { name?: string } }>(plural: string, namespace: string, body: T): Promise<T> {
     try {

@@ -46,13 +46,19 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
   }
 }
 
+/**
+ * The header that carries the caller's credentials when the request came through the API server's
+ * service proxy, which keeps the Authorization header for itself (`spool --context …` uses it).
+ */
+export const USER_AUTHORIZATION = 'x-spool-authorization';
+
 /** Lets through only requests the context's authorizer allows (all of them where there is none). */
 export function authorizeRequests(ctx: ServerContext) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const authorize = ctx.authorize;
     if (!authorize || req.path.startsWith('/agent/')) return next();
     const access = accessOf(req, ctx.defaultProject);
-    if (access) await authorize(req.get('authorization') ?? '', access);
+    if (access) await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access);
     next();
   };
 }

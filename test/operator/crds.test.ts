@@ -28,7 +28,7 @@ describe('crds/ on kube-apiserver', () => {
   const kubectl = (args: string[], input?: string): Promise<Result> =>
     new Promise((resolve) => {
       const child = execFile(
-        'kubectl',
+        plane.kubectl,
         ['--kubeconfig', plane.kubeconfigPath, ...args],
         { cwd: repo, encoding: 'utf8', timeout: 60_000 },
         (error, stdout, stderr) => {

@@ -18,6 +18,8 @@ const run = promisify(execFile);
 export interface ControlPlane {
   /** Path of a kubeconfig with cluster-admin (current-context set). */
   kubeconfigPath: string;
+  /** The pinned kubectl, built beside kube-apiserver (not whatever kubectl is on PATH). */
+  kubectl: string;
   /** https://127.0.0.1:PORT */
   server: string;
   /** A @kubernetes/client-node KubeConfig loaded from kubeconfigPath. */
@@ -47,7 +49,7 @@ let binaries: Promise<string> | undefined;
  * builds them when not (slow: CI builds them before the tests so that this never happens there).
  */
 function ensureBinaries(): Promise<string> {
-  binaries ??= run('bash', [buildScript, 'kube-apiserver', 'etcd'], { encoding: 'utf8', maxBuffer: 64 << 20 }).then(
+  binaries ??= run('bash', [buildScript, 'kube-apiserver', 'etcd', 'kubectl'], { encoding: 'utf8', maxBuffer: 64 << 20 }).then(
     ({ stdout }) => stdout.trim().split('\n').pop() ?? '',
     (error: unknown) => {
       binaries = undefined;
@@ -83,7 +85,7 @@ async function freePorts(count: number): Promise<number[]> {
  * case the binaries still have to be built; call `stop` in afterAll).
  */
 export async function startControlPlane(): Promise<ControlPlane> {
-  await ensureBinaries();
+  const bin = await ensureBinaries();
 
   // A port can be taken between being picked and being bound: a failed start is tried again
   // with new ports and a new directory.
@@ -126,6 +128,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
     let stopped = false;
     return {
       kubeconfigPath,
+      kubectl: join(bin, 'kubectl'),
       server: `https://127.0.0.1:${apiserver}`,
       kubeConfig() {
         const config = new KubeConfig();

@@ -2,10 +2,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
-import { api, runPath, serverUrl } from './http.js';
+import { runPath } from './http.js';
 import { age, table } from './format.js';
+import { isCluster, targetOf, type Target } from './target.js';
 
 type Run = { id: string; status: string; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
+type ClusterModule = typeof import('../cluster/cluster-runs.js');
 type Options = Record<string, string | boolean | undefined>;
 type SetExit = (code: number) => void;
 
@@ -30,10 +32,10 @@ function parseThrottle(spec: string | undefined, key: string | undefined) {
 }
 
 /** Prints a run's log as it grows until the run ends; exits with the run's outcome. */
-export async function follow(server: string, runId: string): Promise<number> {
+export async function follow(target: Target, runId: string): Promise<number> {
   let after = 0;
   for (;;) {
-    const { logs, run } = await api<{ logs: { seq: number; text: string }[]; run: Run }>(server, 'GET', `${runPath(runId)}/logs?after=${after}`);
+    const { logs, run } = await target.api<{ logs: { seq: number; text: string }[]; run: Run }>('GET', `${runPath(runId)}/logs?after=${after}`);
     for (const line of logs) {
       out(line.text);
       after = line.seq;
@@ -47,7 +49,22 @@ export async function follow(server: string, runId: string): Promise<number> {
 }
 
 export function registerServerCommands(program: Command, setExit: SetExit): void {
-  const withServer = (command: Command): Command => command.option('--server <url>', 'the server to talk to (default $SPOOL_SERVER or http://127.0.0.1:7456)');
+  const withServer = (command: Command): Command =>
+    command
+      .option('--server <url>', 'the server to talk to (default $SPOOL_SERVER or http://127.0.0.1:7456)')
+      .option('--kubeconfig <path>', 'talk to a cluster: this kubeconfig (default $KUBECONFIG or ~/.kube/config)')
+      .option('--context <name>', "talk to a cluster: this kubeconfig context (default: the kubeconfig's current one)")
+      .option('-n, --namespace <ns>', "talk to a cluster: this namespace (default: the context's, or default)")
+      .option('--operator <ns/service>', "the operator's API service on the cluster", 'hyperspool-system/hyperspool-operator');
+  const target = (options: Options): Promise<Target> => targetOf(options);
+  const cluster = async (options: Options) => {
+    const { ClusterTarget } = await import('../cluster/kube-target.js');
+    const runs: ClusterModule = await import('../cluster/cluster-runs.js');
+    return { target: new ClusterTarget(options), runs };
+  };
+  const notOnCluster = (options: Options, what: string): void => {
+    if (isCluster(options)) throw new UsageError(`on a cluster, ${what}`);
+  };
 
   withServer(
     program
@@ -59,35 +76,59 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .option('--throttle <n/period>', 'start at most N runs per period under --throttle-key, evenly spaced')
       .option('--throttle-key <key>', 'the budget the throttle counts against')
       .option('--lenient', 'do not fail a run whose replay reaches a different call')
+      .option('--workflow <name>', "on a cluster: the Workflow FILE's script goes into (default: FILE's name)")
       .option('--json', 'print JSON'),
   ).action(async (file: string, options: Options) => {
     const { parseInput } = await import('../../dev/run-local.js');
-    const server = serverUrl(str(options.server));
-    const body = {
-      ...(await source(file)),
-      input: parseInput(str(options.input)),
-      idempotencyKey: str(options.idempotencyKey) ?? null,
-      throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),
-      lenient: options.lenient === true,
-    };
-    const { run, created } = await api<{ run: Run; created: boolean }>(server, 'POST', '/runs', body);
+    const input = parseInput(str(options.input));
+    let run: Run;
+    let created = true;
+    let to: Target;
+    if (isCluster(options)) {
+      if (options.throttle || options.throttleKey) throw new UsageError('on a cluster, a throttle belongs in the pipeline document (throttle:), not on submit');
+      const { target: clusterTarget, runs } = await cluster(options);
+      to = clusterTarget;
+      run = await runs.submitToCluster(clusterTarget, file, { input, lenient: options.lenient === true, ...(str(options.idempotencyKey) ? { idempotencyKey: str(options.idempotencyKey) } : {}), ...(str(options.workflow) ? { workflow: str(options.workflow) } : {}) });
+    } else {
+      to = await target(options);
+      const body = {
+        ...(await source(file)),
+        input,
+        idempotencyKey: str(options.idempotencyKey) ?? null,
+        throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),
+        lenient: options.lenient === true,
+      };
+      ({ run, created } = await to.api<{ run: Run; created: boolean }>('POST', '/runs', body));
+    }
     if (options.json) json({ run, created });
     else if (options.follow) process.stderr.write(`  run: ${run.id}${created ? '' : ' (existing run for this idempotency key)'}\n`);
     else out(`${run.id}\n`);
-    if (options.follow) setExit(await follow(server, run.id));
+    if (options.follow) setExit(await follow(to, run.id));
   });
 
   withServer(program.command('runs').description('list runs').option('--status <list>', 'only these statuses, comma-separated').option('--json', 'print JSON')).action(
     async (options: Options) => {
       const status = str(options.status);
-      const { runs } = await api<{ runs: Run[] }>(serverUrl(str(options.server)), 'GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
+      if (isCluster(options)) {
+        const { target: clusterTarget, runs } = await cluster(options);
+        const rows = await runs.listClusterRuns(clusterTarget, status?.split(','));
+        if (options.json) return json(rows);
+        return out(table(['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'], rows.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow])));
+      }
+      const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
       if (options.json) return json(runs);
       out(table(['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'], runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow])));
     },
   );
 
   withServer(program.command('status <run>').description('show one run').option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
-    const { run } = await api<{ run: Run & Record<string, unknown> }>(serverUrl(str(options.server)), 'GET', runPath(runId));
+    let run: Record<string, unknown>;
+    if (isCluster(options)) {
+      const { target: clusterTarget, runs } = await cluster(options);
+      run = await runs.clusterRunStatus(clusterTarget, runId);
+    } else {
+      ({ run } = await (await target(options)).api<{ run: Run & Record<string, unknown> }>('GET', runPath(runId)));
+    }
     if (options.json) return json(run);
     const { script, ...shown } = run;
     void script;
@@ -95,26 +136,30 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   });
 
   withServer(program.command('journal <run>').description("show a run's journal").option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
-    const { journal } = await api<{ journal: { position: number; kind: string; verb: string; name: string; data: unknown }[] }>(serverUrl(str(options.server)), 'GET', `${runPath(runId)}/journal`);
+    const to = await target(options);
+    const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string; data: unknown }[] }>('GET', `${runPath(await to.runId(runId))}/journal`);
     if (options.json) return json(journal);
     out(table(['POS', 'KIND', 'VERB', 'NAME', 'DATA'], journal.map((e) => [String(e.position + 1), e.kind, e.verb, e.name, JSON.stringify(e.data)])));
   });
 
   withServer(program.command('logs <run>').description("print a run's log").option('--follow', 'keep printing until the run ends')).action(async (runId: string, options: Options) => {
-    const server = serverUrl(str(options.server));
-    if (options.follow) return setExit(await follow(server, runId));
-    const { logs } = await api<{ logs: { text: string }[] }>(server, 'GET', `${runPath(runId)}/logs`);
+    const to = await target(options);
+    const id = await to.runId(runId);
+    if (options.follow) return setExit(await follow(to, id));
+    const { logs } = await to.api<{ logs: { text: string }[] }>('GET', `${runPath(id)}/logs`);
     for (const line of logs) out(line.text);
   });
 
   withServer(program.command('cancel <run>').description('cancel a run')).action(async (runId: string, options: Options) => {
-    const { cancelled, run } = await api<{ cancelled: boolean; run: Run }>(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/cancel`);
+    const to = await target(options);
+    const { cancelled, run } = await to.api<{ cancelled: boolean; run: Run }>('POST', `${runPath(await to.runId(runId))}/cancel`);
     out(cancelled ? `cancelled ${run.id}\n` : `${run.id} had already ended (${run.status})\n`);
   });
 
   withServer(program.command('signal <run> <name> [payload]').description('send a run a signal; it queues until the run takes it')).action(
     async (runId: string, name: string, payload: string | undefined, options: Options) => {
-      await api(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/signals`, { name, payload: payload ?? '' });
+      const to = await target(options);
+      await to.api('POST', `${runPath(await to.runId(runId))}/signals`, { name, payload: payload ?? '' });
       out(`signal ${name} queued for ${runId}\n`);
     },
   );
@@ -125,7 +170,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         .command(`${decision} <run> <job>`)
         .description(decision === 'approve' ? 'approve a waiting approval gate' : 'reject an approval gate: cancels the run'),
     ).action(async (runId: string, job: string, options: Options) => {
-      await api(serverUrl(str(options.server)), 'POST', `${runPath(runId)}/approvals/${encodeURIComponent(job)}`, { decision });
+      const to = await target(options);
+      await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, { decision });
       out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
     });
   }
@@ -149,7 +195,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         throw new UsageError(`--payload is not valid JSON: ${text}`);
       }
     }
-    const answer = await api<{ event: { id: string }; runs: string[] }>(serverUrl(str(options.server)), 'POST', '/events', {
+    const answer = await (await target(options)).api<{ event: { id: string }; runs: string[] }>('POST', '/events', {
       type,
       subject: str(options.key) ?? null,
       payload,
@@ -162,17 +208,19 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   const handler = program.command('handler').description('handlers: event type -> script');
   withServer(handler.command('set <name> <file>').description('run FILE for every event of a type').requiredOption('--on <type>', 'the event type')).action(
     async (name: string, file: string, options: Options) => {
-      await api(serverUrl(str(options.server)), 'PUT', `/handlers/${encodeURIComponent(name)}`, { eventType: options.on, ...(await source(file)) });
+      notOnCluster(options, 'a handler is a Handler resource: kubectl apply it (docs/crds.md)');
+      await (await target(options)).api('PUT', `/handlers/${encodeURIComponent(name)}`, { eventType: options.on, ...(await source(file)) });
       out(`handler ${name}: ${file} on ${String(options.on)}\n`);
     },
   );
   withServer(handler.command('list').description('list handlers').option('--json', 'print JSON')).action(async (options: Options) => {
-    const { handlers } = await api<{ handlers: { name: string; eventType: string; workflow: string }[] }>(serverUrl(str(options.server)), 'GET', '/handlers');
+    const { handlers } = await (await target(options)).api<{ handlers: { name: string; eventType: string; workflow: string }[] }>('GET', '/handlers');
     if (options.json) return json(handlers);
     out(table(['NAME', 'ON', 'WORKFLOW'], handlers.map((h) => [h.name, h.eventType, h.workflow])));
   });
   withServer(handler.command('delete <name>').description('delete a handler')).action(async (name: string, options: Options) => {
-    await api(serverUrl(str(options.server)), 'DELETE', `/handlers/${encodeURIComponent(name)}`);
+    notOnCluster(options, 'a handler is a Handler resource: kubectl delete it');
+    await (await target(options)).api('DELETE', `/handlers/${encodeURIComponent(name)}`);
     out(`deleted handler ${name}\n`);
   });
 
@@ -189,16 +237,18 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const cron = str(options.cron);
     if ((every === undefined) === (cron === undefined)) throw new UsageError('give exactly one of --every and --cron');
     const body = { ...(await source(file)), ...(every ? { everyMs: parseDuration(every) } : { cron }) };
-    const { schedule: created } = await api<{ schedule: { name: string; nextAt: string } }>(serverUrl(str(options.server)), 'PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
+    notOnCluster(options, 'a schedule is a Schedule resource: kubectl apply it (docs/crds.md)');
+    const { schedule: created } = await (await target(options)).api<{ schedule: { name: string; nextAt: string } }>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
     out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
   });
   withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
-    const { schedules } = await api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>(serverUrl(str(options.server)), 'GET', '/schedules');
+    const { schedules } = await (await target(options)).api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>('GET', '/schedules');
     if (options.json) return json(schedules);
     out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? `${String(s.everyMs)}ms`, s.nextAt, String(s.skipped), s.workflow])));
   });
   withServer(schedule.command('delete <name>').description('delete a schedule')).action(async (name: string, options: Options) => {
-    await api(serverUrl(str(options.server)), 'DELETE', `/schedules/${encodeURIComponent(name)}`);
+    notOnCluster(options, 'a schedule is a Schedule resource: kubectl delete it');
+    await (await target(options)).api('DELETE', `/schedules/${encodeURIComponent(name)}`);
     out(`deleted schedule ${name}\n`);
   });
 }

@@ -9,13 +9,19 @@ import { TokenReviewer } from './token-review.js';
  * whether they may (SubjectAccessReview on the hyperspool.dev resource in the run's namespace), so
  * `kubectl auth can-i update runs -n team-a` answers for `spool signal` too.
  */
-export function userAuthorizer(authentication: AuthenticationV1Api, authorization: AuthorizationV1Api) {
+export function userAuthorizer(
+  authentication: AuthenticationV1Api,
+  authorization: AuthorizationV1Api,
+  /** The Run resource's name for a run id, so RBAC rules with resourceNames apply. */
+  runName: (runId: string) => Promise<string | undefined>,
+) {
   const reviewer = new TokenReviewer(authentication);
   return async (header: string, access: Access): Promise<void> => {
     const token = /^Bearer (.+)$/i.exec(header)?.[1];
     if (!token) throw new HttpError(401, 'unauthenticated', 'send a bearer token the cluster accepts (the CLI uses your kubeconfig)');
     const user = await reviewer.review(token);
     if (!user) throw new HttpError(401, 'unauthenticated', 'the cluster did not accept the bearer token (TokenReview)');
+    const name = access.name && access.resource === 'runs' ? await runName(access.name) : access.name;
     const review = await authorization.createSubjectAccessReview({
       body: {
         apiVersion: 'authorization.k8s.io/v1',
@@ -30,13 +36,13 @@ export function userAuthorizer(authentication: AuthenticationV1Api, authorizatio
             resource: access.resource,
             verb: access.verb,
             namespace: access.project,
-            ...(access.name ? { name: access.name.slice(access.name.lastIndexOf(':') + 1) } : {}),
+            ...(name ? { name } : {}),
           },
         },
       },
     });
     if (!review.status?.allowed) {
-      const what = `${access.verb} ${access.resource}.${GROUP}${access.name ? ` ${access.name}` : ''} in namespace ${access.project}`;
+      const what = `${access.verb} ${access.resource}.${GROUP}${name ? ` ${name}` : ''} in namespace ${access.project}`;
       throw new HttpError(403, 'forbidden', `${user.username ?? 'this user'} may not ${what}${review.status?.reason ? `: ${review.status.reason}` : ''}`);
     }
   };

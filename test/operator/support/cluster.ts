@@ -1,10 +1,16 @@
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
   type KubeConfig,
+  type V1PolicyRule,
   type V1Job,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -29,7 +35,7 @@ export interface Cluster {
   batch: BatchV1Api;
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -37,7 +43,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   const [plane, postgres] = await Promise.all([startControlPlane(), startPostgres()]);
   const kubeConfig = plane.kubeConfig();
   const kubectl = (...args: string[]): string =>
-    execFileSync('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   kubectl('apply', '-f', 'crds/');
   kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev');
   const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -70,7 +76,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         name,
         port: 0,
         metricsPort: 0,
-        host: '127.0.0.1',
+        host: overrides.host ?? '127.0.0.1',
         jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
@@ -205,4 +211,89 @@ export function agentOf(operatorUrl: string, runId: string, pass: number, token:
     call: (request: Record<string, unknown>) => send('POST', '/calls', request),
     exit: (code: number | null, signal: string | null = null) => send('POST', '/exit', { code, signal }),
   };
+}
+
+/** This machine's first non-loopback IPv4 address: the API server's service proxy refuses loopback. */
+function hostAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
+  }
+  throw new Error('this machine has no non-loopback IPv4 address for the service proxy to reach the operator');
+}
+
+/**
+ * Plays the kubelet and the endpoints controller for an operator running in this process: its
+ * Service (as config/manager has it), a pod whose IP is this machine's, and the Endpoints that the
+ * API server's service proxy follows to the operator's port. Start the operator with
+ * `host: hostAddressForProxy()` so it listens there.
+ */
+export async function exposeOperator(cluster: Cluster, operator: Operator): Promise<void> {
+  const namespace = 'hyperspool-system';
+  const ip = hostAddress();
+  const port = Number(new URL(operator.url).port);
+  const labels = { 'app.kubernetes.io/name': 'hyperspool', 'app.kubernetes.io/component': 'operator' };
+  await cluster.core.createNamespacedService({
+    namespace,
+    body: { metadata: { name: 'hyperspool-operator', labels }, spec: { selector: labels, ports: [{ name: 'http', port: 7456, targetPort: port as never }] } },
+  });
+  const pod = await cluster.core.createNamespacedPod({
+    namespace,
+    body: { metadata: { name: 'hyperspool-operator-0', labels }, spec: { serviceAccountName: 'default', containers: [{ name: 'operator', image: 'hyperspool/operator:dev' }] } },
+  }).catch(async () => cluster.core.readNamespacedPod({ namespace, name: 'hyperspool-operator-0' }));
+  await cluster.core.patchNamespacedPodStatus(
+    { namespace, name: pod.metadata?.name ?? '', body: { status: { podIP: ip, podIPs: [{ ip }] } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await cluster.core.createNamespacedEndpoints({
+    namespace,
+    body: {
+      metadata: { name: 'hyperspool-operator', labels },
+      subsets: [{ addresses: [{ ip, targetRef: { kind: 'Pod', name: pod.metadata?.name ?? '', namespace } }], ports: [{ name: 'http', port }] }],
+    },
+  });
+}
+
+export function hostAddressForProxy(): string {
+  return hostAddress();
+}
+
+/**
+ * A person on the cluster: a ServiceAccount in the namespace with a Role of these rules, and a
+ * kubeconfig whose user is a token of it (as an exec plugin of a cloud provider would give).
+ */
+export async function givenUser(cluster: Cluster, name: string, rules: V1PolicyRule[], dir: string): Promise<string> {
+  const { namespace } = cluster;
+  const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  await cluster.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
+  });
+  // Reaching the operator through the API server is `get services/proxy` on its Service.
+  const proxyRole = `${namespace}-${name}-operator-proxy`;
+  await rbac.createNamespacedRole({
+    namespace: 'hyperspool-system',
+    body: { metadata: { name: proxyRole }, rules: [{ apiGroups: [''], resources: ['services/proxy'], resourceNames: ['hyperspool-operator', 'hyperspool-operator:http'], verbs: ['get', 'create'] }] },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace: 'hyperspool-system',
+    body: { metadata: { name: proxyRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: proxyRole }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
+  });
+  const token = await cluster.core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  const admin = cluster.kubeConfig;
+  const server = admin.getCurrentCluster();
+  const path = join(dir, `${name}.kubeconfig`);
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: server?.server, 'certificate-authority': server?.caFile, 'certificate-authority-data': server?.caData } }],
+      users: [{ name, user: { token: token.status?.token } }],
+      contexts: [{ name, context: { cluster: 'test', user: name, namespace } }],
+      'current-context': name,
+    }),
+  );
+  return path;
 }

@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { SpoolError, UsageError } from '../../common/errors.js';
+import { API_VERSION, GROUP, RUN, VERSION, WORKFLOW, type JsonValue, type Run, type RunList, type Workflow } from '../../operator/api/generated.js';
+import { validateManifest } from '../../operator/api/validate.js';
+import { kubeError, type ClusterTarget } from './kube-target.js';
+
+/** A run as the control verbs print it, from its Run resource. */
+export interface RunRow {
+  id: string;
+  name: string;
+  status: string;
+  awaiting: string | null;
+  passes: number;
+  createdAt: string;
+  workflow: string;
+  error: string | null;
+}
+
+export interface ClusterSubmit {
+  input: unknown;
+  idempotencyKey?: string;
+  lenient: boolean;
+  /** The Workflow's name, when FILE is a script (default: the file's name without extension). */
+  workflow?: string;
+}
+
+/** How long submit waits for the operator to admit the Run and name its run id. */
+const ADMISSION_TIMEOUT_MS = 60_000;
+
+/**
+ * `spool submit FILE` on a cluster: FILE's script becomes (or updates) a Workflow of its name, and a
+ * new Run of it is created. A FILE that is not a local file names a Workflow already there.
+ */
+export async function submitToCluster(target: ClusterTarget, file: string, options: ClusterSubmit): Promise<RunRow> {
+  const { readScript } = await import('../../dev/run-local.js');
+  let workflow: string;
+  if (existsSync(file)) {
+    workflow = options.workflow ?? workflowNameOf(file);
+    const { script } = readScript(file);
+    const filename = basename(file);
+    await applyWorkflow(target, workflow, filename, script);
+  } else {
+    if (file.includes('/') || extname(file)) throw new UsageError(`no such file: ${file}`);
+    workflow = file;
+    await target.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: WORKFLOW.plural, name: workflow }).catch((error: unknown) => {
+      throw kubeError(error, `Workflow ${workflow} in namespace ${target.namespace} (FILE is neither a local file nor a Workflow)`);
+    });
+  }
+  const manifest = checked({
+    apiVersion: API_VERSION,
+    kind: RUN.kind,
+    metadata: { generateName: `${workflow}-`, namespace: target.namespace },
+    spec: {
+      workflowRef: { name: workflow },
+      ...(options.input !== null && options.input !== undefined ? { input: options.input as JsonValue } : {}),
+      ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.lenient ? { lenient: true } : {}),
+    },
+  });
+  const created = (await target.custom
+    .createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural, body: manifest })
+    .catch((error: unknown) => {
+      throw kubeError(error, `creating a Run of ${workflow} in namespace ${target.namespace}`);
+    })) as Run;
+  return waitForAdmission(target, created.metadata.name ?? '');
+}
+
+export async function listClusterRuns(target: ClusterTarget, statuses?: string[]): Promise<RunRow[]> {
+  const list = (await target.custom
+    .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural })
+    .catch((error: unknown) => {
+      if ((error as { code?: number }).code === 404) throw new SpoolError('not_found', 'this cluster has no Run resource type: install the CRDs (kubectl apply -k config/default)');
+      throw kubeError(error, `listing Runs in namespace ${target.namespace}`);
+    })) as RunList;
+  const rows = list.items.map(rowOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return statuses ? rows.filter((row) => statuses.includes(row.status)) : rows;
+}
+
+export async function clusterRunStatus(target: ClusterTarget, arg: string): Promise<Record<string, unknown>> {
+  const run = arg.includes(':') ? await findByRunId(target, arg) : await target.getRun(arg);
+  const row = rowOf(run);
+  return {
+    ...row,
+    namespace: run.metadata.namespace,
+    conditions: run.status?.conditions?.map((c) => `${c.type}=${c.status} (${c.reason})`).join(', '),
+  };
+}
+
+async function findByRunId(target: ClusterTarget, runId: string): Promise<Run> {
+  const found = (await listClusterRuns(target)).find((row) => row.id === runId);
+  if (!found) throw new SpoolError('not_found', `no Run in namespace ${target.namespace} has run id ${runId}`);
+  return target.getRun(found.name);
+}
+
+function rowOf(run: Run): RunRow {
+  return {
+    id: run.status?.runId ?? '',
+    name: run.metadata.name ?? '',
+    status: (run.status?.phase ?? 'Pending').toLowerCase(),
+    awaiting: run.status?.awaiting ?? null,
+    passes: run.status?.passes ?? 0,
+    createdAt: run.metadata.creationTimestamp ? new Date(run.metadata.creationTimestamp).toISOString() : '',
+    workflow: run.spec.workflowRef.name,
+    error: run.status?.phase === 'Failed' ? (run.status.message ?? null) : null,
+  };
+}
+
+async function waitForAdmission(target: ClusterTarget, name: string): Promise<RunRow> {
+  const deadline = Date.now() + ADMISSION_TIMEOUT_MS;
+  for (;;) {
+    const run = await target.getRun(name);
+    if (run.status?.runId) return rowOf(run);
+    if (Date.now() > deadline) {
+      throw new SpoolError('unavailable', `Run ${name} was created, but no operator admitted it within ${ADMISSION_TIMEOUT_MS / 1000}s; is the operator running?`);
+    }
+    await delay(200);
+  }
+}
+
+/** `deploy-prod.sh` → `deploy-prod`: a DNS-1123 name, as a Workflow's must be. */
+function workflowNameOf(file: string): string {
+  const name = basename(file, extname(file))
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  if (!name) throw new UsageError(`cannot make a Workflow name from ${file}; pass --workflow NAME`);
+  return name.slice(0, 63);
+}
+
+/** Creates the Workflow, or points an existing one at this script (its other settings stay). */
+async function applyWorkflow(target: ClusterTarget, name: string, filename: string, script: string): Promise<void> {
+  const { custom, namespace } = target;
+  const manifest = checked({ apiVersion: API_VERSION, kind: WORKFLOW.kind, metadata: { name, namespace }, spec: { filename, script } }) as Workflow;
+  const what = `Workflow ${name} in namespace ${namespace}`;
+  try {
+    const existing = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name })) as Workflow;
+    if (existing.spec.filename === filename && existing.spec.script === script) return;
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name, body: { spec: { filename, script } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  } catch (error) {
+    if ((error as { code?: number }).code !== 404) throw kubeError(error, what);
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, body: manifest }).catch((failed: unknown) => {
+      throw kubeError(failed, `creating ${what}`);
+    });
+  }
+}
+
+/** The CLI refuses what the API server would, with the field's name, before sending it. */
+function checked<T>(manifest: T): T {
+  const result = validateManifest(manifest);
+  if (!result.ok) throw new UsageError(result.message);
+  return manifest;
+}

@@ -1,0 +1,118 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
+import {
+  agentOf,
+  eventually,
+  exposeOperator,
+  getRun,
+  givenPodOf,
+  givenUser,
+  hostAddressForProxy,
+  jobsOf,
+  startCluster,
+  whenJobFinishes,
+  type Cluster,
+} from './support/cluster.js';
+
+const WAIT_SCRIPT = 'spool wait signal go --timeout 1h\nspool step done -- echo ok\n';
+const RUN_RULES = [
+  { apiGroups: ['hyperspool.dev'], resources: ['runs', 'workflows'], verbs: ['get', 'list', 'create', 'update', 'patch'] },
+  { apiGroups: ['hyperspool.dev'], resources: ['events'], verbs: ['create'] },
+];
+const READ_ONLY_RULES = [{ apiGroups: ['hyperspool.dev'], resources: ['runs'], verbs: ['get', 'list'] }];
+
+describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+  let dir: string;
+  let alice: string;
+  let bob: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-c');
+    operator = await cluster.startOperator('op-cli', { host: hostAddressForProxy() });
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await exposeOperator(cluster, operator);
+    dir = tempDir('spool-cli-cluster-');
+    alice = await givenUser(cluster, 'alice', RUN_RULES, dir);
+    bob = await givenUser(cluster, 'bob', READ_ONLY_RULES, dir);
+    writeFileSync(join(dir, 'wait-for-go.sh'), WAIT_SCRIPT);
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    removeTempDirs();
+  });
+
+  const as = (kubeconfig: string, ...args: string[]): Promise<SpoolResult> =>
+    spool([...args, '--kubeconfig', kubeconfig, '--context', kubeconfig.endsWith('alice.kubeconfig') ? 'alice' : 'bob', '-n', 'team-c'], {
+      cwd: dir,
+      env: { SPOOL_SERVER: undefined },
+    });
+  const ok = async (kubeconfig: string, ...args: string[]): Promise<string> => {
+    const result = await as(kubeconfig, ...args);
+    if (result.code !== 0) throw new Error(`spool ${args.join(' ')} exited ${String(result.code)}:\n${result.output}`);
+    return result.output;
+  };
+
+  it('given a script, when submitted, then it becomes a Workflow and a Run; runs and status show it waiting; a signal wakes it and it succeeds', async () => {
+    const runId = (await ok(alice, 'submit', 'wait-for-go.sh')).trim();
+    expect(runId).toMatch(/^k8s:team-c:run-[a-z0-9]{16}$/);
+    const workflow = (await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-c', plural: 'workflows', name: 'wait-for-go' })) as {
+      spec: { filename: string; script: string };
+    };
+    expect(workflow.spec).toEqual({ filename: 'wait-for-go.sh', script: WAIT_SCRIPT });
+
+    const rows = JSON.parse(await ok(alice, 'runs', '--json')) as { name: string; id: string }[];
+    const name = rows.find((row) => row.id === runId)?.name ?? '';
+    expect(name).toMatch(/^wait-for-go-/);
+    const key = runId.slice(runId.lastIndexOf(':') + 1);
+
+    // Pass 1 reaches the wait and suspends.
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pod1 = await givenPodOf(cluster, job1);
+    expect((await agentOf(operator.url, runId, 1, pod1.token).call({ verb: 'wait.signal', name: 'go', timeoutMs: 3_600_000 })).body).toMatchObject({ status: 'suspended' });
+    await whenJobFinishes(cluster, job1);
+    await eventually('phase Waiting', async () => (await getRun(cluster, name)).status?.phase === 'Waiting');
+
+    const table = await ok(alice, 'runs');
+    expect(table.split('\n')[0]).toMatch(/^RUN\s+STATUS\s+AWAITING\s+PASSES\s+AGE\s+WORKFLOW$/);
+    expect(table).toMatch(new RegExp(`${name}\\s+waiting\\s+signal go\\s+1\\s+\\d+s\\s+wait-for-go`));
+    const status = await ok(alice, 'status', name);
+    expect(status).toMatch(new RegExp(`^id\\s+${runId}$`, 'm'));
+    expect(status).toMatch(/^status\s+waiting$/m);
+
+    // Bob may read runs but not change them: the operator asks RBAC (SubjectAccessReview).
+    const refused = await as(bob, 'signal', name, 'go');
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain(`system:serviceaccount:team-c:bob may not update runs.hyperspool.dev ${name} in namespace team-c`);
+    expect(refused.output.trim().split('\n')).toHaveLength(1);
+
+    expect(await ok(alice, 'signal', name, 'go', 'yes')).toBe(`signal go queued for ${name}\n`);
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 15_000);
+    const pod2 = await givenPodOf(cluster, job2);
+    const pass2 = agentOf(operator.url, runId, 2, pod2.token);
+    expect((await pass2.call({ verb: 'wait.signal', name: 'go', timeoutMs: 3_600_000 })).body).toMatchObject({ status: 'ok', stdout: 'yes\n' });
+    const step = await pass2.call({ verb: 'step', name: 'done' });
+    await pass2.call({ verb: 'done', position: step.body.position, stdout: 'ok\n', exitCode: 0 });
+    await pass2.exit(0);
+    await eventually('phase Succeeded', async () => (await getRun(cluster, name)).status?.phase === 'Succeeded');
+    expect(await ok(alice, 'status', runId)).toMatch(/^status\s+succeeded$/m);
+  });
+
+  it('given an event type, when emitted on the cluster, then the operator records it in the namespace; bad input is one line and a usage exit', async () => {
+    expect((await ok(alice, 'event', 'emit', 'order.created', '--key', 'o-1', '--id', 'evt-1')).trim()).toMatch(/^\S+$/);
+    expect((await as(bob, 'event', 'emit', 'order.created')).output).toContain('may not create events.hyperspool.dev in namespace team-c');
+
+    const badContext = await spool(['runs', '--kubeconfig', alice, '--context', 'nowhere'], { cwd: dir });
+    expect(badContext).toMatchObject({ code: 2, output: "spool: the kubeconfig has no context 'nowhere'\n" });
+    const missing = await as(alice, 'status', 'no-such-run');
+    expect(missing).toMatchObject({ code: 1, output: 'spool: Run no-such-run in namespace team-c not found\n' });
+    const throttled = await as(alice, 'submit', 'wait-for-go.sh', '--throttle', '2/1m');
+    expect(throttled.code).toBe(2);
+    expect(throttled.output).toContain('throttle belongs in the pipeline document');
+  });
+});
