@@ -16,8 +16,8 @@ export function agentRoutes(ctx: ServerContext): Router {
   const agents = ctx.agents;
   if (!agents) return router;
 
-  /** The pass the URL names, once the caller has proven it is that pass's agent. */
-  const authorizedPass = async (req: Request): Promise<RemotePass> => {
+  /** The run and pass the URL names, once the caller has proven it is that pass's agent. */
+  const authorizedAgent = async (req: Request): Promise<{ runId: string; pass: number }> => {
     const runId = String(req.params.run);
     const pass = Number(req.params.pass);
     const header = req.get('authorization') ?? '';
@@ -28,6 +28,12 @@ export function agentRoutes(ctx: ServerContext): Router {
     if (identity.runId !== runId || identity.pass !== pass) {
       throw new HttpError(403, 'forbidden', `this token belongs to pass ${identity.pass} of run ${identity.runId}, not pass ${pass} of run ${runId}`);
     }
+    return { runId, pass };
+  };
+
+  /** The pass under way here that the URL names, once the caller has proven it is that pass's agent. */
+  const authorizedPass = async (req: Request): Promise<RemotePass> => {
+    const { runId, pass } = await authorizedAgent(req);
     const remote = agents.passes.get(runId, pass);
     if (!remote) throw new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
     return remote;
@@ -54,6 +60,15 @@ export function agentRoutes(ctx: ServerContext): Router {
       answer = { status: 'error', kind: 'usage', message: 'malformed request: not one JSON object', exitCode: EXIT.usage };
     }
     res.json(answer);
+  });
+
+  // Output is kept even when it arrives after the pass ended (the script's last words).
+  router.post('/agent/runs/:run/passes/:pass/logs', async (req, res) => {
+    const { runId, pass } = await authorizedAgent(req);
+    const text = object(req.body).text;
+    if (typeof text !== 'string') throw badRequest(`'text' (a string) is required`);
+    if (text) await ctx.store.appendLog(runId, pass, text);
+    res.json({ ok: true });
   });
 
   router.post('/agent/runs/:run/passes/:pass/exit', async (req, res) => {

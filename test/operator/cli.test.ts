@@ -14,10 +14,12 @@ import {
   jobsOf,
   startCluster,
   whenJobFinishes,
+  whenPodRuns,
   type Cluster,
 } from './support/cluster.js';
 
 const WAIT_SCRIPT = 'spool wait signal go --timeout 1h\nspool step done -- echo ok\n';
+const NAP_SCRIPT = 'spool step a -- echo one\nspool sleep 1s\nspool step b -- echo two\necho done >&2\n';
 const RUN_RULES = [
   { apiGroups: ['hyperspool.dev'], resources: ['runs', 'workflows'], verbs: ['get', 'list', 'create', 'update', 'patch'] },
   { apiGroups: ['hyperspool.dev'], resources: ['events'], verbs: ['create'] },
@@ -40,6 +42,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     alice = await givenUser(cluster, 'alice', RUN_RULES, dir);
     bob = await givenUser(cluster, 'bob', READ_ONLY_RULES, dir);
     writeFileSync(join(dir, 'wait-for-go.sh'), WAIT_SCRIPT);
+    writeFileSync(join(dir, 'nap.sh'), NAP_SCRIPT);
   }, 180_000);
 
   afterAll(async () => {
@@ -114,5 +117,20 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     const throttled = await as(alice, 'submit', 'wait-for-go.sh', '--throttle', '2/1m');
     expect(throttled.code).toBe(2);
     expect(throttled.output).toContain('throttle belongs in the pipeline document');
+  });
+
+  it("given the pod's two containers as real processes, then the script suspends and resumes in a second pod, and spool logs shows both passes' output", async () => {
+    const runId = (await ok(alice, 'submit', 'nap.sh')).trim();
+    const key = runId.slice(runId.lastIndexOf(':') + 1);
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pass1 = await whenPodRuns(cluster, operator.url, job1);
+    // The agent ended the script at the sleep: the pod completed and holds nothing while the run waits.
+    expect(pass1).toMatchObject({ code: 0, output: 'one\n' });
+
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 15_000);
+    // Step a replays without printing its output into the log a second time.
+    expect(await whenPodRuns(cluster, operator.url, job2)).toMatchObject({ code: 0, output: 'two\ndone\n' });
+    await eventually('phase Succeeded', async () => (await ok(alice, 'status', runId)).includes('succeeded'));
+    expect(await ok(alice, 'logs', runId)).toBe('one\ntwo\ndone\n');
   });
 });

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tailFile } from '../../common/file-tail.js';
 import { onLines } from '../framing.js';
 import { outputIdentity } from '../output-identity.js';
 import { ScriptProcess } from '../script-process.js';
@@ -49,6 +50,12 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
   writeFileSync(scriptPath, spec.script);
   writeFileSync(inputPath, JSON.stringify(spec.input));
 
+  // Output goes to the container's log (kubectl logs) and, through the agent, to the run's log
+  // in the store (spool logs), which outlives the pod.
+  const output = tailFile(join(options.workdir, 'output.log'), (text) => {
+    process.stdout.write(text);
+    control.write(`${JSON.stringify({ verb: 'log', text })}\n`);
+  });
   script = new ScriptProcess([...spec.interpreter.split(' '), scriptPath], {
     cwd: options.workdir,
     env: {
@@ -57,14 +64,14 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
       SPOOL_RUN_ID: spec.run,
       SPOOL_PASS: String(spec.pass),
       SPOOL_INPUT_FILE: inputPath,
-      // The container's stdout is the run's log.
-      SPOOL_LOG_ID: outputIdentity('inherit'),
+      SPOOL_LOG_ID: outputIdentity(output.fd),
     },
-    stdout: 'inherit',
-    stderr: 'inherit',
+    stdout: output.fd,
+    stderr: output.fd,
   });
   if (stopRequested) script.end();
   const exit = await script.exited;
+  await output.close();
   const acknowledged = await ask({ verb: 'exit', code: exit.code, signal: exit.signal });
   control.end();
   if (typeof acknowledged.error === 'string') process.stderr.write(`spool: could not report the script's end: ${acknowledged.error}\n`);

@@ -30,8 +30,17 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
     runner.on('close', () => runners.delete(runner));
     runner.on('error', () => undefined);
     if (stopped) writeLine(runner, { stop: true });
+    // Output goes to the server in order and unanswered; the script's end only after all of it.
+    let logs: Promise<unknown> = Promise.resolve();
     onLines(runner, (line) => {
-      void answerRunner(server, line).then((answer) => writeLine(runner, answer));
+      const message = parseControl(line);
+      if (message?.verb === 'log' && typeof message.text === 'string') {
+        const text = message.text;
+        logs = logs.then(() => server.log(text)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
+        return;
+      }
+      const ready = message?.verb === 'exit' ? logs : Promise.resolve();
+      void ready.then(() => answerRunner(server, line)).then((answer) => writeLine(runner, answer));
     });
   });
   for (const path of [options.control, options.socket]) rmSync(path, { force: true });
@@ -58,6 +67,14 @@ async function answerRunner(server: ServerClient, line: string): Promise<unknown
     return { error: `unknown control message ${line}` };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function parseControl(line: string): { verb?: string; text?: unknown } | null {
+  try {
+    return JSON.parse(line) as { verb?: string; text?: unknown };
+  } catch {
+    return null;
   }
 }
 

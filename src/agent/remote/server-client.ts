@@ -47,6 +47,11 @@ export class ServerClient implements CallHandler {
     }
   }
 
+  /** The script's output, for `spool logs` (the pod's own log goes when its Job is cleaned up). */
+  log(text: string): Promise<unknown> {
+    return this.send('POST', '/logs', { text });
+  }
+
   exit(code: number | null, signal: string | null): Promise<unknown> {
     return this.send('POST', '/exit', { code, signal });
   }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   BatchV1Api,
   CoreV1Api,
@@ -11,12 +11,14 @@ import {
   setHeaderOptions,
   type KubeConfig,
   type V1PolicyRule,
+  type V1Container,
   type V1Job,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { SPOOL_BIN, spool, startSpool, tempDir } from '../../support/spool.js';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 export const TEST_LABEL = 'hyperspool.dev/test';
@@ -173,8 +175,14 @@ export async function givenPodOf(cluster: Cluster, job: V1Job): Promise<{ pod: V
 }
 
 /** Plays the Job controller once the pod has ended: the Job's status says Complete. */
-export async function whenJobFinishes(cluster: Cluster, job: V1Job): Promise<void> {
+export function whenJobFinishes(cluster: Cluster, job: V1Job): Promise<void> {
+  return whenJobEnds(cluster, job, 'Complete');
+}
+
+/** Plays the Job controller once the pod has ended: the Job's status says Complete or Failed. */
+export async function whenJobEnds(cluster: Cluster, job: V1Job, how: 'Complete' | 'Failed'): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const criteria = how === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
   await cluster.batch.patchNamespacedJobStatus(
     {
       namespace: cluster.namespace,
@@ -182,16 +190,15 @@ export async function whenJobFinishes(cluster: Cluster, job: V1Job): Promise<voi
       body: {
         status: {
           startTime: now,
-          completionTime: now,
-          succeeded: 1,
+          ...(how === 'Complete' ? { completionTime: now, succeeded: 1 } : { failed: 1 }),
           conditions: [
-            { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: now, lastProbeTime: now },
-            { type: 'Complete', status: 'True', lastTransitionTime: now, lastProbeTime: now },
+            { type: criteria, status: 'True', lastTransitionTime: now, lastProbeTime: now, ...(how === 'Failed' ? { reason: 'BackoffLimitExceeded' } : {}) },
+            { type: how, status: 'True', lastTransitionTime: now, lastProbeTime: now, ...(how === 'Failed' ? { reason: 'BackoffLimitExceeded' } : {}) },
           ],
         },
       },
     },
-    (await import('@kubernetes/client-node')).setHeaderOptions('Content-Type', 'application/merge-patch+json'),
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }
 
@@ -296,4 +303,37 @@ export async function givenUser(cluster: Cluster, name: string, rules: V1PolicyR
     }),
   );
   return path;
+}
+
+/**
+ * Plays the kubelet for a pass's pod: its two containers (`spool agent`, the native sidecar, and
+ * `spool pass`, the script container) run as real processes here, with the Job template's commands
+ * and environment, the pod's emptyDir as a temp directory and its projected token as a file. The
+ * agent reaches the operator at `operatorUrl` (the Service's DNS name means nothing here). Ends as
+ * the kubelet does: the sidecar is stopped once the script container has exited, and the Job's
+ * status says how the pod ended. Answers the script container's exit code and output.
+ */
+export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<{ code: number | null; output: string }> {
+  const { token } = await givenPodOf(cluster, job);
+  const pod = job.spec?.template.spec;
+  const agent = pod?.initContainers?.[0];
+  const script = pod?.containers[0];
+  const root = tempDir('spool-pod-');
+  writeFileSync(join(root, 'token'), token);
+  const local = (arg: string): string => arg.replace(/^\/spool\b/, root);
+  const env = (container: V1Container | undefined): Record<string, string> =>
+    Object.fromEntries((container?.env ?? []).map((variable) => [variable.name, local(variable.value ?? '')]));
+  const path = `${dirname(SPOOL_BIN)}:${process.env.PATH ?? ''}`;
+  const sidecar = startSpool((agent?.command ?? []).slice(1).map(local), {
+    cwd: root,
+    env: { ...env(agent), SPOOL_SERVER: operatorUrl, SPOOL_TOKEN_FILE: join(root, 'token'), PATH: path },
+  });
+  try {
+    const main = await spool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
+    await whenJobEnds(cluster, job, main.code === 0 ? 'Complete' : 'Failed');
+    return { code: main.code, output: main.output };
+  } finally {
+    process.kill(sidecar.pid, 'SIGTERM');
+    await sidecar.done;
+  }
 }
