@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDirs, tempDir } from '../support/spool.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
   agentOf,
@@ -8,6 +11,7 @@ import {
   givenWorkflow,
   jobsOf,
   startCluster,
+  startPod,
   whenJobFinishes,
   whenRunCreated,
   type Cluster,
@@ -125,5 +129,51 @@ describe('a Run on a real kube-apiserver', () => {
       body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600 } },
     });
     expect((await agentOf(operator.url, run2, 1, plain.status?.token ?? '').spec()).status).toBe(401);
+  });
+});
+
+describe('a pass whose pod dies', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+  let sideEffects: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-l');
+    operator = await cluster.startOperator('op-lost');
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    sideEffects = join(tempDir('spool-lost-'), 'effects');
+    await givenWorkflow(
+      cluster,
+      'slow',
+      'slow.sh',
+      'spool step a -- sh -c \'echo a >> "$EFFECTS"; echo one\'\nspool step slow -- sh -c \'echo slow >> "$EFFECTS"; sleep 30\'\necho finished\n',
+      [{ name: 'EFFECTS', value: sideEffects }],
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    removeTempDirs();
+  });
+
+  it('given a pod killed in the middle of a step, then the pass is dispatched again and replays: the finished step does not run twice, the interrupted one runs again', async () => {
+    await whenRunCreated(cluster, 'slow-1', 'slow');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'slow-1')).metadata.labels?.['hyperspool.dev/run']);
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pod1 = await startPod(cluster, operator.url, job1);
+    await eventually('step slow to start', () => Promise.resolve(existsSync(sideEffects) && readFileSync(sideEffects, 'utf8').includes('slow')));
+    await pod1.kill();
+
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    // Pass 2's sleep is cut short: the point is what ran, not how long.
+    const pod2 = await startPod(cluster, operator.url, job2);
+    await eventually('step slow to start again', () => Promise.resolve(readFileSync(sideEffects, 'utf8').split('\n').filter((line) => line === 'slow').length === 2));
+    expect(readFileSync(sideEffects, 'utf8')).toBe('a\nslow\nslow\n');
+    await pod2.kill();
+    const job3 = await eventually('the pass-3 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p3`));
+    expect(job3.metadata?.labels?.['hyperspool.dev/pass']).toBe('3');
+    const run = await getRun(cluster, 'slow-1');
+    expect(run.status?.passes).toBe(3);
+    expect(run.status?.phase).not.toBe('Failed');
   });
 });

@@ -181,7 +181,7 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-function processGroupOf(pid: number): number | null {
+export function processGroupOf(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);

@@ -18,7 +18,7 @@ import {
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { SPOOL_BIN, spool, startSpool, tempDir } from '../../support/spool.js';
+import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 export const TEST_LABEL = 'hyperspool.dev/test';
@@ -37,7 +37,8 @@ export interface Cluster {
   batch: BatchV1Api;
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string }): Promise<Operator>;
+  /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -72,7 +73,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
     kubectl,
     async startOperator(name, overrides = {}) {
       const operator = await startOperator({
-        kubeConfig: plane.kubeConfig(),
+        kubeConfig: overrides.kubeConfig ?? plane.kubeConfig(),
         databaseUrl: postgres.url,
         namespace: 'hyperspool-system',
         name,
@@ -109,13 +110,13 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 }
 
 /** Given: a Workflow of one script, in the cluster's namespace. */
-export async function givenWorkflow(cluster: Cluster, name: string, filename: string, script: string): Promise<void> {
+export async function givenWorkflow(cluster: Cluster, name: string, filename: string, script: string, env?: { name: string; value: string }[]): Promise<void> {
   await cluster.custom.createNamespacedCustomObject({
     group: 'hyperspool.dev',
     version: 'v1alpha1',
     namespace: cluster.namespace,
     plural: 'workflows',
-    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script } },
+    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script, ...(env ? { env } : {}) } },
   });
 }
 
@@ -305,15 +306,23 @@ export async function givenUser(cluster: Cluster, name: string, rules: V1PolicyR
   return path;
 }
 
+/** A pass's pod whose containers run as processes here (see startPod). */
+export interface RunningPod {
+  /** Settles when the script container exits (the sidecar is stopped then, and the Job marked). */
+  done: Promise<{ code: number | null; output: string }>;
+  /** The node dies: every process of the pod gets SIGKILL, and the Job says Failed. */
+  kill(): Promise<void>;
+}
+
 /**
  * Plays the kubelet for a pass's pod: its two containers (`spool agent`, the native sidecar, and
  * `spool pass`, the script container) run as real processes here, with the Job template's commands
  * and environment, the pod's emptyDir as a temp directory and its projected token as a file. The
  * agent reaches the operator at `operatorUrl` (the Service's DNS name means nothing here). Ends as
  * the kubelet does: the sidecar is stopped once the script container has exited, and the Job's
- * status says how the pod ended. Answers the script container's exit code and output.
+ * status says how the pod ended.
  */
-export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<{ code: number | null; output: string }> {
+export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<RunningPod> {
   const { token } = await givenPodOf(cluster, job);
   const pod = job.spec?.template.spec;
   const agent = pod?.initContainers?.[0];
@@ -328,12 +337,38 @@ export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1
     cwd: root,
     env: { ...env(agent), SPOOL_SERVER: operatorUrl, SPOOL_TOKEN_FILE: join(root, 'token'), PATH: path },
   });
-  try {
-    const main = await spool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
-    await whenJobEnds(cluster, job, main.code === 0 ? 'Complete' : 'Failed');
-    return { code: main.code, output: main.output };
-  } finally {
+  const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
+  let killed = false;
+  const done = main.done.then(async ({ code, output }) => {
     process.kill(sidecar.pid, 'SIGTERM');
     await sidecar.done;
-  }
+    if (!killed) await whenJobEnds(cluster, job, code === 0 ? 'Complete' : 'Failed');
+    return { code, output };
+  });
+  return {
+    done,
+    async kill() {
+      killed = true;
+      // The script runs in a process group of its own; its command line names the pod's directory.
+      const ours = processGroupOf(process.pid);
+      const groups = new Set([main.pid, sidecar.pid, ...processesMentioning(root).map((pid) => processGroupOf(pid) ?? pid)]);
+      groups.delete(ours ?? -1);
+      for (const group of groups) {
+        for (const target of [-group, group]) {
+          try {
+            process.kill(target, 'SIGKILL');
+          } catch {
+            // not a group, or gone
+          }
+        }
+      }
+      await done;
+      await whenJobEnds(cluster, job, 'Failed');
+    },
+  };
+}
+
+/** A pass's pod run to its end (see startPod): the script container's exit code and output. */
+export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<{ code: number | null; output: string }> {
+  return (await startPod(cluster, operatorUrl, job)).done;
 }
