@@ -91,6 +91,7 @@ export class Controllers {
       settings: options.jobs,
       ownerOf: (run) => this.ownerOf(run),
       workflowOf: (run) => workflow(run.project, workflowOf(run).name),
+      onScriptStarting: (seconds) => metrics.passStartLatency.observe(seconds),
       onPassStarted: (run) => {
         metrics.passesStarted.inc();
         this.passStarts.set(run.id, now());
@@ -175,6 +176,13 @@ export class Controllers {
 
   poke(): void {
     this.executor.poke();
+  }
+
+  /** When the oldest pass under way started (for hyperspool_oldest_running_pass_seconds). */
+  oldestPassStartedAt(): Date | undefined {
+    let oldest: Date | undefined;
+    for (const started of this.passStarts.values()) if (!oldest || started < oldest) oldest = started;
+    return oldest;
   }
 
   abortPass(runId: string): void {

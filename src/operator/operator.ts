@@ -15,6 +15,7 @@ import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
 import { RUN } from './api/generated.js';
 import { CLUSTER_ENV, LABELS } from './naming.js';
 import { Resources } from './resources.js';
+import { timingJournalWrites } from './timed-store.js';
 import type { PassJobSettings } from './passes/job-builder.js';
 
 export interface OperatorOptions {
@@ -56,8 +57,11 @@ export interface Operator {
  */
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const { kubeConfig } = options;
-  const store = await openStore({ databaseUrl: options.databaseUrl });
-  const metrics = createMetrics({ version: options.version ?? '0.1.0' });
+  const metrics = createMetrics({
+    version: options.version ?? '0.1.0',
+    oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
+  });
+  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl }), (seconds) => metrics.journalWrite.observe(seconds));
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
   let controllers: Controllers | null = null;

@@ -40,7 +40,9 @@ export function agentRoutes(ctx: ServerContext): Router {
   };
 
   router.get('/agent/runs/:run/passes/:pass', async (req, res) => {
-    const { run } = await authorizedPass(req);
+    const remote = await authorizedPass(req);
+    const { run } = remote;
+    remote.markStarting();
     res.json({
       run: run.id,
       pass: run.passes,

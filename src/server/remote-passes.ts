@@ -21,6 +21,9 @@ export interface RemotePass {
   /** Settles when the script's runner reports that the script ended. */
   exited: Promise<ScriptExit>;
   reportExit(exit: ScriptExit): void;
+  /** Settles when the pod's agent first asks for the script: the script is starting. */
+  starting: Promise<void>;
+  markStarting(): void;
 }
 
 /**
@@ -34,7 +37,9 @@ export class RemotePasses {
     const pass = await Pass.start(store, run, host);
     let reportExit!: (exit: ScriptExit) => void;
     const exited = new Promise<ScriptExit>((resolve) => (reportExit = resolve));
-    const remote: RemotePass = { pass, run, exited, reportExit };
+    let markStarting!: () => void;
+    const starting = new Promise<void>((resolve) => (markStarting = resolve));
+    const remote: RemotePass = { pass, run, exited, reportExit, starting, markStarting };
     this.open.set(key(run.id, run.passes), remote);
     return remote;
   }

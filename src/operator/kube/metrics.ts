@@ -57,7 +57,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   });
   const passStartLatency = new Histogram({
     name: `${PREFIX}pass_start_latency_seconds`,
-    help: "Seconds from a run becoming due to its pass's script starting.",
+    help: "Seconds from a due run's pass being dispatched (a Job created) to its script starting (the pod's agent asking for it).",
     // A pass on a cluster waits for a Job, a pod, an image and a sidecar: sub-second to minutes.
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
     registers,

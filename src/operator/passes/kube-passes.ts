@@ -22,6 +22,8 @@ export interface KubePassesOptions {
   /** The Workflow the run came from, if it still exists (for its image, env and service account). */
   workflowOf(run: RunRecord): Workflow | null;
   onPassStarted?(run: RunRecord): void;
+  /** Seconds from dispatching a pass to its pod's agent asking for the script. */
+  onScriptStarting?(seconds: number): void;
 }
 
 /**
@@ -38,6 +40,8 @@ export class KubePasses {
     const { store, passes, batch, settings } = this.options;
     const name = passJobName(run.id, run.passes);
     const remote = await passes.start(store, run, host);
+    const dispatchedAt = performance.now();
+    void remote.starting.then(() => this.options.onScriptStarting?.((performance.now() - dispatchedAt) / 1000));
     const jobEnded = new Promise<string>((resolve) => this.finished.set(name, resolve));
     const aborted = new Promise<'aborted'>((resolve) => {
       if (signal.aborted) resolve('aborted');
