@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -7,7 +7,7 @@ const TAIL_MS = 150;
 export interface FileTail {
   /** The descriptor to give a child as both stdout and stderr (one file keeps their order). */
   fd: number;
-  /** Copies what is left, then closes the file. */
+  /** Copies what is left, then closes and removes the file (its text has all gone to onText). */
   close(): Promise<void>;
 }
 
@@ -46,6 +46,7 @@ export function tailFile(path: string, onText: (text: string) => Promise<void> |
       if (rest) await onText(rest);
       closeSync(fd);
       closeSync(reader);
+      rmSync(path, { force: true });
     },
   };
 }

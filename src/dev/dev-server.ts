@@ -6,7 +6,7 @@ import { createApp } from '../server/app.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Executor } from '../executor/executor.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../executor/log-capture.js';
 
 export const DEFAULT_PORT = 7456;
 

@@ -1,6 +1,9 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type V1Job } from '@kubernetes/client-node';
 import { ensureError } from '../common/errors.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Executor } from '../executor/executor.js';
+import { captureLog } from '../executor/log-capture.js';
 import type { RemotePasses } from '../server/remote-passes.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
@@ -99,7 +102,9 @@ export class Controllers {
       },
     });
     this.executor = new Executor(store, {
-      output: () => ({ fd: 'inherit' }),
+      // Only pipeline coordinators run here (scripts run in pods, which send their own output):
+      // what a coordinator prints goes to its run's log, as on spool dev.
+      output: (run) => captureLog(store, join(tmpdir(), 'hyperspool-logs'), run),
       runPass: this.kubePasses.runPass,
       // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
       activities: false,

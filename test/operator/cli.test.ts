@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
@@ -15,6 +15,7 @@ import {
   startCluster,
   whenJobFinishes,
   whenPodRuns,
+  startKubelet,
   type Cluster,
 } from './support/cluster.js';
 
@@ -43,6 +44,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     bob = await givenUser(cluster, 'bob', READ_ONLY_RULES, dir);
     writeFileSync(join(dir, 'wait-for-go.sh'), WAIT_SCRIPT);
     writeFileSync(join(dir, 'nap.sh'), NAP_SCRIPT);
+    writeFileSync(join(dir, 'refund.yaml'), readFileSync(new URL('../pipeline/fixtures/refund.yaml', import.meta.url), 'utf8'));
   }, 180_000);
 
   afterAll(async () => {
@@ -132,5 +134,27 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     expect(await whenPodRuns(cluster, operator.url, job2)).toMatchObject({ code: 0, output: 'two\ndone\n' });
     await eventually('phase Succeeded', async () => (await ok(alice, 'status', runId)).includes('succeeded'));
     expect(await ok(alice, 'logs', runId)).toBe('one\ntwo\ndone\n');
+  });
+
+  it('given the refund pipeline as a Workflow, when its gate is approved with spool approve, then only ask and refund run and the Run succeeds', async () => {
+    const kubelet = startKubelet(cluster, operator.url);
+    try {
+      const runId = (await ok(alice, 'submit', 'refund.yaml')).trim();
+      const workflow = (await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-c', plural: 'workflows', name: 'refund' })) as {
+        spec: { filename: string };
+      };
+      expect(workflow.spec.filename).toBe('refund.yaml');
+      await eventually('the gate to wait', async () => (await operator.store.getRun(runId))?.awaiting === 'approval ask', 30_000);
+      const name = (JSON.parse(await ok(alice, 'runs', '--json')) as { name: string; id: string }[]).find((row) => row.id === runId)?.name ?? '';
+      expect(await ok(alice, 'approve', name, 'ask')).toBe(`approved ask of ${name}\n`);
+
+      await eventually('the pipeline to succeed', async () => (await operator.store.getRun(runId))?.status === 'succeeded', 60_000);
+      const children = (await operator.store.listRuns({ limit: 200 })).filter((run) => run.parentId === runId);
+      expect(children.map((child) => child.workflow.slice(child.workflow.indexOf('#') + 1)).sort()).toEqual(['ask', 'refund']);
+      expect(await ok(alice, 'logs', runId)).toContain('refunded order 1042\n');
+      await eventually('phase Succeeded', async () => (await getRun(cluster, name)).status?.phase === 'Succeeded');
+    } finally {
+      await kubelet.stop();
+    }
   });
 });

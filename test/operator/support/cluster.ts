@@ -372,3 +372,33 @@ export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job
 export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<{ code: number | null; output: string }> {
   return (await startPod(cluster, operatorUrl, job)).done;
 }
+
+/**
+ * Plays the Job controller and kubelet for every pass Job that appears in the namespace: each new
+ * Job's pod runs (see startPod) as soon as it is seen. For runs of many passes (pipelines, whose
+ * jobs are child runs of their own).
+ */
+export function startKubelet(cluster: Cluster, operatorUrl: string): { stop(): Promise<void> } {
+  const seen = new Set<string>();
+  const pods: Promise<unknown>[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const jobs = await cluster.batch.listNamespacedJob({ namespace: cluster.namespace }).catch(() => ({ items: [] as V1Job[] }));
+      for (const job of jobs.items) {
+        const name = job.metadata?.name ?? '';
+        if (seen.has(name) || job.status?.conditions?.length) continue;
+        seen.add(name);
+        pods.push(startPod(cluster, operatorUrl, job).then((pod) => pod.done).catch(() => undefined));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      await Promise.all(pods);
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
-import type { PassOutput } from '../executor/executor.js';
+import type { PassOutput } from './executor.js';
 import { tailFile } from '../common/file-tail.js';
 
 /**
