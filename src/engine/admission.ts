@@ -30,6 +30,8 @@ export interface Submission {
   throttle?: Throttle | null;
   concurrency?: ConcurrencyRule | null;
   lenient?: boolean;
+  /** Whom the run is about (an order, a customer): a wait for an event takes only events of it. */
+  subject?: string | null;
 }
 
 export interface Admitted {
@@ -54,6 +56,7 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
       input: submission.input ?? null,
       idempotencyKey: submission.idempotencyKey ?? null,
       lenient: submission.lenient ?? false,
+      subject: submission.subject ?? null,
     });
     const admitted: Admitted = { run, created, cancelled: [] };
     if (!created) return admitted;

@@ -117,6 +117,11 @@ export class Executor {
     void this.wakeWaiters(change).then(() => this.poke());
   }
 
+  /** The runs with a pass under way here. */
+  runsUnderWay(): string[] {
+    return [...this.running.keys()];
+  }
+
   /** Ends the script of a run's pass under way here (the run was cancelled). */
   abortPass(runId: string): void {
     this.running.get(runId)?.abort();

@@ -2,6 +2,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type Kubernet
 import { ensureError } from '../common/errors.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cancelRun } from '../engine/cancel.js';
 import { Executor } from '../executor/executor.js';
 import { captureLog } from '../executor/log-capture.js';
 import type { RemotePasses } from '../server/remote-passes.js';
@@ -129,7 +130,12 @@ export class Controllers {
       this.queue.add(`${kind}/${keyOf(object.metadata?.namespace, object.metadata?.name ?? '')}`);
     this.informers = {
       workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), onAdd: (w) => this.workflowChanged(w), onUpdate: (w) => this.workflowChanged(w) }),
-      runs: startInformer<Run>({ ...custom$<Run>(RUN.plural), onAdd: enqueue('Run'), onUpdate: enqueue('Run') }),
+      runs: startInformer<Run>({
+        ...custom$<Run>(RUN.plural),
+        onAdd: enqueue('Run'),
+        onUpdate: enqueue('Run'),
+        onDelete: (run) => void this.runDeleted(run),
+      }),
       handlers: startInformer<Handler>({
         ...custom$<Handler>(HANDLER.plural),
         onAdd: enqueue('Handler'),
@@ -220,6 +226,17 @@ export class Controllers {
     for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.queue.add(`Run/${keyOf(namespace, run.metadata.name ?? '')}`);
   }
 
+  /** `kubectl delete run` cancels the run (its Jobs go with it, through their owner reference). */
+  private async runDeleted(resource: Run): Promise<void> {
+    const now = (this.options.now ?? (() => new Date()))();
+    try {
+      const cancelled = await cancelRun(this.options.store, RunReconciler.runIdOf(resource), now, `its Run ${resource.metadata.name ?? ''} was deleted`);
+      for (const id of cancelled) this.executor.abortPass(id);
+    } catch (error) {
+      process.stderr.write(`spool operator: cancelling the run of deleted Run ${resource.metadata.name ?? ''}: ${ensureError(error).message}\n`);
+    }
+  }
+
   private runResource(runId: string): Run | undefined {
     const namespace = runId.split(':')[1] ?? '';
     const key = runKey(runId);
@@ -270,10 +287,16 @@ export class Controllers {
     for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ phase }, phases.get(phase) ?? 0);
     metrics.queueDepth.set(this.queue.depth);
     for (const schedule of this.informers.schedules.list()) this.queue.add(`Schedule/${keyOf(schedule.metadata.namespace, schedule.metadata.name ?? '')}`);
+    // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const run of await store.listRuns({ limit: 200 })) {
-      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && (!TERMINAL_STATUSES.includes(run.status) || run.passes > 0)) {
+      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !TERMINAL_STATUSES.includes(run.status)) {
         await this.ownerOf(run);
       }
+    }
+    // A run cancelled through another replica (or by a pipeline's cancel-running) still has its pod here.
+    for (const runId of this.executor.runsUnderWay()) {
+      const run = await store.getRun(runId);
+      if (run && TERMINAL_STATUSES.includes(run.status)) this.executor.abortPass(runId);
     }
   }
 }

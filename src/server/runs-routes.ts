@@ -61,8 +61,10 @@ export function runsRoutes(ctx: ServerContext): Router {
     const status = typeof req.query.status === 'string' ? req.query.status.split(',') : undefined;
     const unknown = status?.find((value) => !STATUSES.includes(value as RunStatus));
     if (unknown) throw badRequest(`unknown status '${unknown}'; use ${STATUSES.join(', ')}`);
+    // Where requests are authorized, a list was authorized for one project (accessOf): only it.
+    const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : undefined;
     const runs = await store.listRuns({
-      ...(typeof req.query.project === 'string' ? { project: req.query.project } : {}),
+      ...(project ? { project } : {}),
       ...(status ? { status: status as RunStatus[] } : {}),
       limit: Math.min(Number(req.query.limit ?? 100) || 100, 1000),
     });

@@ -21,12 +21,6 @@ import {
 
 const WAIT_SCRIPT = 'spool wait signal go --timeout 1h\nspool step done -- echo ok\n';
 const NAP_SCRIPT = 'spool step a -- echo one\nspool sleep 1s\nspool step b -- echo two\necho done >&2\n';
-const RUN_RULES = [
-  { apiGroups: ['hyperspool.dev'], resources: ['runs', 'workflows'], verbs: ['get', 'list', 'create', 'update', 'patch'] },
-  { apiGroups: ['hyperspool.dev'], resources: ['events'], verbs: ['create'] },
-];
-const READ_ONLY_RULES = [{ apiGroups: ['hyperspool.dev'], resources: ['runs'], verbs: ['get', 'list'] }];
-
 describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
   let cluster: Cluster;
   let operator: Operator;
@@ -40,8 +34,10 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
     await exposeOperator(cluster, operator);
     dir = tempDir('spool-cli-cluster-');
-    alice = await givenUser(cluster, 'alice', RUN_RULES, dir);
-    bob = await givenUser(cluster, 'bob', READ_ONLY_RULES, dir);
+    // The user roles config/rbac ships: alice edits, bob views.
+    cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');
+    alice = await givenUser(cluster, 'alice', 'hyperspool-edit', dir);
+    bob = await givenUser(cluster, 'bob', 'hyperspool-view', dir);
     writeFileSync(join(dir, 'wait-for-go.sh'), WAIT_SCRIPT);
     writeFileSync(join(dir, 'nap.sh'), NAP_SCRIPT);
     writeFileSync(join(dir, 'refund.yaml'), readFileSync(new URL('../pipeline/fixtures/refund.yaml', import.meta.url), 'utf8'));

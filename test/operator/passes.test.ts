@@ -15,6 +15,7 @@ import {
   whenJobFinishes,
   whenRunCreated,
   type Cluster,
+  type RunResource,
 } from './support/cluster.js';
 
 const SCRIPT = 'spool step a -- echo one\nspool sleep 2s\nspool step b -- echo two\n';
@@ -136,6 +137,25 @@ describe('a Run on a real kube-apiserver', () => {
       body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600 } },
     });
     expect((await agentOf(operator.url, run2, 1, plain.status?.token ?? '').spec()).status).toBe(401);
+  });
+
+  it('given a Run with a pass under way, when the Run is deleted, then its run is cancelled, its Job ends, and no Run comes back', async () => {
+    await whenRunCreated(cluster, 'nap-gone', 'nap');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'nap-gone')).metadata.labels?.['hyperspool.dev/run']);
+    await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const runId = (await getRun(cluster, 'nap-gone')).status?.runId ?? '';
+    await cluster.custom.deleteNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs', name: 'nap-gone' });
+
+    const cancelled = await eventually('the run cancelled', async () => {
+      const run = await operator.store.getRun(runId);
+      return run?.status === 'cancelled' && run;
+    });
+    expect(cancelled.error).toBe('its Run nap-gone was deleted');
+    await eventually('the Job gone', async () => (await jobsOf(cluster, key)).length === 0);
+    // Several sweeps later, nothing has re-created a Run for it.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const runs = (await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs' })) as { items: RunResource[] };
+    expect(runs.items.map((run) => run.metadata.labels?.['hyperspool.dev/run'])).not.toContain(key);
   });
 });
 

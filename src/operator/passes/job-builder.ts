@@ -61,6 +61,8 @@ export function buildPassJob(run: RunRecord, workflow: Workflow | null, owner: J
           serviceAccountName: workflow?.spec.serviceAccountName ?? 'default',
           // The only credential in the pod is the agent's audience-bound token below.
           automountServiceAccountToken: false,
+          // What the restricted Pod Security Standard asks: runner images run as a non-root user.
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           enableServiceLinks: false,
           initContainers: [
             {

@@ -68,6 +68,7 @@ export class RunReconciler {
         input,
         idempotencyKey: resource.spec.idempotencyKey ?? null,
         lenient: resource.spec.lenient ?? workflow.spec.lenient ?? false,
+        subject: resource.spec.subject ?? null,
         concurrency: rules?.concurrency ?? null,
         throttle: rules?.throttle ?? null,
       },

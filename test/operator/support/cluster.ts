@@ -10,7 +10,6 @@ import {
   RbacAuthorizationV1Api,
   setHeaderOptions,
   type KubeConfig,
-  type V1PolicyRule,
   type V1Container,
   type V1Job,
   type V1Pod,
@@ -266,28 +265,21 @@ export function hostAddressForProxy(): string {
 }
 
 /**
- * A person on the cluster: a ServiceAccount in the namespace with a Role of these rules, and a
- * kubeconfig whose user is a token of it (as an exec plugin of a cloud provider would give).
+ * A person on the cluster: a ServiceAccount bound to one of config/rbac's user roles in the
+ * namespace, and to hyperspool-cli in hyperspool-system (the service proxy to the operator), with a
+ * kubeconfig whose user is a token of it (as a cloud provider's exec plugin would give).
  */
-export async function givenUser(cluster: Cluster, name: string, rules: V1PolicyRule[], dir: string): Promise<string> {
+export async function givenUser(cluster: Cluster, name: string, clusterRole: string, dir: string): Promise<string> {
   const { namespace } = cluster;
   const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
   await cluster.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
-  await rbac.createNamespacedRoleBinding({
-    namespace,
-    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
-  });
-  // Reaching the operator through the API server is `get services/proxy` on its Service.
-  const proxyRole = `${namespace}-${name}-operator-proxy`;
-  await rbac.createNamespacedRole({
-    namespace: 'hyperspool-system',
-    body: { metadata: { name: proxyRole }, rules: [{ apiGroups: [''], resources: ['services/proxy'], resourceNames: ['hyperspool-operator', 'hyperspool-operator:http'], verbs: ['get', 'create'] }] },
-  });
-  await rbac.createNamespacedRoleBinding({
-    namespace: 'hyperspool-system',
-    body: { metadata: { name: proxyRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: proxyRole }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
-  });
+  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  for (const [where, role] of [[namespace, clusterRole], ['hyperspool-system', 'hyperspool-cli']] as const) {
+    await rbac.createNamespacedRoleBinding({
+      namespace: where,
+      body: { metadata: { name: `${namespace}-${name}-${role}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects },
+    });
+  }
   const token = await cluster.core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
   const admin = cluster.kubeConfig;
   const server = admin.getCurrentCluster();
