@@ -57,6 +57,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
             handler: 'h',
             lenient: true,
             cwd: '/w',
+            runner: { image: 'runner:2', env: [{ name: 'A', value: '1' }] },
           }),
         );
         expect(created).toBe(true);
@@ -80,6 +81,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
           outputs: {},
           lenient: true,
           cwd: '/w',
+          runner: { image: 'runner:2', env: [{ name: 'A', value: '1' }] },
           finishedAt: null,
         });
         expect(run.createdAt).toBeInstanceOf(Date);
@@ -649,6 +651,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         interpreter: 'bash',
         script: 'echo handled',
         cwd: null,
+        runner: null,
         ...extra,
       });
 
@@ -657,11 +660,11 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.putHandler(handler('a', 'paid', { script: 'old' }));
         await store.putHandler(handler('c', 'refunded'));
         await store.putHandler(handler('x', 'paid', { project: 'p2' }));
-        await store.putHandler({ ...handler('a', 'paid', { script: 'new' }), cwd: '/w' });
+        await store.putHandler({ ...handler('a', 'paid', { script: 'new' }), cwd: '/w', runner: { image: 'runner:2' } });
 
         expect((await store.listHandlers('p1')).map((h) => h.name)).toEqual(['a', 'b', 'c']);
         expect(await store.listHandlers('p1', 'paid')).toEqual([
-          { ...handler('a', 'paid', { script: 'new' }), cwd: '/w' },
+          { ...handler('a', 'paid', { script: 'new' }), cwd: '/w', runner: { image: 'runner:2' } },
           handler('b', 'paid'),
         ]);
         expect(await store.deleteHandler('p1', 'a')).toBe(true);
@@ -683,6 +686,9 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         script: 'echo tick',
         cwd: null,
         nextAt,
+        runner: null,
+        input: null,
+        overlap: 'skip' as const,
         ...extra,
       });
 
@@ -699,6 +705,11 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.listSchedules('p1')).toEqual([
           { ...schedule('a', at(t0, 120_000), { script: 'echo changed' }), lastRunId: 'r1', skipped: 0 },
         ]);
+
+        // A schedule's own input, overlap and runner settings are kept as given.
+        const options = { input: { region: 'eu' }, overlap: 'allow' as const, runner: { image: 'runner:2', env: [{ name: 'A', value: '1' }] } };
+        await store.putSchedule(schedule('a', at(t0, 120_000), options));
+        expect((await store.listSchedules('p1'))[0]).toMatchObject(options);
 
         expect(await store.deleteSchedule('p1', 'a')).toBe(true);
         expect(await store.deleteSchedule('p1', 'a')).toBe(false);

@@ -17,6 +17,7 @@ export async function deliverEvent(store: Store, env: string, event: EventRecord
       interpreter: handler.interpreter,
       script: handler.script,
       cwd: handler.cwd,
+      runner: handler.runner ?? null,
       handler: handler.name,
       subject: event.subject,
       input: { id: event.id, type: event.type, subject: event.subject, payload: event.payload },

@@ -25,14 +25,14 @@ export function nextTick(cadence: Cadence, after: Date, previous?: Date): Date {
 
 /**
  * Starts a run for each due schedule, unless its previous run is still going: then the tick is
- * skipped, so two runs of one schedule never overlap.
+ * skipped, so two runs of one schedule never overlap (unless the schedule allows overlap).
  */
 export async function tickSchedules(store: Store, env: string, now: Date): Promise<string[]> {
   const started: string[] = [];
   for (const schedule of await store.dueSchedules(now)) {
     const next = nextTick(cadenceOf(schedule), now, schedule.nextAt);
     const previous = schedule.lastRunId ? await store.getRun(schedule.lastRunId) : null;
-    if (previous && !TERMINAL_STATUSES.includes(previous.status)) {
+    if (schedule.overlap !== 'allow' && previous && !TERMINAL_STATUSES.includes(previous.status)) {
       await store.advanceSchedule(schedule.project, schedule.name, next, { skipped: true });
       continue;
     }
@@ -43,7 +43,8 @@ export async function tickSchedules(store: Store, env: string, now: Date): Promi
       interpreter: schedule.interpreter,
       script: schedule.script,
       cwd: schedule.cwd,
-      input: { schedule: schedule.name, tick: schedule.nextAt.toISOString() },
+      runner: schedule.runner ?? null,
+      input: schedule.input ?? { schedule: schedule.name, tick: schedule.nextAt.toISOString() },
     });
     await store.advanceSchedule(schedule.project, schedule.name, next, { runId: run.id });
     started.push(run.id);

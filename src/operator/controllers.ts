@@ -20,6 +20,8 @@ import { Resources } from './resources.js';
 import { EventRecorder } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
+import { writeReady } from './ready-condition.js';
+import { workflowReadiness } from './workflow-source.js';
 
 export interface ControllersOptions {
   kubeConfig: KubeConfig;
@@ -33,7 +35,7 @@ export interface ControllersOptions {
   now?: () => Date;
 }
 
-type Kind = 'Run' | 'Handler' | 'Schedule';
+type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
 
 /**
  * What only the leader does: watch the hyperspool.dev resources and the passes' Jobs, reconcile
@@ -94,7 +96,6 @@ export class Controllers {
       batch,
       settings: options.jobs,
       ownerOf: (run) => this.ownerOf(run),
-      workflowOf: (run) => workflow(run.project, workflowOf(run).name),
       onScriptStarting: (seconds) => metrics.passStartLatency.observe(seconds),
       onPassStarted: (run) => {
         metrics.passesStarted.inc();
@@ -210,9 +211,12 @@ export class Controllers {
     } else if (kind === 'Handler') {
       const resource = this.informers.handlers.get(namespace, name);
       if (resource) await this.triggers.reconcileHandler(resource);
-    } else {
+    } else if (kind === 'Schedule') {
       const resource = this.informers.schedules.get(namespace, name);
       if (resource) await this.triggers.reconcileSchedule(resource);
+    } else {
+      const resource = this.informers.workflows.get(namespace, name);
+      if (resource) await writeReady(this.resources, WORKFLOW.plural, resource, workflowReadiness(resource));
     }
   }
 
@@ -221,6 +225,7 @@ export class Controllers {
     const namespace = workflow.metadata.namespace;
     const name = workflow.metadata.name;
     const refers = (object: { spec: { workflowRef: { name: string } } }): boolean => object.spec.workflowRef.name === name;
+    this.queue.add(`Workflow/${keyOf(namespace, name ?? '')}`);
     for (const handler of this.informers.handlers.list(namespace).filter(refers)) this.queue.add(`Handler/${keyOf(namespace, handler.metadata.name ?? '')}`);
     for (const schedule of this.informers.schedules.list(namespace).filter(refers)) this.queue.add(`Schedule/${keyOf(namespace, schedule.metadata.name ?? '')}`);
     for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.queue.add(`Run/${keyOf(namespace, run.metadata.name ?? '')}`);

@@ -15,6 +15,7 @@ import type {
   RunPatch,
   RunRecord,
   RunStatus,
+  RunnerSettings,
   Wait,
 } from './types.js';
 
@@ -55,6 +56,7 @@ function toRun(row: Row): RunRecord {
     outputs: (row.outputs as Record<string, string> | null) ?? {},
     lenient: Boolean(row.lenient),
     cwd: (row.cwd as string | null) ?? null,
+    runner: (row.runner as RunnerSettings | null) ?? null,
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     finishedAt: dateOrNull(row.finished_at),
@@ -114,6 +116,7 @@ function toHandler(row: Row): HandlerRecord {
     interpreter: row.interpreter as string,
     script: row.script as string,
     cwd: (row.cwd as string | null) ?? null,
+    runner: (row.runner as RunnerSettings | null) ?? null,
   };
 }
 
@@ -130,6 +133,9 @@ function toSchedule(row: Row): ScheduleRecord {
     nextAt: date(row.next_at),
     lastRunId: (row.last_run_id as string | null) ?? null,
     skipped: Number(row.skipped),
+    runner: (row.runner as RunnerSettings | null) ?? null,
+    input: row.input ?? null,
+    overlap: row.overlap === 'allow' ? 'allow' : 'skip',
   };
 }
 
@@ -152,8 +158,8 @@ export class SqlStore implements Store {
   async createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     const inserted = await this.one(
       `insert into runs (id, project, workflow, interpreter, script, input, subject, parent_id, handler,
-                         idempotency_key, status, wake_at, lenient, cwd)
-       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13)
+                         idempotency_key, status, wake_at, lenient, cwd, runner)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb)
        on conflict do nothing returning *`,
       [
         run.id,
@@ -169,6 +175,7 @@ export class SqlStore implements Store {
         run.notBefore ?? null,
         run.lenient ?? false,
         run.cwd ?? null,
+        run.runner ? json(run.runner) : null,
       ],
     );
     if (inserted) return { run: toRun(inserted), created: true };
@@ -494,11 +501,11 @@ export class SqlStore implements Store {
 
   async putHandler(handler: HandlerRecord): Promise<void> {
     await this.db.query(
-      `insert into handlers (project, name, event_type, workflow, interpreter, script, cwd)
-       values ($1, $2, $3, $4, $5, $6, $7)
+      `insert into handlers (project, name, event_type, workflow, interpreter, script, cwd, runner)
+       values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
        on conflict (project, name) do update set event_type = excluded.event_type, workflow = excluded.workflow,
-         interpreter = excluded.interpreter, script = excluded.script, cwd = excluded.cwd`,
-      [handler.project, handler.name, handler.eventType, handler.workflow, handler.interpreter, handler.script, handler.cwd],
+         interpreter = excluded.interpreter, script = excluded.script, cwd = excluded.cwd, runner = excluded.runner`,
+      [handler.project, handler.name, handler.eventType, handler.workflow, handler.interpreter, handler.script, handler.cwd, handler.runner ? json(handler.runner) : null],
     );
   }
 
@@ -516,11 +523,12 @@ export class SqlStore implements Store {
 
   async putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>): Promise<void> {
     await this.db.query(
-      `insert into schedules (project, name, every_ms, cron, workflow, interpreter, script, cwd, next_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      `insert into schedules (project, name, every_ms, cron, workflow, interpreter, script, cwd, next_at, runner, input, overlap)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12)
        on conflict (project, name) do update set every_ms = excluded.every_ms, cron = excluded.cron,
          workflow = excluded.workflow, interpreter = excluded.interpreter, script = excluded.script,
-         cwd = excluded.cwd, next_at = excluded.next_at`,
+         cwd = excluded.cwd, next_at = excluded.next_at, runner = excluded.runner, input = excluded.input,
+         overlap = excluded.overlap`,
       [
         schedule.project,
         schedule.name,
@@ -531,6 +539,9 @@ export class SqlStore implements Store {
         schedule.script,
         schedule.cwd,
         schedule.nextAt,
+        schedule.runner ? json(schedule.runner) : null,
+        schedule.input === undefined || schedule.input === null ? null : json(schedule.input),
+        schedule.overlap ?? 'skip',
       ],
     );
   }

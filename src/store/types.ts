@@ -33,6 +33,7 @@ export interface RunRecord {
   outputs: Record<string, string>;
   lenient: boolean;
   cwd: string | null;
+  runner: RunnerSettings | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
@@ -51,6 +52,7 @@ export interface NewRun {
   idempotencyKey?: string | null;
   lenient?: boolean;
   cwd?: string | null;
+  runner?: RunnerSettings | null;
   /** A run that should not start before this time (throttled submits). */
   notBefore?: Date | null;
 }
@@ -127,7 +129,14 @@ export interface ScriptSource {
   interpreter: string;
   script: string;
   cwd: string | null;
+  /**
+   * What passes need from the workflow besides its script, opaque to the engine: on a cluster, the
+   * Workflow's image, env and service account (src/operator/workflow-source.ts). Null locally.
+   */
+  runner?: RunnerSettings | null;
 }
+
+export type RunnerSettings = Record<string, unknown>;
 
 export interface HandlerRecord extends ScriptSource {
   project: string;
@@ -143,6 +152,10 @@ export interface ScheduleRecord extends ScriptSource {
   nextAt: Date;
   lastRunId: string | null;
   skipped: number;
+  /** The input of the runs it starts; null gives each run its tick (`{schedule, tick}`). */
+  input?: unknown;
+  /** `skip` (the default): a tick while the last run goes on starts nothing; `allow`: it starts one anyway. */
+  overlap?: 'skip' | 'allow';
 }
 
 export interface ThrottleRequest {

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { PatchStrategy, setHeaderOptions, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTempDirs, tempDir } from '../support/spool.js';
 import type { Operator } from '../../src/operator/operator.js';
@@ -156,6 +158,78 @@ describe('a Run on a real kube-apiserver', () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const runs = (await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs' })) as { items: RunResource[] };
     expect(runs.items.map((run) => run.metadata.labels?.['hyperspool.dev/run'])).not.toContain(key);
+  });
+
+  it("given a Run under way, when its Workflow's image, env and script change, then its later passes keep what it started with, and a new Run takes the change", async () => {
+    await givenWorkflow(cluster, 'imaged', 'imaged.sh', 'spool sleep 1s\n', [{ name: 'COLOUR', value: 'blue' }], 'runner:1');
+    await whenRunCreated(cluster, 'imaged-1', 'imaged');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'imaged-1')).metadata.labels?.['hyperspool.dev/run']);
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const runId = (await getRun(cluster, 'imaged-1')).status?.runId ?? '';
+    const pod1 = await givenPodOf(cluster, job1);
+    expect((await agentOf(operator.url, runId, 1, pod1.token).call({ verb: 'sleep', ms: 1000 })).body).toMatchObject({ status: 'suspended' });
+
+    await cluster.custom.patchNamespacedCustomObject(
+      { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'workflows', name: 'imaged', body: { spec: { image: 'runner:2', env: [{ name: 'COLOUR', value: 'red' }], script: 'exit 3\n' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await whenJobFinishes(cluster, job1);
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const containerOf = (job: V1Job) => job.spec?.template.spec?.containers[0];
+    expect(containerOf(job2)).toMatchObject({ image: 'runner:1', env: [{ name: 'COLOUR', value: 'blue' }] });
+    expect((await agentOf(operator.url, runId, 2, (await givenPodOf(cluster, job2)).token).spec()).body).toMatchObject({ script: 'spool sleep 1s\n' });
+
+    await whenRunCreated(cluster, 'imaged-2', 'imaged');
+    const key2 = await eventually('the run key', async () => (await getRun(cluster, 'imaged-2')).metadata.labels?.['hyperspool.dev/run']);
+    const fresh = await eventually('the new Run\'s Job', async () => (await jobsOf(cluster, key2))[0]);
+    expect(containerOf(fresh)).toMatchObject({ image: 'runner:2', env: [{ name: 'COLOUR', value: 'red' }] });
+  });
+
+  it('given a Schedule with its own input and overlap Allow, then each tick starts a run with that input even while the last one goes on, and its status says when it last ticked', async () => {
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: cluster.namespace,
+      plural: 'schedules',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'often' }, spec: { every: '1s', workflowRef: { name: 'nap' }, input: { region: 'eu' }, overlap: 'Allow' } },
+    });
+    const ticked = await eventually('two runs of the schedule', async () => {
+      const runs = (await operator.store.listRuns({ project: cluster.namespace, limit: 200 })).filter((run) => isDeepStrictEqual(run.input, { region: 'eu' }));
+      return runs.length >= 2 && runs;
+    }, 15_000);
+    // Nothing runs their pods here: the first is still going when the second starts.
+    expect(ticked.filter((run) => run.status !== 'succeeded').length).toBeGreaterThanOrEqual(2);
+    const schedule = await eventually('lastScheduleTime', async () => {
+      const got = (await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules', name: 'often' })) as {
+        status?: { lastScheduleTime?: string; skipped?: number };
+      };
+      return got.status?.lastScheduleTime ? got : null;
+    }, 15_000);
+    expect(Date.parse(schedule.status?.lastScheduleTime ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(schedule.status?.skipped ?? 0).toBe(0);
+    await cluster.custom.deleteNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules', name: 'often' });
+  });
+
+  it('given a Workflow whose pipeline document has a mistake, then it is not Ready, with the line and column, and a Run of it fails at once with the same message', async () => {
+    await givenWorkflow(cluster, 'broken', 'broken.yaml', 'name: broken\njobs:\n  only:\n    stepz: []\n');
+    type WithReady = { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } };
+    const readyOf = async (name: string) =>
+      ((await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'workflows', name })) as WithReady).status?.conditions?.find(
+        (condition) => condition.type === 'Ready',
+      );
+    const broken = await eventually('the broken Workflow judged', () => readyOf('broken'));
+    expect(broken).toMatchObject({ status: 'False', reason: 'InvalidPipeline' });
+    expect(broken.message).toMatch(/^broken\.yaml:4:5: /);
+    expect(await eventually('nap judged', () => readyOf('nap'))).toMatchObject({ status: 'True', reason: 'Valid' });
+
+    await whenRunCreated(cluster, 'broken-1', 'broken');
+    const failed = await eventually('phase Failed', async () => {
+      const run = await getRun(cluster, 'broken-1');
+      return run.status?.phase === 'Failed' && run;
+    });
+    expect(failed.status?.conditions).toEqual([expect.objectContaining({ type: 'Succeeded', status: 'False', reason: 'Invalid', message: broken.message })]);
+    const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=broken-1' });
+    expect(events.items.map((event) => event.reason)).toEqual(['Invalid']);
   });
 });
 

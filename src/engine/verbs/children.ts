@@ -33,6 +33,7 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
       input: request.input ?? null,
       parentId: run.id,
       cwd: run.cwd,
+      runner: run.runner,
       lenient: run.lenient,
     });
     await pass.record(reached, 'call', { runId: childId, workflow: request.workflow }, tx);

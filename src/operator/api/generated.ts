@@ -160,7 +160,6 @@ export const HANDLER_SCHEMA: OpenApiSchema = {
             },
           },
         },
-        runs: { description: 'How many runs this Handler has started.', type: 'integer', format: 'int64', minimum: 0 },
       },
     },
   },
@@ -727,8 +726,6 @@ export interface HandlerStatus {
   observedGeneration?: number;
   /** The Handler's conditions, such as Ready. */
   conditions?: Condition[];
-  /** How many runs this Handler has started. */
-  runs?: number;
 }
 
 /**

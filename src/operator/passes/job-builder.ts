@@ -1,7 +1,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import type { RunRecord } from '../../store/types.js';
-import type { Workflow } from '../api/generated.js';
-import { LABELS, MANAGED_BY, passJobName, runKey } from '../naming.js';
+import { LABELS, MANAGED_BY, passJobName, runKey, workflowOf } from '../naming.js';
+import { podSettingsOf } from '../workflow-source.js';
 
 export interface PassJobSettings {
   /** The image with bash, python3, node and the spool client (Workflow.spec.image overrides it). */
@@ -29,14 +29,15 @@ export interface JobOwner {
  * the spool socket on a shared emptyDir, and the script starts only once the socket is there.
  * The Job never retries its pod: a lost pass is dispatched again by the operator as a new pass.
  */
-export function buildPassJob(run: RunRecord, workflow: Workflow | null, owner: JobOwner, settings: PassJobSettings): V1Job {
+export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobSettings): V1Job {
+  const pod = podSettingsOf(run);
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.run]: runKey(run.id),
     [LABELS.pass]: String(run.passes),
-    ...(workflow ? { [LABELS.workflow]: workflow.metadata.name ?? '' } : {}),
+    [LABELS.workflow]: workflowOf(run).name,
   };
-  const image = workflow?.spec.image ?? settings.runnerImage;
+  const image = pod.image ?? settings.runnerImage;
   const socket = `${SPOOL_DIR}/agent.sock`;
   const shared = [{ name: 'spool', mountPath: SPOOL_DIR }];
   const hardened = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
@@ -58,7 +59,7 @@ export function buildPassJob(run: RunRecord, workflow: Workflow | null, owner: J
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
-          serviceAccountName: workflow?.spec.serviceAccountName ?? 'default',
+          serviceAccountName: pod.serviceAccountName ?? 'default',
           // The only credential in the pod is the agent's audience-bound token below.
           automountServiceAccountToken: false,
           // What the restricted Pod Security Standard asks: runner images run as a non-root user.
@@ -89,7 +90,7 @@ export function buildPassJob(run: RunRecord, workflow: Workflow | null, owner: J
               imagePullPolicy: 'IfNotPresent',
               command: ['spool', 'pass', '--socket', socket, '--control', `${SPOOL_DIR}/control.sock`, '--workdir', `${SPOOL_DIR}/work`],
               workingDir: SPOOL_DIR,
-              env: (workflow?.spec.env ?? []).map(({ name, value }) => ({ name, value })),
+              env: (pod.env ?? []).map(({ name, value }) => ({ name, value })),
               volumeMounts: shared,
               securityContext: hardened,
             },

@@ -5,7 +5,6 @@ import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
-import type { Workflow } from '../api/generated.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
 
@@ -19,8 +18,6 @@ export interface KubePassesOptions {
   settings: PassJobSettings;
   /** The Run resource that owns the run's Jobs (created if the run began in the store). */
   ownerOf(run: RunRecord): Promise<JobOwner>;
-  /** The Workflow the run came from, if it still exists (for its image, env and service account). */
-  workflowOf(run: RunRecord): Workflow | null;
   onPassStarted?(run: RunRecord): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
   onScriptStarting?(seconds: number): void;
@@ -50,7 +47,7 @@ export class KubePasses {
     try {
       const owner = await this.options.ownerOf(run);
       await this.endEarlierPasses(run);
-      await createIfAbsent(batch, buildPassJob(run, this.options.workflowOf(run), owner, settings));
+      await createIfAbsent(batch, buildPassJob(run, owner, settings));
       this.options.onPassStarted?.(run);
       const ended = await Promise.race([remote.exited.then((exit) => ({ exit })), jobEnded.then((reason) => ({ reason })), aborted]);
       if (ended === 'aborted') {

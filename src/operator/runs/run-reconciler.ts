@@ -1,4 +1,6 @@
+import { TerminalError } from '../../common/errors.js';
 import { submitRun } from '../../engine/admission.js';
+import { apiTime } from '../api-time.js';
 import { admissionRules, PIPELINE } from '../../pipeline/admission.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
@@ -45,7 +47,13 @@ export class RunReconciler {
       const workflowName = resource.spec.workflowRef.name;
       const workflow = this.options.workflow(namespace, workflowName);
       if (!workflow) return this.waitForWorkflow(resource, workflowName);
-      run = await this.admit(resource, runId, workflow);
+      try {
+        run = await this.admit(resource, runId, workflow);
+      } catch (error) {
+        // Bad input (a pipeline document with a mistake, say) is not retried: it fails the Run.
+        if (error instanceof TerminalError) return this.refuse(resource, runId, error.message);
+        throw error;
+      }
     }
     if (!resource.metadata.labels?.[LABELS.run]) {
       await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId) } });
@@ -57,7 +65,7 @@ export class RunReconciler {
     const namespace = resource.metadata.namespace ?? 'default';
     const source = workflowSource(workflow);
     const input = resource.spec.input ?? null;
-    const rules = source.interpreter === PIPELINE ? admissionRules(source.script, source.workflow, input) : null;
+    const rules = source.interpreter === PIPELINE ? admissionRules(source.script, workflow.spec.filename, input) : null;
     const { run } = await submitRun(
       this.options.store,
       {
@@ -93,6 +101,24 @@ export class RunReconciler {
     const warning = desired.phase === 'Failed';
     const detail = desired.phase === 'Waiting' ? `awaiting ${run.awaiting ?? ''}` : desired.phase === 'Running' ? `pass ${run.passes} started` : (run.error ?? `run ${desired.phase.toLowerCase()}`);
     await this.options.events.record(target, warning ? 'Warning' : 'Normal', desired.phase, `${run.id}: ${detail}`);
+  }
+
+  private async refuse(resource: Run, runId: string, message: string): Promise<void> {
+    if (resource.status?.phase === 'Failed' && resource.status.message === message) return;
+    const namespace = resource.metadata.namespace ?? 'default';
+    const name = resource.metadata.name ?? '';
+    const generation = resource.metadata.generation;
+    await this.options.resources.patchStatus(RUN.plural, namespace, name, {
+      runId,
+      phase: 'Failed',
+      message,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      conditions: [
+        { type: 'Succeeded', status: 'False', reason: 'Invalid', message, lastTransitionTime: apiTime(this.options.now()), ...(generation !== undefined ? { observedGeneration: generation } : {}) },
+      ],
+    });
+    const target = { kind: RUN.kind, name, namespace, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
+    await this.options.events.record(target, 'Warning', 'Invalid', message);
   }
 
   private async waitForWorkflow(resource: Run, workflowName: string): Promise<void> {

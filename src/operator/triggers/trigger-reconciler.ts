@@ -2,11 +2,12 @@ import { parseDuration } from '../../common/duration.js';
 import { nextTick, type Cadence } from '../../engine/schedules.js';
 import type { Store } from '../../store/store.js';
 import type { ScriptSource } from '../../store/types.js';
-import { HANDLER, SCHEDULE, type Condition, type Handler, type Schedule, type Workflow } from '../api/generated.js';
+import { HANDLER, SCHEDULE, type Handler, type Schedule, type Workflow } from '../api/generated.js';
 import { runKey } from '../naming.js';
 import type { Resources } from '../resources.js';
 import { workflowSource } from '../workflow-source.js';
 import { apiTime } from '../api-time.js';
+import { writeReady } from '../ready-condition.js';
 
 export interface TriggerReconcilerOptions {
   store: Store;
@@ -45,25 +46,22 @@ export class TriggerReconciler {
       if (existing) await store.deleteSchedule(namespace, name);
     } else {
       const cadence: Cadence = schedule.spec.cron ? { everyMs: null, cron: schedule.spec.cron } : { everyMs: parseDuration(schedule.spec.every ?? '1m'), cron: null };
-      const unchanged =
-        existing &&
-        existing.everyMs === cadence.everyMs &&
-        existing.cron === cadence.cron &&
-        existing.script === source.script &&
-        existing.workflow === source.workflow &&
-        existing.interpreter === source.interpreter;
+      const options = { input: schedule.spec.input ?? null, overlap: schedule.spec.overlap === 'Allow' ? ('allow' as const) : ('skip' as const) };
+      const wanted = { ...cadence, ...source, ...options };
+      const unchanged = existing && Object.entries(wanted).every(([key, value]) => JSON.stringify(existing[key as keyof typeof existing] ?? null) === JSON.stringify(value ?? null));
       // Writing an unchanged schedule again would move its next tick: a resync must not.
       if (!unchanged) {
-        await store.putSchedule({ project: namespace, name, ...cadence, ...source, nextAt: nextTick(cadence, this.options.now()) });
+        await store.putSchedule({ project: namespace, name, ...wanted, nextAt: nextTick(cadence, this.options.now()) });
         this.options.poke();
       }
     }
     const record = (await store.listSchedules(namespace)).find((item) => item.name === name);
+    const lastRun = record?.lastRunId ? await store.getRun(record.lastRunId) : null;
     const status = record
       ? {
           nextScheduleTime: apiTime(record.nextAt),
           skipped: record.skipped,
-          ...(record.lastRunId ? { lastRunName: runKey(record.lastRunId) } : {}),
+          ...(lastRun ? { lastRunName: runKey(lastRun.id), lastScheduleTime: apiTime(lastRun.createdAt) } : {}),
         }
       : {};
     const message = schedule.spec.suspend ? 'suspended' : undefined;
@@ -80,7 +78,7 @@ export class TriggerReconciler {
     return workflow ? workflowSource(workflow) : null;
   }
 
-  /** `Ready` says whether the trigger is live; only a change is written (no churning status). */
+  /** `Ready` says whether the trigger is live: its Workflow exists, and it is not suspended. */
   private async writeConditions(
     plural: string,
     resource: Handler | Schedule,
@@ -91,20 +89,16 @@ export class TriggerReconciler {
     const namespace = resource.metadata.namespace ?? 'default';
     const workflowName = resource.spec.workflowRef.name;
     const ready = Boolean(source);
-    const message = suspendedMessage ?? (ready ? `runs Workflow ${workflowName}` : `Workflow ${workflowName} not found in namespace ${namespace}`);
-    const previous = resource.status?.conditions?.find((c) => c.type === 'Ready');
-    const generation = resource.metadata.generation;
-    const condition: Condition = {
-      type: 'Ready',
-      status: ready ? 'True' : 'False',
-      reason: suspendedMessage ? 'Suspended' : ready ? 'WorkflowFound' : 'WorkflowNotFound',
-      message,
-      lastTransitionTime: previous?.status === (ready ? 'True' : 'False') ? previous.lastTransitionTime : apiTime(new Date()),
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    };
-    const desired = { ...extra, conditions: [condition], ...(generation !== undefined ? { observedGeneration: generation } : {}) };
-    const current = resource.status as Record<string, unknown> | undefined;
-    const changed = Object.entries(desired).some(([key, value]) => JSON.stringify(current?.[key]) !== JSON.stringify(value));
-    if (changed) await this.options.resources.patchStatus(plural, namespace, resource.metadata.name ?? '', desired);
+    await writeReady(
+      this.options.resources,
+      plural,
+      resource,
+      {
+        ready,
+        reason: suspendedMessage ? 'Suspended' : ready ? 'WorkflowFound' : 'WorkflowNotFound',
+        message: suspendedMessage ?? (ready ? `runs Workflow ${workflowName}` : `Workflow ${workflowName} not found in namespace ${namespace}`),
+      },
+      extra,
+    );
   }
 }

@@ -109,13 +109,20 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 }
 
 /** Given: a Workflow of one script, in the cluster's namespace. */
-export async function givenWorkflow(cluster: Cluster, name: string, filename: string, script: string, env?: { name: string; value: string }[]): Promise<void> {
+export async function givenWorkflow(
+  cluster: Cluster,
+  name: string,
+  filename: string,
+  script: string,
+  env?: { name: string; value: string }[],
+  image?: string,
+): Promise<void> {
   await cluster.custom.createNamespacedCustomObject({
     group: 'hyperspool.dev',
     version: 'v1alpha1',
     namespace: cluster.namespace,
     plural: 'workflows',
-    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script, ...(env ? { env } : {}) } },
+    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script, ...(env ? { env } : {}), ...(image ? { image } : {}) } },
   });
 }
 
@@ -332,7 +339,11 @@ export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job
   const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
   let killed = false;
   const done = main.done.then(async ({ code, output }) => {
-    process.kill(sidecar.pid, 'SIGTERM');
+    try {
+      process.kill(sidecar.pid, 'SIGTERM');
+    } catch {
+      // killed with the pod already
+    }
     await sidecar.done;
     if (!killed) await whenJobEnds(cluster, job, code === 0 ? 'Complete' : 'Failed');
     return { code, output };
