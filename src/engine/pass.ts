@@ -10,6 +10,8 @@ export interface PassHost {
   now(): Date;
   /** Capabilities an activity may ask for here. */
   capabilities: readonly string[];
+  /** Why this host runs no activities, if it runs none (the operator, for now). */
+  noActivities?: string;
   maxResultBytes: number;
   env: string;
   /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */

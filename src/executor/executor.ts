@@ -29,6 +29,8 @@ export interface ExecutorOptions {
   runPass?: PassRunner;
   /** Run queued activities here (default true). */
   activities?: boolean;
+  /** With activities off: what a script that submits one is told. */
+  noActivitiesReason?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -74,6 +76,7 @@ export class Executor {
     this.host = {
       now: options.now ?? (() => new Date()),
       capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
+      ...(options.activities === false ? { noActivities: options.noActivitiesReason ?? 'activities do not run here' } : {}),
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),

@@ -57,6 +57,8 @@ export class Controllers {
   private readonly kubePasses: KubePasses;
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
+  private readonly deletedRuns = new Set<string>();
   /** When each pass under way started, for the oldest-running-pass gauge. */
   readonly passStarts = new Map<string, Date>();
 
@@ -110,6 +112,7 @@ export class Controllers {
       runPass: this.kubePasses.runPass,
       // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
       activities: false,
+      noActivitiesReason: 'activities do not run on a cluster yet (docs/operator.md): use spool step, or run this workflow with spool dev',
       schedules: true,
       env: CLUSTER_ENV,
       now,
@@ -234,9 +237,12 @@ export class Controllers {
   /** `kubectl delete run` cancels the run (its Jobs go with it, through their owner reference). */
   private async runDeleted(resource: Run): Promise<void> {
     const now = (this.options.now ?? (() => new Date()))();
+    const runId = RunReconciler.runIdOf(resource);
+    this.deletedRuns.add(runId);
     try {
-      const cancelled = await cancelRun(this.options.store, RunReconciler.runIdOf(resource), now, `its Run ${resource.metadata.name ?? ''} was deleted`);
+      const cancelled = await cancelRun(this.options.store, runId, now, `its Run ${resource.metadata.name ?? ''} was deleted`);
       for (const id of cancelled) this.executor.abortPass(id);
+      this.deletedRuns.delete(runId);
     } catch (error) {
       process.stderr.write(`spool operator: cancelling the run of deleted Run ${resource.metadata.name ?? ''}: ${ensureError(error).message}\n`);
     }
@@ -260,6 +266,7 @@ export class Controllers {
   private async ownerOf(run: RunRecord): Promise<{ name: string; uid: string }> {
     const known = this.runResource(run.id);
     if (known?.metadata.uid) return { name: known.metadata.name ?? '', uid: known.metadata.uid };
+    if (this.deletedRuns.has(run.id)) throw new Error(`the Run of ${run.id} was deleted; the run is being cancelled`);
     const created = await this.resources.create<Run>(RUN.plural, run.project, {
       apiVersion: 'hyperspool.dev/v1alpha1',
       kind: 'Run',
@@ -294,7 +301,7 @@ export class Controllers {
     for (const schedule of this.informers.schedules.list()) this.queue.add(`Schedule/${keyOf(schedule.metadata.namespace, schedule.metadata.name ?? '')}`);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const run of await store.listRuns({ limit: 200 })) {
-      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !TERMINAL_STATUSES.includes(run.status)) {
+      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !this.deletedRuns.has(run.id) && !TERMINAL_STATUSES.includes(run.status)) {
         await this.ownerOf(run);
       }
     }

@@ -101,7 +101,7 @@ describe('config/ on a real kube-apiserver', () => {
       [
         ...['get', 'list', 'watch', 'create', 'patch'].map((v) => `hyperspool.dev/runs:${v}`),
         ...['workflows', 'handlers', 'schedules'].flatMap((res) => [`hyperspool.dev/${res}:list`, `hyperspool.dev/${res}:watch`]),
-        ...['runs', 'handlers', 'schedules'].map((res) => `hyperspool.dev/${res}/status:patch`),
+        ...['runs', 'workflows', 'handlers', 'schedules'].map((res) => `hyperspool.dev/${res}/status:patch`),
         'hyperspool.dev/runs/finalizers:update',
         ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),
         'core/pods:get',

@@ -15,6 +15,7 @@ const isDone = (activity: ActivityRecord): boolean => activity.status === 'succe
 
 /** Refuses a second use of a name (its wait could never tell them apart) or a capability nobody offers. */
 function checkNew(pass: Pass, reached: Reached, spec: ActivitySpec): void {
+  if (pass.host.noActivities) pass.refuse(pass.host.noActivities);
   const other = pass.findRecorded(NAMED, spec.name, reached.position);
   if (other) {
     pass.refuse(
