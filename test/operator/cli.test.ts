@@ -48,6 +48,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     removeTempDirs();
   });
 
+  const listRuns = () => listRunsIn(cluster);
   const as = (kubeconfig: string, ...args: string[]): Promise<SpoolResult> =>
     spool([...args, '--kubeconfig', kubeconfig, '--context', kubeconfig.endsWith('alice.kubeconfig') ? 'alice' : 'bob', '-n', 'team-c'], {
       cwd: dir,
@@ -153,4 +154,43 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
       await kubelet.stop();
     }
   });
+
+  it('given a Handler resource, when the same event is emitted twice with one id, then one run starts, and it gets a Run resource', async () => {
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: 'team-c',
+      plural: 'workflows',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'greet' }, spec: { filename: 'greet.sh', script: 'spool step hi -- echo hi\n' } },
+    });
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: 'team-c',
+      plural: 'handlers',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Handler', metadata: { name: 'on-signup' }, spec: { event: 'user.signed_up', workflowRef: { name: 'greet' } } },
+    });
+    type WithReady = { status?: { conditions?: { type: string; status: string }[] } };
+    await eventually('the Handler Ready', async () => {
+      const handler = (await cluster.custom.getNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-c', plural: 'handlers', name: 'on-signup' })) as WithReady;
+      return handler.status?.conditions?.find((condition) => condition.type === 'Ready')?.status === 'True';
+    });
+
+    const first = (await ok(alice, 'event', 'emit', 'user.signed_up', '--id', 'signup-7', '--json'));
+    const again = (await ok(alice, 'event', 'emit', 'user.signed_up', '--id', 'signup-7', '--json'));
+    const [runId] = (JSON.parse(first) as { runs: string[] }).runs;
+    expect(runId).toMatch(/^k8s:team-c:/);
+    expect((JSON.parse(again) as { runs: string[] }).runs).toEqual([runId]);
+    const key = runId?.slice(runId.lastIndexOf(':') + 1) ?? '';
+    const mirrored = await eventually('its Run resource', async () => (await listRuns()).find((run) => run.metadata.labels?.['hyperspool.dev/run'] === key));
+    expect(mirrored.spec.workflowRef.name).toBe('greet');
+    expect((await listRuns()).filter((run) => run.spec.workflowRef.name === 'greet')).toHaveLength(1);
+  });
 });
+
+async function listRunsIn(cluster: Cluster): Promise<{ metadata: { name: string; labels?: Record<string, string> }; spec: { workflowRef: { name: string } } }[]> {
+  const list = (await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs' })) as {
+    items: { metadata: { name: string; labels?: Record<string, string> }; spec: { workflowRef: { name: string } } }[];
+  };
+  return list.items;
+}
