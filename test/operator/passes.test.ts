@@ -142,6 +142,17 @@ describe('a Run on a real kube-apiserver', () => {
       body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600 } },
     });
     expect((await agentOf(operator.url, run2, 1, plain.status?.token ?? '').spec()).status).toBe(401);
+    // Nor does a pod someone made with a pass pod's labels: only the pass's Job makes its pods.
+    const impostor = await cluster.core.createNamespacedPod({
+      namespace: cluster.namespace,
+      body: { metadata: { name: 'impostor', labels: { 'hyperspool.dev/run': key2, 'hyperspool.dev/pass': '1' } }, spec: { serviceAccountName: 'default', containers: [{ name: 'c', image: 'x' }] } },
+    });
+    const stolenToken = await cluster.core.createNamespacedServiceAccountToken({
+      namespace: cluster.namespace,
+      name: 'default',
+      body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'impostor', uid: impostor.metadata?.uid ?? '' } } },
+    });
+    expect((await agentOf(operator.url, run2, 1, stolenToken.status?.token ?? '').spec()).status).toBe(401);
   });
 
   it('given a Run with a pass under way, when the Run is deleted, then its run is cancelled, its Job ends, and no Run comes back', async () => {

@@ -1,7 +1,7 @@
 import type { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { AgentIdentity } from '../../server/remote-passes.js';
 import { TOKEN_AUDIENCE } from '../passes/job-builder.js';
-import { LABELS, runIdOf } from '../naming.js';
+import { LABELS, passJobName, runIdOf } from '../naming.js';
 import { TokenReviewer } from './token-review.js';
 
 const POD_NAME = 'authentication.kubernetes.io/pod-name';
@@ -10,7 +10,8 @@ const POD_UID = 'authentication.kubernetes.io/pod-uid';
 /**
  * Maps an agent's projected service-account token to exactly one pass of one run: the token is
  * bound to its pod (TokenReview answers the pod's name and uid), and the pod's labels say which
- * run and pass it serves. A token not bound to a pass's pod proves nothing.
+ * run and pass it serves, and its controller is that pass's Job. A token not bound to a pass's pod
+ * proves nothing.
  */
 export function agentAuthenticator(authentication: AuthenticationV1Api, core: CoreV1Api): (token: string) => Promise<AgentIdentity | null> {
   const reviewer = new TokenReviewer(authentication, [TOKEN_AUDIENCE]);
@@ -25,6 +26,10 @@ export function agentAuthenticator(authentication: AuthenticationV1Api, core: Co
     const key = pod.metadata.labels?.[LABELS.run];
     const pass = Number(pod.metadata.labels?.[LABELS.pass]);
     if (!key || !Number.isInteger(pass)) return null;
-    return { runId: runIdOf(namespace, key), pass };
+    const runId = runIdOf(namespace, key);
+    // Made by that pass's Job, not a pod someone labelled to look like one.
+    const owner = pod.metadata.ownerReferences?.find((reference) => reference.controller && reference.kind === 'Job');
+    if (owner?.name !== passJobName(runId, pass)) return null;
+    return { runId, pass };
   };
 }
