@@ -292,3 +292,37 @@ describe('a pass whose pod dies', () => {
     expect(run.status?.phase).not.toBe('Failed');
   });
 });
+
+describe('a pass whose pod never starts', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-s');
+    operator = await cluster.startOperator('op-stuck', { startTimeoutSeconds: 2 });
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await givenWorkflow(cluster, 'stuck', 'stuck.sh', 'true\n');
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('given a pod that does not start its script in time (an image that cannot be pulled, say), then its Job is ended and the pass dispatched again, and after five such passes the run fails saying why', async () => {
+    await whenRunCreated(cluster, 'stuck-1', 'stuck');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'stuck-1')).metadata.labels?.['hyperspool.dev/run']);
+    const first = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 10_000);
+    expect(Date.parse(String(second.metadata?.creationTimestamp)) - Date.parse(String(first.metadata?.creationTimestamp))).toBeGreaterThanOrEqual(1000);
+    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).not.toContain(`${key}-p1`);
+
+    const failed = await eventually('phase Failed', async () => {
+      const run = await getRun(cluster, 'stuck-1');
+      return run.status?.phase === 'Failed' && run;
+    }, 30_000);
+    expect(failed.status?.passes).toBe(5);
+    expect(failed.status?.message).toContain('did not start the script within 2s');
+    expect(failed.status?.message).toContain('5 passes in a row were lost');
+    expect(await jobsOf(cluster, key)).toEqual([]);
+  });
+});

@@ -6,6 +6,12 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
+function positive(value: string | undefined, what: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${what} takes a whole number of seconds, not '${value ?? ''}'`);
+  return number;
+}
+
 function waitForStop(): Promise<void> {
   return new Promise((resolve) => {
     process.once('SIGINT', resolve);
@@ -24,6 +30,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--namespace <ns>', 'namespace of the leader Lease', process.env.POD_NAMESPACE ?? 'hyperspool-system')
     .option('--runner-image <image>', 'image of pass pods', process.env.SPOOL_RUNNER_IMAGE ?? 'hyperspool/runner:dev')
     .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
+    .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
       const { startOperator } = await import('../../operator/operator.js');
@@ -39,7 +46,12 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         port,
         metricsPort: Number(options.metricsPort),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
-        jobs: { runnerImage: options.runnerImage ?? '', serverUrl: options.agentServer ?? '', ttlSecondsAfterFinished: 600 },
+        jobs: {
+          runnerImage: options.runnerImage ?? '',
+          serverUrl: options.agentServer ?? '',
+          ttlSecondsAfterFinished: 600,
+          startTimeoutSeconds: positive(options.passStartTimeout, '--pass-start-timeout'),
+        },
       });
       process.stderr.write(`  spool operator listening on ${operator.url}, probes and metrics on ${operator.healthUrl}\n`);
       await waitForStop();

@@ -10,6 +10,11 @@ export interface PassJobSettings {
   serverUrl: string;
   /** How long a finished pass's Job (and its pod's log) is kept. */
   ttlSecondsAfterFinished: number;
+  /**
+   * How long a pass's pod may take to start its script (scheduling, image pull, the agent's start)
+   * before the pass is given up as lost and dispatched again. Default 10 minutes.
+   */
+  startTimeoutSeconds?: number;
 }
 
 /** Where the pass's sockets and script live inside the pod: an emptyDir both containers mount. */

@@ -11,6 +11,18 @@ import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder
 /** A run whose passes keep being lost (its pods die before they end) fails after this many in a row. */
 const MAX_LOST_IN_A_ROW = 5;
 
+const DEFAULT_START_TIMEOUT_SECONDS = 600;
+
+/** Settles if `started` has not settled within `ms` (never, if it does first or `over` aborts). */
+function startDeadline(started: Promise<void>, ms: number, over: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const clear = (): void => clearTimeout(timer);
+    void started.then(clear);
+    over.addEventListener('abort', clear, { once: true });
+  });
+}
+
 export interface KubePassesOptions {
   store: Store;
   passes: RemotePasses;
@@ -40,6 +52,7 @@ export class KubePasses {
     const dispatchedAt = performance.now();
     void remote.starting.then(() => this.options.onScriptStarting?.((performance.now() - dispatchedAt) / 1000));
     const jobEnded = new Promise<string>((resolve) => this.finished.set(name, resolve));
+    const passOver = new AbortController();
     const aborted = new Promise<'aborted'>((resolve) => {
       if (signal.aborted) resolve('aborted');
       signal.addEventListener('abort', () => resolve('aborted'), { once: true });
@@ -49,7 +62,14 @@ export class KubePasses {
       await this.endEarlierPasses(run);
       await createIfAbsent(batch, buildPassJob(run, owner, settings));
       this.options.onPassStarted?.(run);
-      const ended = await Promise.race([remote.exited.then((exit) => ({ exit })), jobEnded.then((reason) => ({ reason })), aborted]);
+      const startTimeoutMs = (settings.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS) * 1000;
+      const neverStarted = startDeadline(remote.starting, startTimeoutMs, AbortSignal.any([signal, passOver.signal]));
+      const ended = await Promise.race([
+        remote.exited.then((exit) => ({ exit })),
+        jobEnded.then((reason) => ({ reason })),
+        neverStarted.then(() => ({ reason: `its pod did not start the script within ${startTimeoutMs / 1000}s (scheduling? image pull?)`, stuck: true })),
+        aborted,
+      ]);
       if (ended === 'aborted') {
         // The operator stopped leading: the pod is the next leader's business (it replays the run).
         if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
@@ -64,8 +84,11 @@ export class KubePasses {
         if (code === 0) return this.ended(run, { kind: 'succeeded' });
         return this.ended(run, { kind: 'failed', message: killedBy ? `script killed by ${killedBy}` : `script exited ${code ?? 1}` });
       }
+      // A pod that never started is ended, so it cannot start late beside the next pass's.
+      if ('stuck' in ended) await deleteJob(batch, run.project, name);
       return this.lost(run, `pass ${run.passes} lost: ${ended.reason}`);
     } finally {
+      passOver.abort();
       this.finished.delete(name);
       passes.end(run.id, run.passes);
     }

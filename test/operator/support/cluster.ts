@@ -37,7 +37,7 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +79,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         port: 0,
         metricsPort: 0,
         host: overrides.host ?? '127.0.0.1',
-        jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+        jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600, ...(overrides.startTimeoutSeconds ? { startTimeoutSeconds: overrides.startTimeoutSeconds } : {}) },
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
       });
@@ -128,7 +128,7 @@ export async function givenWorkflow(
 
 export interface RunResource {
   metadata: { name: string; uid: string; labels?: Record<string, string> };
-  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; conditions?: { type: string; status: string; reason: string }[] };
+  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string; conditions?: { type: string; status: string; reason: string }[] };
 }
 
 /** When: a Run of that Workflow is created. */

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Builds the container images of the local node (hack/local-cluster.sh) without any registry, and
+# imports them into its containerd. Prints the path of each image's tarball on stdout.
+#
+#   hack/images.sh [--no-import] [image...]
+#
+# Images (default: runner):
+#   pause    hyperspool/pause:3.10   images/pause/pause.c built with gcc -static: the pod sandbox
+#   busybox  hyperspool/busybox:dev  Debian's busybox-static, for smoke tests (`sh -c ...`)
+#   runner   hyperspool/runner:dev   what pass pods run: bash, python3 and node copied from this
+#                                    host with their shared libraries, busybox for the usual
+#                                    commands (test, env, sleep...), this repo's bin/, dist/ and
+#                                    production node_modules in /app, `spool` on PATH, USER 1000
+#
+# Each image is packed by hand as a docker-archive tarball (one uncompressed layer, a config and a
+# manifest.json: what `ctr images import` reads), with sorted entries and zero mtimes, into
+# ${HYPERSPOOL_CACHE:-~/.cache/hyperspool}/images/NAME.tar. The runner is rebuilt every time
+# (dist/ changes as you work; `npm run build` first); pause and busybox only when missing.
+#
+# Import: into the containerd of the local cluster in ${HYPERSPOOL_NODE_DIR:-/tmp/hyperspool-node}
+# when it runs (`ctr -n k8s.io images import`); --no-import only builds.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+cache=${HYPERSPOOL_CACHE:-$HOME/.cache/hyperspool}/images
+node_dir=${HYPERSPOOL_NODE_DIR:-/tmp/hyperspool-node}
+sock="$node_dir/containerd/containerd.sock"
+
+log() { echo "images: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+import=1
+images=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-import) import=0 ;;
+    pause | busybox | runner) images+=("$arg") ;;
+    all) images+=(pause busybox runner) ;;
+    *) die "usage: $0 [--no-import] [pause|busybox|runner|all]..." ;;
+  esac
+done
+[ ${#images[@]} -gt 0 ] || images=(runner)
+
+mkdir -p "$cache"
+exec 8>"$cache/.lock"
+flock 8
+
+need_package() { # command-or-file package
+  if [ -e "$1" ] || command -v "$1" >/dev/null 2>&1; then return 0; fi
+  [ "$(id -u)" -eq 0 ] || die "$1 is missing (apt-get install $2)"
+  log "installing $2 with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2 ||
+    { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2; }
+}
+
+# pack ROOTFS NAME CONFIG-JSON OUT: a docker-archive tarball of ROOTFS as one layer. CONFIG-JSON is
+# the image's runtime config ({"Entrypoint": ..., "User": ...}).
+pack() {
+  local rootfs=$1 name=$2 config=$3 out=$4 work layer_sha config_sha
+  work=$(mktemp -d "$cache/.pack.XXXXXX")
+  tar --sort=name --mtime=@0 --numeric-owner -C "$rootfs" -cf "$work/layer.tar" .
+  layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
+  mkdir "$work/$layer_sha"
+  mv "$work/layer.tar" "$work/$layer_sha/layer.tar"
+  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    "$config" "$layer_sha" >"$work/config.json"
+  config_sha=$(sha256sum "$work/config.json" | cut -d' ' -f1)
+  mv "$work/config.json" "$work/$config_sha.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config_sha" "$name" "$layer_sha" >"$work/manifest.json"
+  tar --sort=name --mtime=@0 --numeric-owner -C "$work" -cf "$out.tmp" manifest.json "$config_sha.json" "$layer_sha"
+  mv -f "$out.tmp" "$out"
+  rm -rf "$work"
+}
+
+new_rootfs() { # dir: an empty merged-/usr tree, as Debian's
+  rm -rf "$1"
+  mkdir -p "$1"/usr/bin "$1"/usr/lib "$1"/usr/lib64 "$1"/usr/sbin "$1"/etc "$1"/dev "$1"/proc "$1"/sys "$1"/root
+  ln -s usr/bin "$1/bin"
+  ln -s usr/lib "$1/lib"
+  ln -s usr/lib64 "$1/lib64"
+  ln -s usr/sbin "$1/sbin"
+  install -d -m 1777 "$1/tmp"
+}
+
+add_busybox() { # rootfs: busybox and a symlink for each of its applets that the rootfs lacks
+  need_package /bin/busybox busybox-static
+  /bin/busybox --list-full >/dev/null 2>&1 || die "/bin/busybox is not busybox-static's"
+  cp /bin/busybox "$1/usr/bin/busybox"
+  local applet target
+  for applet in $(/bin/busybox --list); do
+    target="$1/usr/bin/$applet"
+    [ -e "$target" ] || [ -L "$target" ] || ln -s busybox "$target"
+  done
+}
+
+copy_with_libs() { # rootfs file...: each file at its own path, and every shared library it loads
+  local rootfs=$1 file lib; shift
+  for file in "$@"; do
+    mkdir -p "$rootfs$(dirname "$file")"
+    cp -L "$file" "$rootfs$file"
+  done
+  for lib in $(ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
+    [ -e "$rootfs$lib" ] && continue
+    mkdir -p "$rootfs$(dirname "$lib")"
+    cp -L "$lib" "$rootfs$lib"
+  done
+}
+
+build_pause() {
+  local out="$cache/pause.tar"
+  [ -f "$out" ] && [ "$out" -nt "$repo/images/pause/pause.c" ] && { echo "$out"; return; }
+  need_package gcc gcc
+  local rootfs="$cache/.pause-rootfs"
+  rm -rf "$rootfs"
+  mkdir -p "$rootfs"
+  gcc -static -O2 -s -o "$rootfs/pause" "$repo/images/pause/pause.c"
+  pack "$rootfs" hyperspool/pause:3.10 '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out"
+  rm -rf "$rootfs"
+  echo "$out"
+}
+
+build_busybox() {
+  local out="$cache/busybox.tar"
+  [ -f "$out" ] && { echo "$out"; return; }
+  local rootfs="$cache/.busybox-rootfs"
+  new_rootfs "$rootfs"
+  add_busybox "$rootfs"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+  pack "$rootfs" hyperspool/busybox:dev '{"Cmd":["sh"],"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]}' "$out"
+  rm -rf "$rootfs"
+  echo "$out"
+}
+
+build_runner() {
+  local out="$cache/runner.tar" rootfs="$cache/.runner-rootfs" python node
+  node=$(command -v node) || die "node is missing"
+  node=$(readlink -f "$node")
+  # Debian's python3 (not one from a version manager earlier on PATH): its standard library is in /usr/lib.
+  need_package /usr/bin/python3 python3-minimal
+  python=$(readlink -f /usr/bin/python3)
+  local pyver
+  pyver=$(basename "$python")
+  [ -f "$repo/dist/cli/main.js" ] || die "dist/ is not built (npm run build)"
+
+  new_rootfs "$rootfs"
+  # bash, python3 and node from this host, with their libraries (and those of Python's C modules).
+  copy_with_libs "$rootfs" /usr/bin/bash "$node" "$python"
+  [ "$node" = /usr/bin/node ] || ln -s "$node" "$rootfs/usr/bin/node"
+  ln -s "$pyver" "$rootfs/usr/bin/python3"
+  ln -s python3 "$rootfs/usr/bin/python"
+  tar -C / --exclude="usr/lib/$pyver/test" --exclude="usr/lib/$pyver/idlelib" --exclude="usr/lib/$pyver/tkinter" \
+    --exclude="usr/lib/$pyver/ensurepip" --exclude="usr/lib/$pyver/lib2to3" --exclude='__pycache__' \
+    -cf - "usr/lib/$pyver" | tar -C "$rootfs" -xf -
+  mapfile -t modules < <(find "$rootfs/usr/lib/$pyver/lib-dynload" -name '*.so' | sed "s|^$rootfs||")
+  [ ${#modules[@]} -eq 0 ] || copy_with_libs "$rootfs" "${modules[@]}"
+  # Everything else (test for the agent's startup probe, env for bin/spool's shebang, sleep, cat...).
+  add_busybox "$rootfs"
+
+  # The app: bin/, dist/, package.json and the production dependencies only.
+  mkdir -p "$rootfs/app"
+  cp -a "$repo/bin" "$repo/dist" "$repo/package.json" "$repo/package-lock.json" "$rootfs/app/"
+  cp -a "$repo/node_modules" "$rootfs/app/node_modules"
+  (cd "$rootfs/app" && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+  rm -f "$rootfs/app/package-lock.json"
+  mkdir -p "$rootfs/usr/local/bin"
+  ln -s /app/bin/spool "$rootfs/usr/local/bin/spool"
+
+  printf 'root:x:0:0:root:/root:/bin/sh\nspool:x:1000:1000:spool:/home/spool:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nspool:x:1000:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+  chown -R 0:0 "$rootfs"
+  install -d -o 1000 -g 1000 -m 755 "$rootfs/home/spool"
+  pack "$rootfs" hyperspool/runner:dev \
+    '{"User":"1000","WorkingDir":"/home/spool","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/home/spool","NODE_ENV=production"],"Cmd":["spool","--help"]}' "$out"
+  rm -rf "$rootfs"
+  echo "$out"
+}
+
+import_image() { # tarball
+  [ -S "$sock" ] || { log "no local cluster runs in $node_dir: not importing $1"; return 0; }
+  ctr --address "$sock" -n k8s.io images import "$1" >&2
+}
+
+for image in "${images[@]}"; do
+  start=$SECONDS
+  tarball=$("build_$image")
+  log "$image: $tarball ($(du -h "$tarball" | cut -f1), $((SECONDS - start))s)"
+  if [ $import -eq 1 ]; then
+    start=$SECONDS
+    import_image "$tarball"
+    log "$image: imported in $((SECONDS - start))s"
+  fi
+  echo "$tarball"
+done

@@ -1,0 +1,23 @@
+// The end-to-end suite: a real single-node Kubernetes (hack/local-cluster.sh) whose pods really run
+// the runner image (hack/images.sh). Needs root. Not part of `npm test` (its files end in .e2e.ts,
+// which the root vitest.config.ts does not include):
+//
+//   npx vitest run --config test/e2e/vitest.config.ts
+//
+// It brings the local cluster up if it is not running and takes it down again afterwards (a
+// cluster that was already up is left up), rebuilds dist/ and the runner image and imports it.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    root: fileURLToPath(new URL('../..', import.meta.url)),
+    include: ['test/e2e/**/*.e2e.ts'],
+    pool: 'forks',
+    // One node, one netns: the files take turns.
+    maxWorkers: 1,
+    fileParallelism: false,
+    testTimeout: 300_000,
+    hookTimeout: 600_000,
+  },
+});
