@@ -76,14 +76,15 @@ pid_of() {
   [[ "$(basename "${exe% (deleted)}")" == "$1" ]] && echo "$pid"
 }
 
-stop_processes() { # name...: SIGTERM to all at once, SIGKILL to those still there after 10s
-  local name pid pids=() i
+stop_processes() { # seconds name...: SIGTERM to all at once, SIGKILL to those still there after that long
+  local seconds=$1 name pid pids=() i
+  shift
   for name in "$@"; do
     if pid=$(pid_of "$name"); then pids+=("$pid"); fi
   done
   [ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
   for pid in "${pids[@]}"; do
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < seconds * 10; i++)); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
@@ -509,7 +510,7 @@ cmd_up() {
 our_shims() { # pids of containerd shims serving our containerd (their command line names its socket)
   local p cmd
   for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     [[ "$cmd" == *containerd-shim* && "$cmd" == *"-address $sock "* ]] && basename "$p"
   done
   return 0
@@ -548,7 +549,10 @@ kill_all() { # pid...: SIGKILL, and wait until they are gone
 }
 
 cmd_down() {
-  [ -d "$dir" ] || return 0
+  if [ ! -d "$dir" ]; then
+    [ ! -e "/run/netns/$netns" ] || log "no state in $dir, but network namespace $netns exists: not touching it (ip netns delete $netns)"
+    return 0
+  fi
   [ -f "$dir/node.env" ] || die "$dir holds no local cluster"
   exec 9>"$dir/.lock"
   flock 9
@@ -557,7 +561,7 @@ cmd_down() {
   # shellcheck disable=SC2086 # one id a word
   netns_paths=$(pod_netns_paths $ids | sort -u)
 
-  stop_processes kubelet
+  stop_processes 10 kubelet
   # The pods' processes: whatever is in the kubelet's cgroups, until nothing is left (a process
   # can fork while we look).
   for ((i = 0; i < 50; i++)); do
@@ -567,7 +571,9 @@ cmd_down() {
   done
   mapfile -t pids < <(our_shims)
   kill_all "${pids[@]}"
-  stop_processes containerd kube-scheduler kube-controller-manager kube-apiserver etcd
+  # Nothing of their state is kept, so a short grace: kube-apiserver, for one, waits up to a
+  # minute for its clients' requests to drain when asked to stop.
+  stop_processes 3 containerd kube-scheduler kube-controller-manager kube-apiserver etcd
 
   # Mounts under the state directory (overlays, shm, volumes), deepest first.
   local mounts
@@ -611,6 +617,8 @@ cmd_down() {
     [ -L "$link" ] && [[ "$(readlink "$link")" == "$kubelet_dir/"* ]] && rm -f "$link"
   done
   if [ -f "$dir/.created-var-log-containers" ]; then rmdir /var/log/containers 2>/dev/null || true; fi
+  # A shim killed with SIGKILL leaves its socket behind: /run/containerd/s/sha256(address/namespace/id).
+  for p in $ids; do rm -f "/run/containerd/s/$(printf '%s' "$sock/k8s.io/$p" | sha256sum | cut -d' ' -f1)"; done
   if [ -f "$dir/.created-run-containerd" ]; then
     rmdir /run/containerd/s 2>/dev/null || true
     rmdir /run/containerd 2>/dev/null || true

@@ -1,0 +1,263 @@
+// A Run on a real node: the operator runs on the host (against the local cluster of
+// hack/local-cluster.sh, with a throwaway PostgreSQL), and each pass of the run is a Job whose pod
+// really runs `spool agent` and `spool pass` from the hyperspool/runner:dev image.
+//
+//   npx vitest run --config test/e2e/vitest.config.ts
+//
+// Needs root. Brings the local cluster up unless it runs already (and then takes it down again;
+// HYPERSPOOL_E2E_KEEP=1 leaves it up), builds dist/ and the runner image and imports it.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type TestPostgres } from '../support/postgres.js';
+
+const run = promisify(execFile);
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const clusterScript = join(repo, 'hack', 'local-cluster.sh');
+const imagesScript = join(repo, 'hack', 'images.sh');
+/** Where pods reach the host: the host side of the node's veth (hack/local-cluster.sh). */
+const HOST_IP = process.env.HYPERSPOOL_NODE_HOST_IP ?? '10.244.255.1';
+
+const SCRIPT = 'spool step a -- echo one\nspool sleep 5s\nspool step b -- echo two\n';
+
+interface RunResource {
+  metadata: { name: string; labels?: Record<string, string> };
+  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string };
+}
+
+interface PodResource {
+  metadata: { name: string; labels?: Record<string, string> };
+  status?: { phase?: string };
+}
+
+async function sh(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  try {
+    return (await run(file, args, { encoding: 'utf8', maxBuffer: 64 << 20, env })).stdout;
+  } catch (error) {
+    const failed = error as { stderr?: string; stdout?: string; message?: string };
+    throw new Error([failed.message, failed.stdout, failed.stderr].filter(Boolean).join('\n'));
+  }
+}
+
+/** Polls until `check` answers something truthy (every 250 ms); fails after timeoutMs saying what it waited for. */
+type Falsy = false | 0 | '' | null | undefined;
+
+async function eventually<T>(what: string, check: () => Promise<T | Falsy>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '0.0.0.0', () => resolve());
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+describe('a Run on a real single-node cluster', () => {
+  let wasUp = false;
+  let kubeconfig = '';
+  let kubectlBin = '';
+  let postgres: TestPostgres | undefined;
+  let operator: ChildProcess | undefined;
+  let operatorLog = '';
+  const namespace = `e2e-${Date.now().toString(36)}`;
+
+  const kubectl = (...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', kubeconfig, ...args]);
+  const getJson = async <T>(...args: string[]): Promise<T> =>
+    JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T;
+
+  beforeAll(async () => {
+    if (process.getuid?.() !== 0)
+      throw new Error('the e2e suite needs root (hack/local-cluster.sh makes a network namespace and cgroups)');
+    wasUp = await sh('bash', [clusterScript, 'status']).then(
+      () => true,
+      () => false,
+    );
+    const up = await sh('bash', [clusterScript, 'up']);
+    kubeconfig = /export KUBECONFIG=(\S+)/.exec(up)?.[1] ?? '';
+    expect(kubeconfig).not.toBe('');
+    kubectlBin = join(
+      (await sh('bash', [join(repo, 'hack', 'build-k8s.sh'), 'kubectl'])).trim().split('\n').pop() ?? '',
+      'kubectl',
+    );
+
+    // The image holds dist/ as it is now: build it first, so the pods run the code under test.
+    await sh(join(repo, 'node_modules', '.bin', 'tsc'), ['-p', join(repo, 'tsconfig.build.json')]);
+    await sh('bash', [imagesScript, 'runner']);
+
+    await kubectl('apply', '-f', join(repo, 'crds'));
+    await kubectl(
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/workflows.hyperspool.dev',
+      'crd/runs.hyperspool.dev',
+    );
+    for (const ns of ['hyperspool-system', namespace]) {
+      await kubectl('create', 'namespace', ns).catch((error: Error) => {
+        if (!/AlreadyExists/.test(error.message)) throw error;
+      });
+    }
+    // The controller manager makes each namespace's `default` ServiceAccount, which pass pods run as.
+    await eventually('the default ServiceAccount', () => kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
+
+    postgres = await startPostgres();
+    const port = await freePort();
+    const metricsPort = await freePort();
+    operator = spawn(
+      process.execPath,
+      [
+        join(repo, 'bin', 'spool'),
+        'operator',
+        '--port',
+        String(port),
+        '--metrics-port',
+        String(metricsPort),
+        '--namespace',
+        'hyperspool-system',
+        '--runner-image',
+        'hyperspool/runner:dev',
+        '--agent-server',
+        `http://${HOST_IP}:${port}`,
+      ],
+      {
+        env: { ...process.env, KUBECONFIG: kubeconfig, DATABASE_URL: postgres.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    operator.stdout?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
+    operator.stderr?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
+    await eventually(
+      'the operator ready',
+      async () => {
+        if (operator?.exitCode !== null) throw new Error(`the operator exited: ${operatorLog}`);
+        return (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok;
+      },
+      60_000,
+    );
+  });
+
+  afterAll(async () => {
+    if (operator && operator.exitCode === null) {
+      const exited = new Promise((resolve) => operator?.once('exit', resolve));
+      operator.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (operator.exitCode === null) operator.kill('SIGKILL');
+    }
+    await postgres?.stop();
+    if (kubeconfig && wasUp) await kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+    // HYPERSPOOL_E2E_KEEP=1 leaves a cluster this suite started up, to look at what happened.
+    if (!wasUp && !process.env.HYPERSPOOL_E2E_KEEP) await sh('bash', [clusterScript, 'down']);
+  });
+
+  it('given a Workflow that steps, sleeps 5s and steps again, then its Run ends Succeeded after 2 passes, with no pod of the run running during the sleep', async () => {
+    const manifest = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'hyperspool.dev/v1alpha1',
+          kind: 'Workflow',
+          metadata: { name: 'nap', namespace },
+          spec: { filename: 'nap.sh', script: SCRIPT },
+        },
+        {
+          apiVersion: 'hyperspool.dev/v1alpha1',
+          kind: 'Run',
+          metadata: { name: 'nap-1', namespace },
+          spec: { workflowRef: { name: 'nap' } },
+        },
+      ],
+    };
+    const started = Date.now();
+    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'nap.json');
+    writeFileSync(file, JSON.stringify(manifest));
+    await kubectl('apply', '-f', file);
+    rmSync(dirname(file), { recursive: true, force: true });
+
+    const key = await eventually(
+      'the run key label',
+      async () => (await getJson<RunResource>('-n', namespace, 'run', 'nap-1')).metadata.labels?.['hyperspool.dev/run'],
+    );
+    const podsOfRun = async (): Promise<PodResource[]> =>
+      (await getJson<{ items: PodResource[] }>('-n', namespace, 'pods', '-l', `hyperspool.dev/run=${key}`)).items;
+
+    // Pass 1 runs step a, then the sleep suspends the run: its pod ends, and none runs while it waits.
+    const waiting = await eventually(
+      'the run Waiting on its timer',
+      async () => {
+        const resource = await getJson<RunResource>('-n', namespace, 'run', 'nap-1');
+        if (resource.status?.phase === 'Failed')
+          throw new Error(`the run failed: ${resource.status.message}\n${operatorLog}`);
+        return resource.status?.phase === 'Waiting' && resource;
+      },
+      120_000,
+    );
+    const firstPassAt = Date.now() - started;
+    expect(waiting.status?.awaiting).toMatch(/^timer /);
+    const duringSleep = await eventually(
+      'pass 1 pod finished',
+      async () => {
+        const pods = await podsOfRun();
+        return pods.every((pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') && pods;
+      },
+      20_000,
+    );
+    expect(duringSleep.filter((pod) => pod.metadata.labels?.['hyperspool.dev/pass'] !== '1')).toEqual([]);
+    // Step a's output went to the pod's log, read back through the kubelet.
+    const log1 = await kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script');
+    const stillWaiting = await getJson<RunResource>('-n', namespace, 'run', 'nap-1');
+    expect(stillWaiting.status?.phase).toBe('Waiting');
+    expect(log1).toContain('one');
+
+    const done = await eventually(
+      'the run Succeeded',
+      async () => {
+        const resource = await getJson<RunResource>('-n', namespace, 'run', 'nap-1');
+        if (resource.status?.phase === 'Failed')
+          throw new Error(`the run failed: ${resource.status.message}\n${operatorLog}`);
+        return resource.status?.phase === 'Succeeded' && resource;
+      },
+      120_000,
+    );
+    expect(done.status?.passes).toBe(2);
+    // The run ends when pass 2's script exits; its pod (the agent sidecar) stops a moment later.
+    const pods = await eventually(
+      'pass 2 pod finished',
+      async () => {
+        const all = await podsOfRun();
+        return all.every((pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') && all;
+      },
+      30_000,
+    );
+    // Pass 1's Job may be gone by now (the operator ends earlier passes' Jobs); pass 2's pod succeeded.
+    expect(
+      pods.filter((pod) => pod.metadata.labels?.['hyperspool.dev/pass'] === '2').map((pod) => pod.status?.phase),
+    ).toEqual(['Succeeded']);
+    const log2 = await kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script');
+    console.log(`e2e: pass 1 log:\n${log1}\ne2e: pass 2 log:\n${log2}`);
+    expect(log2).toContain('two');
+    console.log(`e2e: pass 1 suspended after ${firstPassAt}ms; the run succeeded after ${Date.now() - started}ms`);
+  });
+});
