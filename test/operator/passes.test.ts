@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { PatchStrategy, setHeaderOptions, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, tempDir } from '../support/spool.js';
+import { processesMentioning, removeTempDirs, tempDir } from '../support/spool.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
   agentOf,
@@ -290,6 +290,27 @@ describe('a pass whose pod dies', () => {
     const run = await getRun(cluster, 'slow-1');
     expect(run.status?.passes).toBe(3);
     expect(run.status?.phase).not.toBe('Failed');
+  });
+
+  it('given a pod deleted in the middle of a step (SIGTERM to its script container), then the pass is lost, not failed, and the run replays in a new pass', async () => {
+    const effects = join(tempDir('spool-evicted-'), 'effects');
+    await givenWorkflow(cluster, 'evicted', 'evicted.sh', 'spool step slow -- sh -c \'echo slow >> "$EFFECTS"; sleep 30\'\n', [{ name: 'EFFECTS', value: effects }]);
+    await whenRunCreated(cluster, 'evicted-1', 'evicted');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'evicted-1')).metadata.labels?.['hyperspool.dev/run']);
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pod1 = await startPod(cluster, operator.url, job1);
+    await eventually('step slow to start', () => Promise.resolve(existsSync(effects)));
+    pod1.terminate();
+    expect((await pod1.done).code).toBe(143);
+    // Its script went with it (a kubelet would have killed it at the end of the grace period anyway).
+    await eventually('the script gone', () => Promise.resolve(processesMentioning('evicted.sh').length === 0), 5_000);
+
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    expect(job2.metadata?.labels?.['hyperspool.dev/pass']).toBe('2');
+    expect((await getRun(cluster, 'evicted-1')).status?.phase).not.toBe('Failed');
+    const pod2 = await startPod(cluster, operator.url, job2);
+    await eventually('step slow to start again', () => Promise.resolve(readFileSync(effects, 'utf8') === 'slow\nslow\n'));
+    await pod2.kill();
   });
 });
 

@@ -70,8 +70,22 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
     stderr: output.fd,
   });
   if (stopRequested) script.end();
+  // SIGTERM is the pod going away (deleted, evicted, its node drained): the script is ended and its
+  // end is not reported, so the operator counts the pass as lost and the run replays elsewhere,
+  // rather than failing with "script killed by SIGTERM".
+  let evicted = false;
+  const onTerm = (): void => {
+    evicted = true;
+    script?.end();
+  };
+  process.once('SIGTERM', onTerm);
   const exit = await script.exited;
+  process.removeListener('SIGTERM', onTerm);
   await output.close();
+  if (evicted) {
+    control.end();
+    return 143;
+  }
   const acknowledged = await ask({ verb: 'exit', code: exit.code, signal: exit.signal });
   control.end();
   if (typeof acknowledged.error === 'string') process.stderr.write(`spool: could not report the script's end: ${acknowledged.error}\n`);

@@ -311,6 +311,8 @@ export interface RunningPod {
   done: Promise<{ code: number | null; output: string }>;
   /** The node dies: every process of the pod gets SIGKILL, and the Job says Failed. */
   kill(): Promise<void>;
+  /** The pod is deleted or evicted: the script container's main process gets SIGTERM, as the kubelet sends it. */
+  terminate(): void;
 }
 
 /**
@@ -350,6 +352,7 @@ export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job
   });
   return {
     done,
+    terminate: () => process.kill(main.pid, 'SIGTERM'),
     async kill() {
       killed = true;
       // The script runs in a process group of its own; its command line names the pod's directory.
