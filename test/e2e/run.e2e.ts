@@ -7,7 +7,7 @@
 // Needs root. Brings the local cluster up unless it runs already (and then takes it down again;
 // HYPERSPOOL_E2E_KEEP=1 leaves it up), builds dist/ and the runner image and imports it.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -259,5 +259,60 @@ describe('a Run on a real single-node cluster', () => {
     console.log(`e2e: pass 1 log:\n${log1}\ne2e: pass 2 log:\n${log2}`);
     expect(log2).toContain('two');
     console.log(`e2e: pass 1 suspended after ${firstPassAt}ms; the run succeeded after ${Date.now() - started}ms`);
+  });
+
+  /** Applies a Workflow of this script and a Run of it; answers the run's key once the operator labels it. */
+  async function givenRunOf(name: string, filename: string, script: string): Promise<string> {
+    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'run.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename, script } },
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } },
+        ],
+      }),
+    );
+    await kubectl('apply', '-f', file);
+    rmSync(dirname(file), { recursive: true, force: true });
+    return eventually('the run key label', async () => (await getJson<RunResource>('-n', namespace, 'run', `${name}-1`)).metadata.labels?.['hyperspool.dev/run']);
+  }
+
+  const phaseOf = async (run: string): Promise<RunResource> => getJson<RunResource>('-n', namespace, 'run', run);
+
+  it("given the saga recipe as a Workflow, then its pod's log shows the seed's lines and the Run ends Failed", async () => {
+    const key = await givenRunOf('saga', 'saga.sh', readFileSync(join(repo, 'examples', 'saga.sh'), 'utf8'));
+    const failed = await eventually('the saga Failed', async () => {
+      const resource = await phaseOf('saga-1');
+      return resource.status?.phase === 'Failed' && resource;
+    }, 120_000);
+    expect(failed.status?.message).toBe('script exited 1');
+    const log = await kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script');
+    expect(log.split('\n').filter(Boolean)).toEqual(['no cars left', 'cancelled HT-2207', 'cancelled FL-881']);
+    expect((await kubectl('-n', namespace, 'get', 'runs')).split('\n')[0]).toMatch(/^NAME\s+PHASE\s+AWAITING\s+PASSES\s+AGE/);
+  });
+
+  it("given a pass's pod deleted in the middle of a step, then the pass is dispatched again: the finished step is not re-run, the interrupted one is, and the run finishes", async () => {
+    const key = await givenRunOf('slow', 'slow.sh', 'spool step a -- echo one\nspool step slow -- sleep 6\necho finished\n');
+    const pod = await eventually('pass 1 in step slow', async () => {
+      const pods = (await getJson<{ items: PodResource[] }>('-n', namespace, 'pods', '-l', `hyperspool.dev/run=${key}`)).items;
+      const running = pods.find((each) => each.status?.phase === 'Running');
+      if (!running) return null;
+      const log = await kubectl('-n', namespace, 'logs', running.metadata.name, '-c', 'script');
+      return log.includes('one') && running;
+    }, 120_000);
+    // A graceful delete, as a drain or an eviction does it: SIGTERM, then the grace period.
+    await kubectl('-n', namespace, 'delete', 'pod', pod.metadata.name, '--wait=false');
+
+    const done = await eventually('the run Succeeded', async () => {
+      const resource = await phaseOf('slow-1');
+      if (resource.status?.phase === 'Failed') throw new Error(`the run failed: ${resource.status.message}\n${operatorLog}`);
+      return resource.status?.phase === 'Succeeded' && resource;
+    }, 120_000);
+    expect(done.status?.passes).toBe(2);
+    // Step a replays without printing again; step slow runs again; the script goes on to its end.
+    expect(await kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script')).toBe('finished\n');
   });
 });
