@@ -99,10 +99,16 @@ export class Executor {
    * Stops at once, without settling the passes under way: their runs stay running in the store,
    * and whoever executes next recovers them (`recoverInterruptedRuns`) and they replay.
    */
-  abandon(): void {
+  async abandon(patienceMs = 5000): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     for (const abort of this.running.values()) abort.abort(ABANDONED);
+    // Passes unwind at once when aborted (a pipeline coordinator may take longer: not waited for).
+    const idle = new Promise<void>((resolve) => {
+      if (this.running.size === 0 && this.activities.size === 0) resolve();
+      else this.idle.push(resolve);
+    });
+    await Promise.race([idle, new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
   }
 
   /** Looks for work now rather than at the next poll. */
@@ -200,9 +206,14 @@ export class Executor {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
     if (signal.aborted && signal.reason === ABANDONED) return;
-    await settleRun(this.store, run, outcome, this.host.now());
-    const settled = await this.store.getRun(run.id);
-    if (settled) this.options.onPassEnd?.(settled);
+    try {
+      await settleRun(this.store, run, outcome, this.host.now());
+      const settled = await this.store.getRun(run.id);
+      if (settled) this.options.onPassEnd?.(settled);
+    } catch (error) {
+      // The run stays running in the store; whoever executes next recovers it and it replays.
+      process.stderr.write(`spool: executor: could not settle ${run.id}: ${ensureError(error).message}\n`);
+    }
   }
 
   /** A pass in this process: a pipeline's coordinator, or a script as a child process. */

@@ -185,7 +185,7 @@ export class Controllers {
     if (this.sweeper) clearTimeout(this.sweeper);
     await Promise.all(Object.values(this.informers).map((informer) => informer.stop()));
     // Passes under way are left as they are: the next leader dispatches their runs again.
-    this.executor.abandon();
+    await this.executor.abandon();
     await this.queue.shutdown();
   }
 

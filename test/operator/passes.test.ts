@@ -76,6 +76,8 @@ describe('a Run on a real kube-apiserver', () => {
       return run.status?.phase === 'Waiting' && run;
     });
     expect(waiting.status?.awaiting).toMatch(/^timer /);
+    // A waiting run holds nothing: not even the finished pod of its last pass.
+    await eventually('the pass-1 Job deleted', async () => (await jobsOf(cluster, labelled)).every((j) => j.metadata?.name !== `${labelled}-p1`));
     const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, labelled)).find((j) => j.metadata?.name === `${labelled}-p2`), 15_000);
     // Not before the timer: the sleep was 2 s from the call.
     expect(Date.now() - suspendedAt).toBeGreaterThanOrEqual(1900);

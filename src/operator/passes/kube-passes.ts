@@ -78,7 +78,11 @@ export class KubePasses {
       }
       const { pass } = remote;
       if (pass.failure) return this.ended(run, { kind: 'failed', message: pass.failure });
-      if (pass.suspension) return this.ended(run, { kind: 'suspended', suspension: pass.suspension });
+      if (pass.suspension) {
+        // A waiting run holds nothing, not even a finished pod: its output is in the run's log.
+        await deleteJob(batch, run.project, name);
+        return this.ended(run, { kind: 'suspended', suspension: pass.suspension });
+      }
       if ('exit' in ended) {
         const { code, signal: killedBy } = ended.exit;
         if (code === 0) return this.ended(run, { kind: 'succeeded' });

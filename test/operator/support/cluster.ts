@@ -190,6 +190,10 @@ export function whenJobFinishes(cluster: Cluster, job: V1Job): Promise<void> {
 export async function whenJobEnds(cluster: Cluster, job: V1Job, how: 'Complete' | 'Failed'): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const criteria = how === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
+  // The operator deletes a suspended pass's Job itself: then there is nothing left to mark.
+  const gone = (error: unknown): void => {
+    if ((error as { code?: number }).code !== 404) throw error;
+  };
   await cluster.batch.patchNamespacedJobStatus(
     {
       namespace: cluster.namespace,
@@ -206,7 +210,7 @@ export async function whenJobEnds(cluster: Cluster, job: V1Job, how: 'Complete' 
       },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  ).catch(gone);
 }
 
 /** The agent's side of the API, as the agent in a pass's pod speaks it. */
