@@ -88,6 +88,48 @@ describe('a Run on a real single-node cluster', () => {
   const getJson = async <T>(...args: string[]): Promise<T> =>
     JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T;
 
+  let operatorPort = 0;
+
+  /** `spool operator` on the host, as the cluster's operator (a 3 s lease, so a successor leads soon). */
+  async function startOperatorProcess(): Promise<void> {
+    operatorPort = await freePort();
+    const metricsPort = await freePort();
+    const started = spawn(
+      process.execPath,
+      [
+        join(repo, 'bin', 'spool'),
+        'operator',
+        '--port',
+        String(operatorPort),
+        '--metrics-port',
+        String(metricsPort),
+        '--namespace',
+        'hyperspool-system',
+        '--runner-image',
+        'hyperspool/runner:dev',
+        '--agent-server',
+        `http://${HOST_IP}:${operatorPort}`,
+        '--lease-duration',
+        '3',
+      ],
+      {
+        env: { ...process.env, KUBECONFIG: kubeconfig, DATABASE_URL: postgres?.url ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    operator = started;
+    started.stdout?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
+    started.stderr?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
+    await eventually(
+      'the operator ready',
+      async () => {
+        if (started.exitCode !== null) throw new Error(`the operator exited: ${operatorLog}`);
+        return (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok;
+      },
+      60_000,
+    );
+  }
+
   beforeAll(async () => {
     if (process.getuid?.() !== 0)
       throw new Error('the e2e suite needs root (hack/local-cluster.sh makes a network namespace and cgroups)');
@@ -124,39 +166,7 @@ describe('a Run on a real single-node cluster', () => {
     await eventually('the default ServiceAccount', () => kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
 
     postgres = await startPostgres();
-    const port = await freePort();
-    const metricsPort = await freePort();
-    operator = spawn(
-      process.execPath,
-      [
-        join(repo, 'bin', 'spool'),
-        'operator',
-        '--port',
-        String(port),
-        '--metrics-port',
-        String(metricsPort),
-        '--namespace',
-        'hyperspool-system',
-        '--runner-image',
-        'hyperspool/runner:dev',
-        '--agent-server',
-        `http://${HOST_IP}:${port}`,
-      ],
-      {
-        env: { ...process.env, KUBECONFIG: kubeconfig, DATABASE_URL: postgres.url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    operator.stdout?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
-    operator.stderr?.on('data', (chunk: Buffer) => (operatorLog += chunk.toString()));
-    await eventually(
-      'the operator ready',
-      async () => {
-        if (operator?.exitCode !== null) throw new Error(`the operator exited: ${operatorLog}`);
-        return (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok;
-      },
-      60_000,
-    );
+    await startOperatorProcess();
   });
 
   afterAll(async () => {
@@ -310,5 +320,92 @@ describe('a Run on a real single-node cluster', () => {
     expect(done.status?.passes).toBe(2);
     // Step a replays without printing again; step slow runs again; the script goes on to its end.
     expect(await kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script')).toBe('finished\n');
+  });
+
+  it('given runs sleeping, when the operator is killed and another one starts, then the new one picks them up and they finish on time', async () => {
+    await givenRunOf('nap10', 'nap10.sh', 'spool sleep 10s\necho woke\n');
+    await eventually('nap10 Waiting', async () => (await phaseOf('nap10-1')).status?.phase === 'Waiting', 120_000);
+    const sleptAt = Date.now();
+    operator?.kill('SIGKILL');
+    await new Promise((resolve) => operator?.once('exit', resolve));
+    await startOperatorProcess();
+
+    const done = await eventually('nap10 Succeeded', async () => {
+      const resource = await phaseOf('nap10-1');
+      if (resource.status?.phase === 'Failed') throw new Error(`the run failed: ${resource.status.message}\n${operatorLog}`);
+      return resource.status?.phase === 'Succeeded' && resource;
+    }, 60_000);
+    // On time: the 10 s sleep, plus a pod's start, not plus a lost lease's worth of waiting.
+    expect(Date.now() - sleptAt).toBeLessThan(10_000 + 8_000);
+    expect(done.status?.passes).toBe(2);
+  });
+
+  it('given a Handler, when the same event is delivered twice, then one Run starts, and its pod runs', async () => {
+    // A person allowed to emit events in the namespace (config/rbac's hyperspool-edit), by token.
+    await kubectl('apply', '-f', join(repo, 'config', 'rbac', 'user_roles.yaml'));
+    await kubectl('-n', namespace, 'create', 'serviceaccount', 'emitter');
+    await kubectl('-n', namespace, 'create', 'rolebinding', 'emitter', '--clusterrole', 'hyperspool-edit', `--serviceaccount=${namespace}:emitter`);
+    const token = (await kubectl('-n', namespace, 'create', 'token', 'emitter')).trim();
+    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'handler.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'welcome', namespace }, spec: { filename: 'welcome.sh', script: 'spool step hi -- echo hi\n' } },
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Handler', metadata: { name: 'on-signup', namespace }, spec: { event: 'user.signed_up', workflowRef: { name: 'welcome' } } },
+        ],
+      }),
+    );
+    await kubectl('apply', '-f', file);
+    rmSync(dirname(file), { recursive: true, force: true });
+    await eventually('the Handler Ready', async () => (await kubectl('-n', namespace, 'get', 'handler', 'on-signup', '-o', 'jsonpath={.status.conditions[0].status}')) === 'True');
+
+    const emit = async (): Promise<string[]> => {
+      const response = await fetch(`http://127.0.0.1:${operatorPort}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'user.signed_up', id: 'signup-42', project: namespace, payload: { user: 'ada' } }),
+      });
+      expect(response.ok).toBe(true);
+      return ((await response.json()) as { runs: string[] }).runs;
+    };
+    const first = await emit();
+    expect(first).toHaveLength(1);
+    expect(await emit()).toEqual(first);
+    const key = first[0]?.slice(first[0].lastIndexOf(':') + 1) ?? '';
+    const runs = await eventually('its Run Succeeded', async () => {
+      const list = await getJson<{ items: (RunResource & { spec: { workflowRef: { name: string } } })[] }>('-n', namespace, 'runs');
+      const mine = list.items.filter((run) => run.spec.workflowRef.name === 'welcome');
+      return mine.length === 1 && mine[0]?.metadata.labels?.['hyperspool.dev/run'] === key && mine[0].status?.phase === 'Succeeded' && mine;
+    }, 120_000);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('given a Schedule every 3s of a run that takes 5s, then runs start on its ticks and a tick while one runs is skipped', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'schedule.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'tick', namespace }, spec: { filename: 'tick.sh', script: 'spool step work -- sleep 5\n' } },
+          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'every-3s', namespace }, spec: { every: '3s', workflowRef: { name: 'tick' } } },
+        ],
+      }),
+    );
+    await kubectl('apply', '-f', file);
+    rmSync(dirname(file), { recursive: true, force: true });
+    type ScheduleResource = { status?: { skipped?: number; lastScheduleTime?: string; lastRunName?: string } };
+    const schedule = await eventually('a skipped tick and a second run', async () => {
+      const got = await getJson<ScheduleResource>('-n', namespace, 'schedule', 'every-3s');
+      const list = await getJson<{ items: (RunResource & { spec: { workflowRef: { name: string } } })[] }>('-n', namespace, 'runs');
+      const ticks = list.items.filter((run) => run.spec.workflowRef.name === 'tick');
+      return (got.status?.skipped ?? 0) >= 1 && ticks.length >= 2 && { got, ticks };
+    }, 60_000);
+    expect(schedule.got.status?.lastScheduleTime).toBeDefined();
+    await kubectl('-n', namespace, 'delete', 'schedule', 'every-3s');
   });
 });

@@ -30,6 +30,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--namespace <ns>', 'namespace of the leader Lease', process.env.POD_NAMESPACE ?? 'hyperspool-system')
     .option('--runner-image <image>', 'image of pass pods', process.env.SPOOL_RUNNER_IMAGE ?? 'hyperspool/runner:dev')
     .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
+    .option('--lease-duration <seconds>', 'how long a leader that stopped renewing keeps the others waiting', '15')
     .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
@@ -45,6 +46,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         name: process.env.POD_NAME ?? process.env.HOSTNAME ?? 'hyperspool-operator',
         port,
         metricsPort: Number(options.metricsPort),
+        leaseDurationSeconds: positive(options.leaseDuration, '--lease-duration'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         jobs: {
           runnerImage: options.runnerImage ?? '',
