@@ -295,7 +295,7 @@ describe('a Run on a real single-node cluster', () => {
       return resource.status?.phase === 'Failed' && resource;
     }, 120_000);
     expect(failed.status?.message).toBe('script exited 1');
-    const log = await kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script');
+    const log = await eventually('the saga pod log', () => kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script'));
     expect(log.split('\n').filter(Boolean)).toEqual(['no cars left', 'cancelled HT-2207', 'cancelled FL-881']);
     expect((await kubectl('-n', namespace, 'get', 'runs')).split('\n')[0]).toMatch(/^NAME\s+PHASE\s+AWAITING\s+PASSES\s+AGE/);
   });
@@ -319,7 +319,7 @@ describe('a Run on a real single-node cluster', () => {
     }, 120_000);
     expect(done.status?.passes).toBe(2);
     // Step a replays without printing again; step slow runs again; the script goes on to its end.
-    expect(await kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script')).toBe('finished\n');
+    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('finished\n');
   });
 
   it('given runs sleeping, when the operator is killed and another one starts, then the new one picks them up and they finish on time', async () => {
@@ -407,5 +407,63 @@ describe('a Run on a real single-node cluster', () => {
     }, 60_000);
     expect(schedule.got.status?.lastScheduleTime).toBeDefined();
     await kubectl('-n', namespace, 'delete', 'schedule', 'every-3s');
+  });
+
+  it('given a Run waiting on a signal, when spool signal is run with a kubeconfig, then it wakes and finishes', async () => {
+    // The operator runs on the host, not as a pod: a Service without a selector, and Endpoints to a
+    // placeholder pod bound to no node that carries the host's address, let the API server's service
+    // proxy reach it (the proxy only follows endpoints that are pods).
+    const manifests = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' }, spec: { ports: [{ name: 'http', port: 7456, targetPort: operatorPort }] } },
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'operator-on-host', namespace: 'hyperspool-system' }, spec: { nodeName: 'the-host', containers: [{ name: 'operator', image: 'none' }] } },
+      ],
+    };
+    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'operator.json');
+    writeFileSync(file, JSON.stringify(manifests));
+    await kubectl('apply', '-f', file);
+    await kubectl('-n', 'hyperspool-system', 'patch', 'pod', 'operator-on-host', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { podIP: HOST_IP, podIPs: [{ ip: HOST_IP }] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' },
+        subsets: [{ addresses: [{ ip: HOST_IP, targetRef: { kind: 'Pod', name: 'operator-on-host', namespace: 'hyperspool-system' } }], ports: [{ name: 'http', port: operatorPort }] }],
+      }),
+    );
+    await kubectl('apply', '-f', file);
+
+    // A person with edit in the namespace and the CLI's role, whose kubeconfig user is a token.
+    await kubectl('apply', '-f', join(repo, 'config', 'rbac', 'user_roles.yaml'));
+    await kubectl('-n', namespace, 'create', 'serviceaccount', 'signaller');
+    await kubectl('-n', namespace, 'create', 'rolebinding', 'signaller', '--clusterrole', 'hyperspool-edit', `--serviceaccount=${namespace}:signaller`);
+    await kubectl('-n', 'hyperspool-system', 'create', 'rolebinding', `${namespace}-signaller`, '--clusterrole', 'hyperspool-cli', `--serviceaccount=${namespace}:signaller`);
+    const token = (await kubectl('-n', namespace, 'create', 'token', 'signaller')).trim();
+    const admin = JSON.parse(await kubectl('config', 'view', '--raw', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
+    const userConfig = join(dirname(file), 'signaller.kubeconfig');
+    writeFileSync(
+      userConfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'node', cluster: admin.clusters[0]?.cluster }],
+        users: [{ name: 'signaller', user: { token } }],
+        contexts: [{ name: 'signaller', context: { cluster: 'node', user: 'signaller', namespace } }],
+        'current-context': 'signaller',
+      }),
+    );
+
+    await givenRunOf('gate', 'gate.sh', 'echo "got $(spool wait signal go --timeout 1h)"\n');
+    await eventually('gate Waiting', async () => (await phaseOf('gate-1')).status?.awaiting === 'signal go', 120_000);
+    const said = await sh(process.execPath, [join(repo, 'bin', 'spool'), 'signal', 'gate-1', 'go', 'yes', '--kubeconfig', userConfig, '--context', 'signaller', '-n', namespace]);
+    expect(said).toBe('signal go queued for gate-1\n');
+    await eventually('gate Succeeded', async () => (await phaseOf('gate-1')).status?.phase === 'Succeeded', 120_000);
+    const key = (await phaseOf('gate-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
+    // The run ends when the script's end is reported; the kubelet's word on the pod may come later.
+    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('got yes\n');
+    rmSync(dirname(file), { recursive: true, force: true });
   });
 });
