@@ -87,6 +87,16 @@ describe('a Run on a real single-node cluster', () => {
   const kubectl = (...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', kubeconfig, ...args]);
   const getJson = async <T>(...args: string[]): Promise<T> =>
     JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T;
+  /** `kubectl apply` of these objects, through a temporary file. */
+  const apply = async (...items: object[]): Promise<void> => {
+    const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
+    try {
+      writeFileSync(join(dir, 'objects.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      await kubectl('apply', '-f', join(dir, 'objects.json'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
 
   let operatorPort = 0;
 
@@ -183,29 +193,11 @@ describe('a Run on a real single-node cluster', () => {
   });
 
   it('given a Workflow that steps, sleeps 5s and steps again, then its Run ends Succeeded after 2 passes, with no pod of the run during the sleep', async () => {
-    const manifest = {
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        {
-          apiVersion: 'hyperspool.dev/v1alpha1',
-          kind: 'Workflow',
-          metadata: { name: 'nap', namespace },
-          spec: { filename: 'nap.sh', script: SCRIPT },
-        },
-        {
-          apiVersion: 'hyperspool.dev/v1alpha1',
-          kind: 'Run',
-          metadata: { name: 'nap-1', namespace },
-          spec: { workflowRef: { name: 'nap' } },
-        },
-      ],
-    };
     const started = Date.now();
-    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'nap.json');
-    writeFileSync(file, JSON.stringify(manifest));
-    await kubectl('apply', '-f', file);
-    rmSync(dirname(file), { recursive: true, force: true });
+    await apply(
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'nap', namespace }, spec: { filename: 'nap.sh', script: SCRIPT } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: 'nap-1', namespace }, spec: { workflowRef: { name: 'nap' } } },
+    );
 
     const key = await eventually(
       'the run key label',
@@ -269,20 +261,10 @@ describe('a Run on a real single-node cluster', () => {
 
   /** Applies a Workflow of this script and a Run of it; answers the run's key once the operator labels it. */
   async function givenRunOf(name: string, filename: string, script: string): Promise<string> {
-    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'run.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename, script } },
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } },
-        ],
-      }),
+    await apply(
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename, script } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } },
     );
-    await kubectl('apply', '-f', file);
-    rmSync(dirname(file), { recursive: true, force: true });
     return eventually('the run key label', async () => (await getJson<RunResource>('-n', namespace, 'run', `${name}-1`)).metadata.labels?.['hyperspool.dev/run']);
   }
 
@@ -346,20 +328,10 @@ describe('a Run on a real single-node cluster', () => {
     await kubectl('-n', namespace, 'create', 'serviceaccount', 'emitter');
     await kubectl('-n', namespace, 'create', 'rolebinding', 'emitter', '--clusterrole', 'hyperspool-edit', `--serviceaccount=${namespace}:emitter`);
     const token = (await kubectl('-n', namespace, 'create', 'token', 'emitter')).trim();
-    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'handler.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'welcome', namespace }, spec: { filename: 'welcome.sh', script: 'spool step hi -- echo hi\n' } },
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Handler', metadata: { name: 'on-signup', namespace }, spec: { event: 'user.signed_up', workflowRef: { name: 'welcome' } } },
-        ],
-      }),
+    await apply(
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'welcome', namespace }, spec: { filename: 'welcome.sh', script: 'spool step hi -- echo hi\n' } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Handler', metadata: { name: 'on-signup', namespace }, spec: { event: 'user.signed_up', workflowRef: { name: 'welcome' } } },
     );
-    await kubectl('apply', '-f', file);
-    rmSync(dirname(file), { recursive: true, force: true });
     await eventually('the Handler Ready', async () => (await kubectl('-n', namespace, 'get', 'handler', 'on-signup', '-o', 'jsonpath={.status.conditions[0].status}')) === 'True');
 
     const emit = async (): Promise<string[]> => {
@@ -384,20 +356,10 @@ describe('a Run on a real single-node cluster', () => {
   });
 
   it('given a Schedule every 3s of a run that takes 5s, then runs start on its ticks and a tick while one runs is skipped', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'schedule.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'tick', namespace }, spec: { filename: 'tick.sh', script: 'spool step work -- sleep 5\n' } },
-          { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'every-3s', namespace }, spec: { every: '3s', workflowRef: { name: 'tick' } } },
-        ],
-      }),
+    await apply(
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'tick', namespace }, spec: { filename: 'tick.sh', script: 'spool step work -- sleep 5\n' } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'every-3s', namespace }, spec: { every: '3s', workflowRef: { name: 'tick' } } },
     );
-    await kubectl('apply', '-f', file);
-    rmSync(dirname(file), { recursive: true, force: true });
     type ScheduleResource = { status?: { skipped?: number; lastScheduleTime?: string; lastRunName?: string } };
     const schedule = await eventually('a skipped tick and a second run', async () => {
       const got = await getJson<ScheduleResource>('-n', namespace, 'schedule', 'every-3s');
@@ -413,28 +375,17 @@ describe('a Run on a real single-node cluster', () => {
     // The operator runs on the host, not as a pod: a Service without a selector, and Endpoints to a
     // placeholder pod bound to no node that carries the host's address, let the API server's service
     // proxy reach it (the proxy only follows endpoints that are pods).
-    const manifests = {
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' }, spec: { ports: [{ name: 'http', port: 7456, targetPort: operatorPort }] } },
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'operator-on-host', namespace: 'hyperspool-system' }, spec: { nodeName: 'the-host', containers: [{ name: 'operator', image: 'none' }] } },
-      ],
-    };
-    const file = join(mkdtempSync(join(tmpdir(), 'hyperspool-e2e-')), 'operator.json');
-    writeFileSync(file, JSON.stringify(manifests));
-    await kubectl('apply', '-f', file);
-    await kubectl('-n', 'hyperspool-system', 'patch', 'pod', 'operator-on-host', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { podIP: HOST_IP, podIPs: [{ ip: HOST_IP }] } }));
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Endpoints',
-        metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' },
-        subsets: [{ addresses: [{ ip: HOST_IP, targetRef: { kind: 'Pod', name: 'operator-on-host', namespace: 'hyperspool-system' } }], ports: [{ name: 'http', port: operatorPort }] }],
-      }),
+    await apply(
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' }, spec: { ports: [{ name: 'http', port: 7456, targetPort: operatorPort }] } },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'operator-on-host', namespace: 'hyperspool-system' }, spec: { nodeName: 'the-host', containers: [{ name: 'operator', image: 'none' }] } },
     );
-    await kubectl('apply', '-f', file);
+    await kubectl('-n', 'hyperspool-system', 'patch', 'pod', 'operator-on-host', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { podIP: HOST_IP, podIPs: [{ ip: HOST_IP }] } }));
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'hyperspool-operator', namespace: 'hyperspool-system' },
+      subsets: [{ addresses: [{ ip: HOST_IP, targetRef: { kind: 'Pod', name: 'operator-on-host', namespace: 'hyperspool-system' } }], ports: [{ name: 'http', port: operatorPort }] }],
+    });
 
     // A person with edit in the namespace and the CLI's role, whose kubeconfig user is a token.
     await kubectl('apply', '-f', join(repo, 'config', 'rbac', 'user_roles.yaml'));
@@ -443,7 +394,8 @@ describe('a Run on a real single-node cluster', () => {
     await kubectl('-n', 'hyperspool-system', 'create', 'rolebinding', `${namespace}-signaller`, '--clusterrole', 'hyperspool-cli', `--serviceaccount=${namespace}:signaller`);
     const token = (await kubectl('-n', namespace, 'create', 'token', 'signaller')).trim();
     const admin = JSON.parse(await kubectl('config', 'view', '--raw', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
-    const userConfig = join(dirname(file), 'signaller.kubeconfig');
+    const configDir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
+    const userConfig = join(configDir, 'signaller.kubeconfig');
     writeFileSync(
       userConfig,
       JSON.stringify({
@@ -464,6 +416,6 @@ describe('a Run on a real single-node cluster', () => {
     const key = (await phaseOf('gate-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
     // The run ends when the script's end is reported; the kubelet's word on the pod may come later.
     expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('got yes\n');
-    rmSync(dirname(file), { recursive: true, force: true });
+    rmSync(configDir, { recursive: true, force: true });
   });
 });
