@@ -3,17 +3,15 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inputDocument } from '../engine/input.js';
-import { Pass, type PassHost, type Suspension } from '../engine/pass.js';
+import { Pass, type PassHost } from '../engine/pass.js';
+import { scriptOutcome } from '../engine/settle.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
-import { outputIdentity } from './output-identity.js';
+import { scriptEnv } from './script-env.js';
 import { AgentSocket } from './socket-server.js';
 import { ScriptProcess } from './script-process.js';
 
-export type PassOutcome =
-  | { kind: 'suspended'; suspension: Suspension }
-  | { kind: 'succeeded' }
-  | { kind: 'failed'; message: string };
+export type PassOutcome = ReturnType<typeof scriptOutcome>;
 
 export interface PassOptions {
   /** Where the script's stdout and stderr go: this process's own, or an open file. */
@@ -54,11 +52,7 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
     ...options.env,
     PATH: `${SPOOL_BIN}${delimiter}${process.env.PATH ?? ''}`,
     PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
-    SPOOL_SOCKET: socketPath,
-    SPOOL_RUN_ID: run.id,
-    SPOOL_INPUT_FILE: inputPath,
-    SPOOL_PASS: String(run.passes),
-    SPOOL_LOG_ID: outputIdentity(options.output),
+    ...scriptEnv({ socket: socketPath, runId: run.id, pass: run.passes, inputFile: inputPath, output: options.output }),
   };
   try {
     script = new ScriptProcess([...run.interpreter.split(' '), scriptPath], {
@@ -72,10 +66,7 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
     if (options.signal?.aborted) stop();
     const exit = await script.exited;
     options.signal?.removeEventListener('abort', stop);
-    if (pass.failure) return { kind: 'failed', message: pass.failure };
-    if (pass.suspension) return { kind: 'suspended', suspension: pass.suspension };
-    if (exit.code === 0) return { kind: 'succeeded' };
-    return { kind: 'failed', message: exit.signal ? `script killed by ${exit.signal}` : `script exited ${exit.code}` };
+    return scriptOutcome(pass, exit);
   } finally {
     await agent.close();
     rmSync(socketDir, { recursive: true, force: true });

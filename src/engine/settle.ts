@@ -11,6 +11,17 @@ export type RunOutcome =
   /** The pass ended without a word on how (its pod was lost): the run is dispatched again and replays. */
   | { kind: 'lost'; message: string };
 
+/** What a pass whose script has ended comes to, wherever the script ran (here, or in a pod). */
+export function scriptOutcome(
+  pass: { failure: string | null; suspension: Suspension | null },
+  exit: { code: number | null; signal: string | null },
+): Extract<RunOutcome, { kind: 'suspended' | 'succeeded' | 'failed' }> {
+  if (pass.failure) return { kind: 'failed', message: pass.failure };
+  if (pass.suspension) return { kind: 'suspended', suspension: pass.suspension };
+  if (exit.code === 0) return { kind: 'succeeded' };
+  return { kind: 'failed', message: exit.signal ? `script killed by ${exit.signal}` : `script exited ${exit.code ?? 1}` };
+}
+
 /**
  * Writes what a pass ended in onto its run. A run that ends gives up its leases (waking the next
  * holder) and wakes a parent waiting on it; a run that suspends is woken at once if what it waits

@@ -27,10 +27,8 @@ export interface ExecutorOptions {
   output(run: RunRecord): PassOutput;
   /** Where script passes run (pipeline coordinators always run here, in-process). */
   runPass?: PassRunner;
-  /** Run queued activities here (default true). */
-  activities?: boolean;
-  /** With activities off: what a script that submits one is told. */
-  noActivitiesReason?: string;
+  /** When set, activities do not run here, and a script that submits one is told this. */
+  noActivities?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -76,7 +74,7 @@ export class Executor {
     this.host = {
       now: options.now ?? (() => new Date()),
       capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
-      ...(options.activities === false ? { noActivities: options.noActivitiesReason ?? 'activities do not run here' } : {}),
+      ...(options.noActivities ? { noActivities: options.noActivities } : {}),
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),
@@ -155,7 +153,7 @@ export class Executor {
     try {
       if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
       await this.dispatchRuns();
-      if (this.options.activities !== false) await this.dispatchActivities();
+      if (!this.options.noActivities) await this.dispatchActivities();
     } catch (error) {
       process.stderr.write(`spool: executor: ${ensureError(error).message}\n`);
     } finally {

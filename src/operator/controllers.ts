@@ -111,8 +111,7 @@ export class Controllers {
       output: (run) => captureLog(store, join(tmpdir(), 'hyperspool-logs'), run),
       runPass: this.kubePasses.runPass,
       // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
-      activities: false,
-      noActivitiesReason: 'activities do not run on a cluster yet (docs/operator.md): use spool step, or run this workflow with spool dev',
+      noActivities: 'activities do not run on a cluster yet (docs/operator.md): use spool step, or run this workflow with spool dev',
       schedules: true,
       env: CLUSTER_ENV,
       now,

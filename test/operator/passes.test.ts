@@ -63,6 +63,9 @@ describe('a Run on a real kube-apiserver', () => {
     const first = await givenPodOf(cluster, job!);
     const pass1 = agentOf(operator.url, runId, 1, first.token);
     expect((await pass1.spec()).body).toMatchObject({ filename: 'nap.sh', script: SCRIPT, interpreter: 'bash -eu' });
+    // While pass 1 runs, the oldest-running-pass gauge counts its age (0 only when no pass runs).
+    const during = await (await fetch(`${operator.healthUrl}/metrics`)).text();
+    expect(Number(/^hyperspool_oldest_running_pass_seconds (\S+)$/m.exec(during)?.[1])).toBeGreaterThan(0);
     const step = await pass1.call({ verb: 'step', name: 'a' });
     expect(step.body).toMatchObject({ status: 'execute' });
     await pass1.call({ verb: 'done', position: step.body.position, stdout: 'one\n', exitCode: 0 });

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tailFile } from '../../common/file-tail.js';
 import { onLines } from '../framing.js';
-import { outputIdentity } from '../output-identity.js';
+import { scriptEnv } from '../script-env.js';
 import { ScriptProcess } from '../script-process.js';
 import type { PassSpec } from './server-client.js';
 
@@ -60,11 +60,7 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
     cwd: options.workdir,
     env: {
       ...process.env,
-      SPOOL_SOCKET: options.socket,
-      SPOOL_RUN_ID: spec.run,
-      SPOOL_PASS: String(spec.pass),
-      SPOOL_INPUT_FILE: inputPath,
-      SPOOL_LOG_ID: outputIdentity(output.fd),
+      ...scriptEnv({ socket: options.socket, runId: spec.run, pass: spec.pass, inputFile: inputPath, output: output.fd }),
     },
     stdout: output.fd,
     stderr: output.fd,

@@ -1,6 +1,6 @@
 import { ApiException, type BatchV1Api, type V1Job } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
-import type { RunOutcome } from '../../engine/settle.js';
+import { scriptOutcome, type RunOutcome } from '../../engine/settle.js';
 import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
@@ -77,16 +77,12 @@ export class KubePasses {
         return { kind: 'failed', message: 'cancelled' };
       }
       const { pass } = remote;
-      if (pass.failure) return this.ended(run, { kind: 'failed', message: pass.failure });
-      if (pass.suspension) {
+      // The journal may have settled it before the script's end came (a suspension, a divergence).
+      if (pass.failure || pass.suspension || 'exit' in ended) {
+        const outcome = scriptOutcome(pass, 'exit' in ended ? ended.exit : { code: null, signal: null });
         // A waiting run holds nothing, not even a finished pod: its output is in the run's log.
-        await deleteJob(batch, run.project, name);
-        return this.ended(run, { kind: 'suspended', suspension: pass.suspension });
-      }
-      if ('exit' in ended) {
-        const { code, signal: killedBy } = ended.exit;
-        if (code === 0) return this.ended(run, { kind: 'succeeded' });
-        return this.ended(run, { kind: 'failed', message: killedBy ? `script killed by ${killedBy}` : `script exited ${code ?? 1}` });
+        if (outcome.kind === 'suspended') await deleteJob(batch, run.project, name);
+        return this.ended(run, outcome);
       }
       // A pod that never started is ended, so it cannot start late beside the next pass's.
       if ('stuck' in ended) await deleteJob(batch, run.project, name);
