@@ -36,6 +36,8 @@ pki="$dir/pki"
 logs="$dir/logs"
 
 log() { echo "control-plane: $*" >&2; }
+# shellcheck source=hack/lib/common.sh
+source "$here/lib/common.sh"
 die() { log "$*"; exit 1; }
 
 # The service account issuer, and the audiences kube-apiserver accepts in tokens sent to it:
@@ -48,18 +50,6 @@ service_ip=10.96.0.1
 # Processes: each one runs in a session of its own (setsid: a Ctrl-C in the terminal that ran `up`
 # does not reach it) and has a pid file. A pid is only trusted while /proc says it still runs the
 # same binary, so a stale pid file can never kill an unrelated process.
-
-pid_of() { # name -> pid, if that process still runs
-  local file="$dir/$1.pid" pid exe
-  [ -f "$file" ] || return 1
-  pid=$(cat "$file")
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  case "$1" in
-    watchdog) [[ "$(basename "$exe")" == bash ]] ;;
-    *) [[ "$(basename "${exe% (deleted)}")" == "$1" ]] ;;
-  esac && echo "$pid"
-}
 
 stop_process() { # name: SIGTERM, then SIGKILL if it has not exited within 10s
   local pid i
@@ -80,27 +70,6 @@ start_process() { # name argv...: in the background, logging to logs/NAME.log
   # 9>&-: the lock taken by up/down/restart must not outlive them in the daemons they start.
   setsid "$@" </dev/null >>"$logs/$name.log" 2>&1 9>&- &
   echo $! >"$dir/$name.pid"
-}
-
-tail_log() { tail -n 30 "$logs/$1.log" >&2 2>/dev/null || true; }
-
-wait_until() { # name seconds command...: until the command succeeds; fails early if NAME exits
-  local name=$1 seconds=$2; shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    # kill -0 rather than pid_of: right after the start the pid may still be setsid, not the binary.
-    if ! kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
-      log "$name exited; the end of $logs/$name.log:"
-      tail_log "$name"
-      return 1
-    fi
-    if ((SECONDS >= deadline)); then
-      log "$name not ready after ${seconds}s; the end of $logs/$name.log:"
-      tail_log "$name"
-      return 1
-    fi
-    sleep 0.2
-  done
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -143,29 +112,13 @@ EOF
 #   kubelet-client  what kube-apiserver presents to kubelets (logs/exec, once a node runs)
 #   sa.key/sa.pub   signs and verifies service account tokens (TokenRequest, TokenReview)
 
-new_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-
-issue_cert() { # name subject extensions
-  local name=$1 subject=$2 extensions=$3
-  new_key "$pki/$name.key"
-  openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr"
-  # A random positive serial: certificates of different planes must never look like the same one.
-  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
-    -set_serial "0x$(openssl rand -hex 15)" -days 3650 -sha256 \
-    -extfile <(printf '[ext]\n%s\n' "$extensions") -extensions ext -out "$pki/$name.crt" 2>/dev/null
-  rm -f "$pki/$name.csr"
-}
-
 make_pki() {
   [ -f "$pki/done" ] && return 0
   command -v openssl >/dev/null 2>&1 || die "openssl is missing (apt-get install openssl)"
   rm -rf "$pki"
   mkdir -p "$pki"
   chmod 700 "$pki"
-  new_key "$pki/ca.key"
-  openssl req -x509 -new -key "$pki/ca.key" -subj "/CN=hyperspool-test-ca" -days 3650 -sha256 \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -out "$pki/ca.crt"
+  new_ca hyperspool-test-ca
   issue_cert apiserver "/CN=kube-apiserver" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
 extendedKeyUsage=serverAuth
@@ -178,31 +131,6 @@ extendedKeyUsage=clientAuth"
   new_key "$pki/sa.key"
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
   touch "$pki/done"
-}
-
-write_kubeconfig() {
-  local b64="base64 -w0"
-  cat >"$dir/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: hyperspool
-  cluster:
-    server: https://127.0.0.1:$APISERVER_PORT
-    certificate-authority-data: $($b64 <"$pki/ca.crt")
-users:
-- name: hyperspool-admin
-  user:
-    client-certificate-data: $($b64 <"$pki/admin.crt")
-    client-key-data: $($b64 <"$pki/admin.key")
-contexts:
-- name: hyperspool
-  context:
-    cluster: hyperspool
-    user: hyperspool-admin
-current-context: hyperspool
-EOF
-  chmod 600 "$dir/kubeconfig"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +211,7 @@ cmd_up() {
   load_config || write_config
   load_config
   make_pki
-  write_kubeconfig
+  write_kubeconfig "$dir/kubeconfig" hyperspool admin "https://127.0.0.1:$APISERVER_PORT"
   start_watchdog
   log "starting etcd on 127.0.0.1:$ETCD_CLIENT_PORT and kube-apiserver on https://127.0.0.1:$APISERVER_PORT (logs in $logs)"
   start_etcd

@@ -60,21 +60,14 @@ pause_image=docker.io/hyperspool/pause:3.10
 
 log() { echo "local-cluster: $*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=hack/lib/common.sh
+source "$here/lib/common.sh"
 
 in_netns() { nsenter --net="/run/netns/$netns" -- "$@"; }
 
 # ---------------------------------------------------------------------------------------------
-# Processes (the same pattern as hack/control-plane.sh): a session of their own, a pid file each,
-# and a pid is trusted only while /proc says it still runs the same binary.
-
-pid_of() {
-  local file="$dir/$1.pid" pid exe
-  [ -f "$file" ] || return 1
-  pid=$(cat "$file")
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
-  [[ "$(basename "${exe% (deleted)}")" == "$1" ]] && echo "$pid"
-}
+# Processes: a session of their own inside the node's network namespace, a pid file each
+# (pid_of, wait_until and tail_log are in hack/lib/common.sh).
 
 stop_processes() { # seconds name...: SIGTERM to all at once, SIGKILL to those still there after that long
   local seconds=$1 name pid pids=() i
@@ -100,26 +93,6 @@ start_process() { # name argv...: inside the node's network namespace, logging t
   # setsid and nsenter both exec, so $! ends up being the binary itself.
   setsid nsenter --net="/run/netns/$netns" -- "$@" </dev/null >>"$logs/$name.log" 2>&1 9>&- &
   echo $! >"$dir/$name.pid"
-}
-
-tail_log() { tail -n 30 "$logs/$1.log" >&2 2>/dev/null || true; }
-
-wait_until() { # name seconds command...
-  local name=$1 seconds=$2; shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    if ! kill -0 "$(cat "$dir/$name.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
-      log "$name exited; the end of $logs/$name.log:"
-      tail_log "$name"
-      return 1
-    fi
-    if ((SECONDS >= deadline)); then
-      log "$name not ready after ${seconds}s; the end of $logs/$name.log:"
-      tail_log "$name"
-      return 1
-    fi
-    sleep 0.2
-  done
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -171,29 +144,14 @@ setup_netns() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Certificates (openssl, ECDSA P-256), as in hack/control-plane.sh, plus one per component.
-
-new_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-
-issue_cert() { # name subject extensions
-  local name=$1 subject=$2 extensions=$3
-  new_key "$pki/$name.key"
-  openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr"
-  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
-    -set_serial "0x$(openssl rand -hex 15)" -days 3650 -sha256 \
-    -extfile <(printf '[ext]\n%s\n' "$extensions") -extensions ext -out "$pki/$name.crt" 2>/dev/null
-  rm -f "$pki/$name.csr"
-}
+# Certificates (new_ca and issue_cert are in hack/lib/common.sh): one per component.
 
 make_pki() {
   [ -f "$pki/done" ] && return 0
   rm -rf "$pki"
   mkdir -p "$pki"
   chmod 700 "$pki"
-  new_key "$pki/ca.key"
-  openssl req -x509 -new -key "$pki/ca.key" -subj "/CN=hyperspool-node-ca" -days 3650 -sha256 \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -out "$pki/ca.crt"
+  new_ca hyperspool-node-ca
   issue_cert apiserver "/CN=kube-apiserver" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
 extendedKeyUsage=serverAuth
@@ -211,38 +169,13 @@ extendedKeyUsage=clientAuth"
   touch "$pki/done"
 }
 
-write_kubeconfig() { # file cert server
-  local b64="base64 -w0"
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: hyperspool-node
-  cluster:
-    server: $3
-    certificate-authority-data: $($b64 <"$pki/ca.crt")
-users:
-- name: $2
-  user:
-    client-certificate-data: $($b64 <"$pki/$2.crt")
-    client-key-data: $($b64 <"$pki/$2.key")
-contexts:
-- name: hyperspool-node
-  context:
-    cluster: hyperspool-node
-    user: $2
-current-context: hyperspool-node
-EOF
-  chmod 600 "$1"
-}
-
 write_configs() {
   mkdir -p "$dir/kubeconfigs" "$ctrd" "$dir/cni/net.d" "$dir/cni/ipam" "$kubelet_dir/root" "$kubelet_dir/pod-logs"
   # People and the operator on the host reach the apiserver through the veth; the components
   # inside the namespace through its loopback.
-  write_kubeconfig "$dir/kubeconfig" admin "https://$node_ip:$apiserver_port"
+  write_kubeconfig "$dir/kubeconfig" hyperspool-node admin "https://$node_ip:$apiserver_port"
   for c in controller-manager scheduler kubelet; do
-    write_kubeconfig "$dir/kubeconfigs/$c" "$c" "https://127.0.0.1:$apiserver_port"
+    write_kubeconfig "$dir/kubeconfigs/$c" hyperspool-node "$c" "https://127.0.0.1:$apiserver_port"
   done
 
   # containerd: every path under the state directory (the shims' sockets are the exception:
