@@ -90,7 +90,7 @@ export class Executor {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    while (this.running.size > 0 || this.activities.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    await this.idleNow();
   }
 
   /**
@@ -102,11 +102,12 @@ export class Executor {
     if (this.timer) clearTimeout(this.timer);
     for (const abort of this.running.values()) abort.abort(ABANDONED);
     // Passes unwind at once when aborted (a pipeline coordinator may take longer: not waited for).
-    const idle = new Promise<void>((resolve) => {
-      if (this.running.size === 0 && this.activities.size === 0) resolve();
-      else this.idle.push(resolve);
-    });
-    await Promise.race([idle, new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
+    await Promise.race([this.idleNow(), new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
+  }
+
+  /** Settles once no pass and no activity is under way. */
+  private async idleNow(): Promise<void> {
+    while (this.running.size > 0 || this.activities.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /** Looks for work now rather than at the next poll. */

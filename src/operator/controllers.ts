@@ -1,4 +1,4 @@
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job } from '@kubernetes/client-node';
 import { ensureError } from '../common/errors.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
 import { startInformer, type Informer } from './kube/informer.js';
 import type { OperatorMetrics } from './kube/metrics.js';
-import { keyOf, splitKey } from './kube/object-key.js';
+import { objectKey, splitKey } from './kube/object-key.js';
 import { createWorkQueue, type WorkQueue } from './kube/work-queue.js';
 import { CLUSTER_ENV, LABELS, MANAGED_BY, runKey, workflowOf } from './naming.js';
 import { KubePasses } from './passes/kube-passes.js';
@@ -129,8 +129,7 @@ export class Controllers {
       resyncPeriodMs: resync,
       onError: (error: Error) => process.stderr.write(`spool operator: watch ${plural}: ${error.message}\n`),
     });
-    const enqueue = (kind: Kind) => (object: { metadata?: { namespace?: string; name?: string } }) =>
-      this.queue.add(`${kind}/${keyOf(object.metadata?.namespace, object.metadata?.name ?? '')}`);
+    const enqueue = (kind: Kind) => (object: KubernetesObject) => this.enqueue(kind, object);
     this.informers = {
       workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), onAdd: (w) => this.workflowChanged(w), onUpdate: (w) => this.workflowChanged(w) }),
       runs: startInformer<Run>({
@@ -227,10 +226,10 @@ export class Controllers {
     const namespace = workflow.metadata.namespace;
     const name = workflow.metadata.name;
     const refers = (object: { spec: { workflowRef: { name: string } } }): boolean => object.spec.workflowRef.name === name;
-    this.queue.add(`Workflow/${keyOf(namespace, name ?? '')}`);
-    for (const handler of this.informers.handlers.list(namespace).filter(refers)) this.queue.add(`Handler/${keyOf(namespace, handler.metadata.name ?? '')}`);
-    for (const schedule of this.informers.schedules.list(namespace).filter(refers)) this.queue.add(`Schedule/${keyOf(namespace, schedule.metadata.name ?? '')}`);
-    for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.queue.add(`Run/${keyOf(namespace, run.metadata.name ?? '')}`);
+    this.enqueue('Workflow', workflow);
+    for (const handler of this.informers.handlers.list(namespace).filter(refers)) this.enqueue('Handler', handler);
+    for (const schedule of this.informers.schedules.list(namespace).filter(refers)) this.enqueue('Schedule', schedule);
+    for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.enqueue('Run', run);
   }
 
   /** `kubectl delete run` cancels the run (its Jobs go with it, through their owner reference). */
@@ -253,9 +252,13 @@ export class Controllers {
     return this.informers.runs.list(namespace).find((run) => run.metadata.labels?.[LABELS.run] === key || RunReconciler.runIdOf(run) === runId);
   }
 
+  private enqueue(kind: Kind, object: KubernetesObject): void {
+    this.queue.add(`${kind}/${objectKey(object)}`);
+  }
+
   private enqueueRun(runId: string): void {
     const resource = this.runResource(runId);
-    if (resource) this.queue.add(`Run/${keyOf(resource.metadata.namespace, resource.metadata.name ?? '')}`);
+    if (resource) this.enqueue('Run', resource);
   }
 
   /**
@@ -293,11 +296,11 @@ export class Controllers {
     for (const run of this.informers.runs.list()) {
       const phase = run.status?.phase ?? 'Pending';
       phases.set(phase, (phases.get(phase) ?? 0) + 1);
-      if (!['Succeeded', 'Failed', 'Cancelled'].includes(phase)) this.queue.add(`Run/${keyOf(run.metadata.namespace, run.metadata.name ?? '')}`);
+      if (!['Succeeded', 'Failed', 'Cancelled'].includes(phase)) this.enqueue('Run', run);
     }
     for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ phase }, phases.get(phase) ?? 0);
     metrics.queueDepth.set(this.queue.depth);
-    for (const schedule of this.informers.schedules.list()) this.queue.add(`Schedule/${keyOf(schedule.metadata.namespace, schedule.metadata.name ?? '')}`);
+    for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const run of await store.listRuns({ limit: 200 })) {
       if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !this.deletedRuns.has(run.id) && !TERMINAL_STATUSES.includes(run.status)) {

@@ -1,5 +1,6 @@
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, VERSION } from './api/generated.js';
+import { httpStatus } from './kube/request-options.js';
 
 /** The hyperspool.dev resources, through the API server: the few calls the operator makes. */
 export class Resources {
@@ -13,7 +14,7 @@ export class Resources {
     try {
       return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as T;
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return null;
+      if (httpStatus(error) === 404) return null;
       throw error;
     }
   }
@@ -31,7 +32,7 @@ export class Resources {
     try {
       return (await this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body })) as T;
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 409)) throw error;
+      if (httpStatus(error) !== 409) throw error;
       const existing = await this.get<T>(plural, namespace, body.metadata.name ?? '');
       if (!existing) throw error;
       return existing;

@@ -5,6 +5,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { SpoolError, UsageError } from '../../common/errors.js';
 import { API_VERSION, GROUP, RUN, VERSION, WORKFLOW, type JsonValue, type Run, type RunList, type Workflow } from '../../operator/api/generated.js';
 import { validateManifest } from '../../operator/api/validate.js';
+import { httpStatus } from '../../operator/kube/request-options.js';
 import { kubeError, type ClusterTarget } from './kube-target.js';
 
 /** A run as the control verbs print it, from its Run resource. */
@@ -72,7 +73,7 @@ export async function listClusterRuns(target: ClusterTarget, statuses?: string[]
   const list = (await target.custom
     .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural })
     .catch((error: unknown) => {
-      if ((error as { code?: number }).code === 404) throw new SpoolError('not_found', 'this cluster has no Run resource type: install the CRDs (kubectl apply -k config/default)');
+      if (httpStatus(error) === 404) throw new SpoolError('not_found', 'this cluster has no Run resource type: install the CRDs (kubectl apply -k config/default)');
       throw kubeError(error, `listing Runs in namespace ${target.namespace}`);
     })) as RunList;
   const rows = list.items.map(rowOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
@@ -143,7 +144,7 @@ async function applyWorkflow(target: ClusterTarget, name: string, filename: stri
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   } catch (error) {
-    if ((error as { code?: number }).code !== 404) throw kubeError(error, what);
+    if (httpStatus(error) !== 404) throw kubeError(error, what);
     await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, body: manifest }).catch((failed: unknown) => {
       throw kubeError(failed, `creating ${what}`);
     });

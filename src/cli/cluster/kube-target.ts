@@ -5,6 +5,7 @@ import { SpoolError, UsageError } from '../../common/errors.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
 import type { Target } from '../control/target.js';
+import { httpStatus } from '../../operator/kube/request-options.js';
 
 export interface ClusterOptions {
   kubeconfig?: string;
@@ -128,8 +129,9 @@ export function kubeError(error: unknown, what: string): SpoolError {
   const failed = error as { code?: number; body?: unknown; message?: string };
   const body = typeof failed.body === 'string' ? parse(failed.body) : failed.body;
   const said = (body as { message?: string } | undefined)?.message ?? failed.message ?? String(error);
-  if (failed.code === 404) return new SpoolError('not_found', `${what} not found`);
-  if (failed.code === 403) return new SpoolError('forbidden', `${what}: ${said}`);
-  if (failed.code === undefined) return new SpoolError('unavailable', `${what}: cannot reach the cluster (${said})`);
+  const status = httpStatus(error);
+  if (status === 404) return new SpoolError('not_found', `${what} not found`);
+  if (status === 403) return new SpoolError('forbidden', `${what}: ${said}`);
+  if (status === undefined) return new SpoolError('unavailable', `${what}: cannot reach the cluster (${said})`);
   return new SpoolError('server', `${what}: ${said}`);
 }

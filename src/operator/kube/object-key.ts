@@ -5,9 +5,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
  * informer caches and work queues agree on one key per object.
  */
 export function objectKey(object: KubernetesObject): string {
-  const name = object.metadata?.name ?? '';
-  const namespace = object.metadata?.namespace;
-  return namespace ? `${namespace}/${name}` : name;
+  return keyOf(object.metadata?.namespace, object.metadata?.name ?? '');
 }
 
 export function keyOf(namespace: string | undefined, name: string): string {

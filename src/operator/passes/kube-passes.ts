@@ -1,10 +1,11 @@
-import { ApiException, type BatchV1Api, type V1Job } from '@kubernetes/client-node';
+import type { BatchV1Api, V1Job } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
 import { scriptOutcome, type RunOutcome } from '../../engine/settle.js';
 import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
+import { httpStatus } from '../kube/request-options.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
 
@@ -134,7 +135,7 @@ async function createIfAbsent(batch: BatchV1Api, job: V1Job): Promise<void> {
     await batch.createNamespacedJob({ namespace: job.metadata?.namespace ?? 'default', body: job });
   } catch (error) {
     // The same pass's Job already exists: another leader got here first, or this is a retry.
-    if (!(error instanceof ApiException && error.code === 409)) throw error;
+    if (httpStatus(error) !== 409) throw error;
   }
 }
 
@@ -142,6 +143,6 @@ async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Pr
   try {
     await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (httpStatus(error) !== 404) throw error;
   }
 }
