@@ -2,7 +2,8 @@ import type { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { AgentIdentity } from '../../server/remote-passes.js';
 import { TOKEN_AUDIENCE } from '../passes/job-builder.js';
 import { LABELS, passJobName, runIdOf } from '../naming.js';
-import { TokenReviewer } from './token-review.js';
+import { reviewToken, TOKEN_CACHE_MS } from './token-review.js';
+import { cachedFor } from './ttl-cache.js';
 
 const POD_NAME = 'authentication.kubernetes.io/pod-name';
 const POD_UID = 'authentication.kubernetes.io/pod-uid';
@@ -14,9 +15,9 @@ const POD_UID = 'authentication.kubernetes.io/pod-uid';
  * proves nothing.
  */
 export function agentAuthenticator(authentication: AuthenticationV1Api, core: CoreV1Api): (token: string) => Promise<AgentIdentity | null> {
-  const reviewer = new TokenReviewer(authentication, [TOKEN_AUDIENCE]);
-  return async (token) => {
-    const user = await reviewer.review(token);
+  // The whole answer is kept, pod read included: every durable call of a pass brings its token.
+  return cachedFor(TOKEN_CACHE_MS, async (token) => {
+    const user = await reviewToken(authentication, token, [TOKEN_AUDIENCE]);
     const namespace = /^system:serviceaccount:([^:]+):/.exec(user?.username ?? '')?.[1];
     const podName = user?.extra?.[POD_NAME]?.[0];
     const podUid = user?.extra?.[POD_UID]?.[0];
@@ -31,5 +32,5 @@ export function agentAuthenticator(authentication: AuthenticationV1Api, core: Co
     const owner = pod.metadata.ownerReferences?.find((reference) => reference.controller && reference.kind === 'Job');
     if (owner?.name !== passJobName(runId, pass)) return null;
     return { runId, pass };
-  };
+  });
 }

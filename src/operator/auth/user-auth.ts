@@ -2,7 +2,8 @@ import type { AuthenticationV1Api, AuthorizationV1Api } from '@kubernetes/client
 import type { Access } from '../../server/access.js';
 import { HttpError } from '../../server/http-error.js';
 import { GROUP } from '../api/generated.js';
-import { TokenReviewer } from './token-review.js';
+import { reviewToken, TOKEN_CACHE_MS } from './token-review.js';
+import { cachedFor } from './ttl-cache.js';
 
 /**
  * People's requests to the API: the bearer token says who they are (TokenReview), and RBAC says
@@ -15,11 +16,11 @@ export function userAuthorizer(
   /** The Run resource's name for a run id, so RBAC rules with resourceNames apply. */
   runName: (runId: string) => Promise<string | undefined>,
 ) {
-  const reviewer = new TokenReviewer(authentication);
+  const userOf = cachedFor(TOKEN_CACHE_MS, (token) => reviewToken(authentication, token));
   return async (header: string, access: Access): Promise<void> => {
     const token = /^Bearer (.+)$/i.exec(header)?.[1];
     if (!token) throw new HttpError(401, 'unauthenticated', 'send a bearer token the cluster accepts (the CLI uses your kubeconfig)');
-    const user = await reviewer.review(token);
+    const user = await userOf(token);
     if (!user) throw new HttpError(401, 'unauthenticated', 'the cluster did not accept the bearer token (TokenReview)');
     const name = access.name && access.resource === 'runs' ? await runName(access.name) : access.name;
     const review = await authorization.createSubjectAccessReview({
