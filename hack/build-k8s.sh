@@ -4,13 +4,16 @@
 #
 #   hack/build-k8s.sh [component...]
 #
-# Components: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl etcd, or `all`.
+# Components: kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl etcd
+# coredns, or `all`.
 # Default: kube-apiserver kubectl etcd (what test/support/kube.ts and hack/control-plane.sh need).
 #
 # Versions: hack/k8s/go.mod pins k8s.io/kubernetes (and every k8s.io/* staging module to the
 # matching v0.x); hack/etcd/go.mod pins go.etcd.io/etcd/server/v3. etcd is built from the module
 # proxy too, rather than taken from Debian's etcd-server (3.4): that needs no root, runs the etcd
 # minor that this Kubernetes release is tested with, and works the same on any Linux with Go.
+# hack/coredns/go.mod pins CoreDNS (the local cluster's DNS), built from hack/coredns/main.go with
+# only the plugins it needs.
 #
 # Idempotent: a binary is rebuilt only when missing or when its module's go.mod/go.sum or the
 # build flags changed (a stamp file beside it records a hash of them). Concurrent runs (two test
@@ -23,6 +26,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 k8s_module="$here/k8s"
 etcd_module="$here/etcd"
+coredns_module="$here/coredns"
 
 log() { echo "build-k8s: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -40,7 +44,7 @@ cache=${HYPERSPOOL_CACHE:-$HOME/.cache/hyperspool}
 bin="$cache/k8s-$version/bin"
 mkdir -p "$bin"
 
-all_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl etcd)
+all_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl etcd coredns)
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl etcd)
 if [ "${components[0]}" = all ]; then components=("${all_components[@]}"); fi
@@ -64,7 +68,8 @@ done
 
 stamp_of() { # module-dir extra... -> hash of what decides the binary's content
   local module=$1; shift
-  { cat "$module/go.mod" "$module/go.sum"; echo "$ldflags $CGO_ENABLED $*"; } | sha256sum | cut -d' ' -f1
+  # hack/coredns/main.go chooses CoreDNS's plugins; the other modules build code from go.mod alone.
+  { cat "$module/go.mod" "$module/go.sum"; [ ! -f "$module/main.go" ] || cat "$module/main.go"; echo "$ldflags $CGO_ENABLED $*"; } | sha256sum | cut -d' ' -f1
 }
 is_current() { # name module-dir
   [ -x "$bin/$1" ] && [ -f "$bin/.$1.stamp" ] && [ "$(cat "$bin/.$1.stamp")" = "$(stamp_of "$2" "$1")" ]
@@ -77,12 +82,13 @@ flock 9
 # and use both cores across all the commands).
 k8s_todo=()
 etcd_todo=()
+coredns_todo=()
 for c in "${components[@]}"; do
-  if [ "$c" = etcd ]; then
-    is_current etcd "$etcd_module" || etcd_todo+=(etcd)
-  else
-    is_current "$c" "$k8s_module" || k8s_todo+=("$c")
-  fi
+  case "$c" in
+    etcd) is_current etcd "$etcd_module" || etcd_todo+=(etcd) ;;
+    coredns) is_current coredns "$coredns_module" || coredns_todo+=(coredns) ;;
+    *) is_current "$c" "$k8s_module" || k8s_todo+=("$c") ;;
+  esac
 done
 
 tmp=$(mktemp -d "$bin/.build.XXXXXX")
@@ -109,6 +115,16 @@ if [ ${#etcd_todo[@]} -gt 0 ]; then
   mv -f "$tmp/etcd" "$bin/etcd"
   stamp_of "$etcd_module" etcd >"$bin/.etcd.stamp"
   log "built etcd in $((SECONDS - start))s"
+fi
+
+if [ ${#coredns_todo[@]} -gt 0 ]; then
+  coredns_version=$(awk '$1 == "require" && $2 == "github.com/coredns/coredns" { print $3; exit }' "$coredns_module/go.mod")
+  log "building coredns $coredns_version into $bin"
+  start=$SECONDS
+  (cd "$coredns_module" && go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .)
+  mv -f "$tmp/coredns" "$bin/coredns"
+  stamp_of "$coredns_module" coredns >"$bin/.coredns.stamp"
+  log "built coredns in $((SECONDS - start))s"
 fi
 
 echo "$bin"

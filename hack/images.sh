@@ -5,17 +5,27 @@
 #   hack/images.sh [--no-import] [image...]
 #
 # Images (default: runner):
-#   pause    hyperspool/pause:3.10   images/pause/pause.c built with gcc -static: the pod sandbox
-#   busybox  hyperspool/busybox:dev  Debian's busybox-static, for smoke tests (`sh -c ...`)
-#   runner   hyperspool/runner:dev   what pass pods run: bash, python3 and node copied from this
-#                                    host with their shared libraries, busybox for the usual
-#                                    commands (test, env, sleep...), this repo's bin/, dist/ and
-#                                    production node_modules in /app, `spool` on PATH, USER 1000
+#   pause     hyperspool/pause:3.10    images/pause/pause.c built with gcc -static: the pod sandbox
+#   busybox   hyperspool/busybox:dev   Debian's busybox-static, for smoke tests (`sh -c ...`)
+#   runner    hyperspool/runner:dev    what pass pods run: bash, python3 and node copied from this
+#                                      host with their shared libraries, busybox for the usual
+#                                      commands (test, env, sleep...), this repo's bin/, dist/ and
+#                                      production node_modules in /app, `spool` on PATH, USER 1000
+#   operator  hyperspool/operator:dev  the same files as the runner, USER 65532 (config/manager
+#                                      runs `spool operator` in it)
+#   postgres  hyperspool/postgres:dev  this host's PostgreSQL server (Debian's postgresql package)
+#                                      with its libraries, busybox's sh, USER postgres (999);
+#                                      initdb, postgres and pg_isready on PATH: the e2e suite's
+#                                      journal database (test/e2e/deploy/postgres.yaml)
+#
+# The images users run are built from the Dockerfiles in images/ instead; these are the same files
+# laid out without a registry to pull base images from.
 #
 # Each image is packed by hand as a docker-archive tarball (one uncompressed layer, a config and a
 # manifest.json: what `ctr images import` reads), with sorted entries and zero mtimes, into
 # ${HYPERSPOOL_CACHE:-~/.cache/hyperspool}/images/NAME.tar. The runner is rebuilt every time
-# (dist/ changes as you work; `npm run build` first); pause and busybox only when missing.
+# (dist/ changes as you work; `npm run build` first), and so is the operator; the others only when
+# missing.
 #
 # Import: into the containerd of the local cluster in ${HYPERSPOOL_NODE_DIR:-/tmp/hyperspool-node}
 # when it runs (`ctr -n k8s.io images import`); --no-import only builds.
@@ -35,9 +45,9 @@ images=()
 for arg in "$@"; do
   case "$arg" in
     --no-import) import=0 ;;
-    pause | busybox | runner) images+=("$arg") ;;
-    all) images+=(pause busybox runner) ;;
-    *) die "usage: $0 [--no-import] [pause|busybox|runner|all]..." ;;
+    pause | busybox | runner | operator | postgres) images+=("$arg") ;;
+    all) images+=(pause busybox runner operator postgres) ;;
+    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|all]..." ;;
   esac
 done
 [ ${#images[@]} -gt 0 ] || images=(runner)
@@ -109,7 +119,7 @@ copy_with_libs() { # rootfs file...: each file at its own path, and every shared
 
 build_pause() {
   local out="$cache/pause.tar"
-  [ -f "$out" ] && [ "$out" -nt "$repo/images/pause/pause.c" ] && { echo "$out"; return; }
+  [ -f "$out" ] && [ "$out" -nt "$repo/images/pause/pause.c" ] && { built=$out; return; }
   need_package gcc gcc
   local rootfs="$cache/.pause-rootfs"
   rm -rf "$rootfs"
@@ -117,12 +127,12 @@ build_pause() {
   gcc -static -O2 -s -o "$rootfs/pause" "$repo/images/pause/pause.c"
   pack "$rootfs" hyperspool/pause:3.10 '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out"
   rm -rf "$rootfs"
-  echo "$out"
+  built=$out
 }
 
 build_busybox() {
   local out="$cache/busybox.tar"
-  [ -f "$out" ] && { echo "$out"; return; }
+  [ -f "$out" ] && { built=$out; return; }
   local rootfs="$cache/.busybox-rootfs"
   new_rootfs "$rootfs"
   add_busybox "$rootfs"
@@ -130,11 +140,14 @@ build_busybox() {
   printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
   pack "$rootfs" hyperspool/busybox:dev '{"Cmd":["sh"],"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]}' "$out"
   rm -rf "$rootfs"
-  echo "$out"
+  built=$out
 }
 
-build_runner() {
-  local out="$cache/runner.tar" rootfs="$cache/.runner-rootfs" python node
+app_rootfs= # built once per invocation, for the runner and the operator both
+
+build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
+  [ -n "$app_rootfs" ] && return 0
+  local rootfs="$cache/.app-rootfs" python node
   node=$(command -v node) || die "node is missing"
   node=$(readlink -f "$node")
   # Debian's python3 (not one from a version manager earlier on PATH): its standard library is in /usr/lib.
@@ -171,10 +184,51 @@ build_runner() {
   printf 'root:x:0:\nspool:x:1000:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
   chown -R 0:0 "$rootfs"
   install -d -o 1000 -g 1000 -m 755 "$rootfs/home/spool"
-  pack "$rootfs" hyperspool/runner:dev \
+  app_rootfs=$rootfs
+  trap 'rm -rf "$cache/.app-rootfs"' EXIT
+}
+
+build_runner() {
+  local out="$cache/runner.tar"
+  build_app_rootfs
+  pack "$app_rootfs" hyperspool/runner:dev \
     '{"User":"1000","WorkingDir":"/home/spool","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/home/spool","NODE_ENV=production"],"Cmd":["spool","--help"]}' "$out"
+  built=$out
+}
+
+build_operator() {
+  local out="$cache/operator.tar"
+  build_app_rootfs
+  pack "$app_rootfs" hyperspool/operator:dev \
+    '{"User":"65532","WorkingDir":"/tmp","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/tmp","NODE_ENV=production"],"Cmd":["spool","operator"]}' "$out"
+  built=$out
+}
+
+build_postgres() {
+  local out="$cache/postgres.tar" rootfs="$cache/.postgres-rootfs" bindir version
+  [ -f "$out" ] && { built=$out; return; }
+  bindir=$(compgen -G '/usr/lib/postgresql/*/bin/postgres' | sort -V | tail -n1 | xargs -r dirname)
+  if [ -z "$bindir" ]; then
+    need_package /usr/share/postgresql-common postgresql
+    bindir=$(compgen -G '/usr/lib/postgresql/*/bin/postgres' | sort -V | tail -n1 | xargs dirname)
+  fi
+  version=$(basename "$(dirname "$bindir")")
+  new_rootfs "$rootfs"
+  # The server, its extensions (plpgsql...) and the shared files initdb reads (postgres.bki, the
+  # timezone data and sample configurations).
+  copy_with_libs "$rootfs" "$bindir"/{postgres,initdb,pg_ctl,pg_isready}
+  mapfile -t modules < <(find "/usr/lib/postgresql/$version/lib" -name '*.so')
+  copy_with_libs "$rootfs" "${modules[@]}"
+  tar -C / -cf - "usr/share/postgresql/$version" usr/share/zoneinfo 2>/dev/null | tar -C "$rootfs" -xf -
+  add_busybox "$rootfs"
+  printf 'root:x:0:0:root:/root:/bin/sh\npostgres:x:999:999:postgres:/var/lib/postgresql:/bin/sh\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\npostgres:x:999:\n' >"$rootfs/etc/group"
+  chown -R 0:0 "$rootfs"
+  install -d -o 999 -g 999 -m 755 "$rootfs/var/lib/postgresql" "$rootfs/var/run/postgresql"
+  pack "$rootfs" hyperspool/postgres:dev \
+    "{\"User\":\"999\",\"Env\":[\"PATH=/usr/lib/postgresql/$version/bin:/usr/bin:/bin\",\"PGDATA=/var/lib/postgresql/data\"],\"Cmd\":[\"postgres\"]}" "$out"
   rm -rf "$rootfs"
-  echo "$out"
+  built=$out
 }
 
 import_image() { # tarball
@@ -184,7 +238,8 @@ import_image() { # tarball
 
 for image in "${images[@]}"; do
   start=$SECONDS
-  tarball=$("build_$image")
+  "build_$image" # sets $built: not in a subshell, so the runner and operator share one rootfs
+  tarball=$built
   log "$image: $tarball ($(du -h "$tarball" | cut -f1), $((SECONDS - start))s)"
   if [ $import -eq 1 ]; then
     start=$SECONDS

@@ -18,15 +18,18 @@
 #   containerd 1.6 + runc     cgroupfs driver, CRI with the bridge CNI (pods in $POD_CIDR, masqueraded
 #                             to $NODE_IP when they leave the namespace)
 #   kubelet                   node `hyperspool-node`, cgroups under /hyperspool, cgroup v1 allowed
+#   kube-proxy                iptables mode: Service IPs route (to pods, and `kubernetes` to the
+#                             apiserver), every Service connection masqueraded (see write_configs)
+#   coredns                   the cluster DNS on $NODE_IP:53: Service and pod names under
+#                             cluster.local, which pods get as their nameserver
 # The Kubernetes binaries come from hack/build-k8s.sh (pinned, from the Go module proxy); nothing is
 # pulled from a registry: `up` imports the static pause image that hack/images.sh builds, and
 # workload images are imported the same way (`hack/images.sh runner`); pods use
 # imagePullPolicy: IfNotPresent (or Never).
 #
 # Networking: the host side of the veth is $HOST_IP (default 10.244.255.1), the node side $NODE_IP
-# (10.244.255.2). Pods reach a server on the host (the operator's API, say) at http://$HOST_IP:PORT
-# if it listens on 0.0.0.0 or $HOST_IP. There is no kube-proxy nor cluster DNS: Service IPs do not
-# route; pods talk to IPs.
+# (10.244.255.2). Pods reach Services by name (hyperspool-operator.hyperspool-system.svc) and by
+# ClusterIP, and a server on the host at http://$HOST_IP:PORT if it listens on 0.0.0.0 or $HOST_IP.
 #
 # Environment:
 #   HYPERSPOOL_NODE_DIR     state directory (default /tmp/hyperspool-node); `down` deletes it
@@ -47,6 +50,7 @@ pod_cidr=${HYPERSPOOL_NODE_POD_CIDR:-10.88.0.0/16}
 node_name=hyperspool-node
 cgroup_root=/hyperspool
 cni_network=hyperspool-node
+cluster_dns=$node_ip
 pki="$dir/pki"
 logs="$dir/logs"
 ctrd="$dir/containerd"
@@ -105,6 +109,7 @@ ensure_packages() {
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   command -v ip >/dev/null 2>&1 || missing+=(iproute2)
   command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  command -v conntrack >/dev/null 2>&1 || missing+=(conntrack)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
@@ -115,7 +120,7 @@ ensure_packages() {
 }
 
 find_binaries() {
-  BIN=$("$here/build-k8s.sh" kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl etcd)
+  BIN=$("$here/build-k8s.sh" all)
 }
 
 kubectl_() { "$BIN/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
@@ -164,6 +169,8 @@ extendedKeyUsage=clientAuth"
   issue_cert controller-manager "/CN=system:kube-controller-manager" "$client"
   issue_cert scheduler "/CN=system:kube-scheduler" "$client"
   issue_cert kubelet "/O=system:nodes/CN=system:node:$node_name" "$client"
+  issue_cert kube-proxy "/CN=system:kube-proxy" "$client"
+  issue_cert coredns "/CN=hyperspool:coredns" "$client"
   new_key "$pki/sa.key"
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
   touch "$pki/done"
@@ -174,7 +181,7 @@ write_configs() {
   # People and the operator on the host reach the apiserver through the veth; the components
   # inside the namespace through its loopback.
   write_kubeconfig "$dir/kubeconfig" hyperspool-node admin "https://$node_ip:$apiserver_port"
-  for c in controller-manager scheduler kubelet; do
+  for c in controller-manager scheduler kubelet kube-proxy coredns; do
     write_kubeconfig "$dir/kubeconfigs/$c" hyperspool-node "$c" "https://127.0.0.1:$apiserver_port"
   done
 
@@ -234,8 +241,50 @@ EOF
 }
 EOF
 
-  # Pods get the host's resolver, without search domains of a cluster DNS that does not exist.
+  # What the cluster DNS forwards other names to, and what pods with dnsPolicy Default get: the
+  # host's nameservers, without the host's search domains.
   grep '^nameserver' /etc/resolv.conf >"$dir/resolv.conf" 2>/dev/null || true
+
+  # kube-proxy: masqueradeAll because pods share one bridge, and this node loads no br_netfilter (a
+  # host kernel module): a reply from a Service's pod to a client pod on the same bridge would be
+  # switched past the DNAT's conntrack entry. Masqueraded, it comes back through the node. The
+  # conntrack table is the network namespace's: leave its sizes and timeouts as they are.
+  cat >"$dir/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: $dir/kubeconfigs/kube-proxy
+mode: iptables
+clusterCIDR: $pod_cidr
+hostnameOverride: $node_name
+bindAddress: $node_ip
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+iptables:
+  masqueradeAll: true
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+
+  cat >"$dir/Corefile" <<EOF
+.:53 {
+    bind $cluster_dns
+    errors
+    health 127.0.0.1:10054
+    ready 127.0.0.1:10181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $dir/kubeconfigs/coredns
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . $dir/resolv.conf
+    cache 30
+    loadbalance
+}
+EOF
 
   cat >"$kubelet_dir/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -262,6 +311,8 @@ failCgroupV1: false
 failSwapOn: false
 podLogsDir: $kubelet_dir/pod-logs
 resolvConf: $dir/resolv.conf
+clusterDNS: [$cluster_dns]
+clusterDomain: cluster.local
 staticPodPath: ""
 serializeImagePulls: false
 # A test node on a shared disk: evict only when it is really full; never collect images (the
@@ -404,6 +455,52 @@ start_kubelet() {
     --v=1
 }
 
+# What CoreDNS reads; bound to the user its certificate names.
+coredns_rbac() {
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: hyperspool:coredns
+rules:
+  - apiGroups: [""]
+    resources: [services, pods, namespaces]
+    verbs: [list, watch]
+  - apiGroups: [discovery.k8s.io]
+    resources: [endpointslices]
+    verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: hyperspool:coredns
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: hyperspool:coredns
+subjects:
+  - apiGroup: rbac.authorization.k8s.io
+    kind: User
+    name: hyperspool:coredns
+EOF
+}
+
+coredns_ready() { in_netns curl -fsS http://127.0.0.1:10181/ready >/dev/null; }
+
+start_coredns() {
+  pid_of coredns >/dev/null && return 0
+  wait_until kube-apiserver 60 coredns_rbac
+  start_process coredns "$BIN/coredns" -conf "$dir/Corefile"
+  wait_until coredns 60 coredns_ready
+}
+
+kube_proxy_ready() { in_netns curl -fsS http://127.0.0.1:10256/healthz >/dev/null; }
+
+start_kube_proxy() {
+  pid_of kube-proxy >/dev/null && return 0
+  start_process kube-proxy "$BIN/kube-proxy" --config="$dir/kube-proxy.yaml" --v=1
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$node_name" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -430,7 +527,10 @@ cmd_up() {
   start_containerd
   import_pause
   start_kubelet
+  start_kube_proxy
+  start_coredns
   wait_until kubelet 120 node_ready
+  wait_until kube-proxy 60 kube_proxy_ready
   wait_until kube-controller-manager 60 default_sa_exists
   log "node $node_name Ready after $((SECONDS - start))s"
   echo "export KUBECONFIG=$dir/kubeconfig"
@@ -506,7 +606,7 @@ cmd_down() {
   kill_all "${pids[@]}"
   # Nothing of their state is kept, so a short grace: kube-apiserver, for one, waits up to a
   # minute for its clients' requests to drain when asked to stop.
-  stop_processes 3 containerd kube-scheduler kube-controller-manager kube-apiserver etcd
+  stop_processes 3 coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd
 
   # Mounts under the state directory (overlays, shm, volumes), deepest first.
   local mounts
@@ -562,7 +662,7 @@ cmd_down() {
 cmd_status() {
   [ -f "$dir/node.env" ] || { echo "no local cluster in $dir"; return 1; }
   local name pid ok=0
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns; do
     if pid=$(pid_of "$name"); then echo "$name: running (pid $pid)"; else
       echo "$name: stopped"
       ok=1
@@ -570,6 +670,7 @@ cmd_status() {
   done
   echo "network namespace: $netns (node $node_ip, host side $veth $host_ip, pods $pod_cidr)"
   echo "kube-apiserver: https://$node_ip:$apiserver_port"
+  echo "cluster DNS: $cluster_dns:53 (cluster.local)"
   echo "containerd: $sock (ctr --address $sock -n k8s.io ...)"
   echo "logs: $logs"
   echo "export KUBECONFIG=$dir/kubeconfig"

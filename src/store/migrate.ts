@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { SqlClient } from './sql.js';
 
-// Resolves from both src/store (tests) and dist/store (the built CLI) to the one folder of SQL files.
-const MIGRATIONS_DIR = new URL('../../src/store/migrations/', import.meta.url);
+// Beside this module: src/store/migrations in tests, dist/store/migrations (copied there by
+// `npm run build`) in the built CLI and in images, which ship dist/ and not src/.
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
 export function migrationFiles(): { version: number; name: string; sql: string }[] {
   return readdirSync(MIGRATIONS_DIR)

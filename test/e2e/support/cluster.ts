@@ -1,0 +1,140 @@
+// The cluster the e2e suite runs on, and Hyperspool installed on it from config/ (test/e2e/deploy).
+//
+// Which cluster: the one KUBECONFIG names (kind, with hack/kind.sh), or else the local node of
+// hack/local-cluster.sh, brought up here (needs root) and taken down again afterwards unless it
+// was already up or HYPERSPOOL_E2E_KEEP=1. Images: built from this checkout with hack/images.sh
+// and imported into the local node, unless HYPERSPOOL_E2E_IMAGES=preloaded (kind.sh loads them).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const clusterScript = join(repo, 'hack', 'local-cluster.sh');
+export const SYSTEM = 'hyperspool-system';
+/** The label on everything a test run creates, so it can be found and removed. */
+export const E2E_LABEL = 'hyperspool.dev/e2e';
+
+export async function sh(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  try {
+    return (await run(file, args, { encoding: 'utf8', maxBuffer: 64 << 20, env })).stdout;
+  } catch (error) {
+    const failed = error as { stderr?: string; stdout?: string; message?: string };
+    throw new Error([failed.message, failed.stdout, failed.stderr].filter(Boolean).join('\n'));
+  }
+}
+
+type Falsy = false | 0 | '' | null | undefined;
+
+/** Polls until `check` answers something truthy (every 250 ms); fails after timeoutMs saying what it waited for. */
+export async function eventually<T>(what: string, check: () => Promise<T | Falsy>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** An object to apply: any manifest, whose labels the suite adds to. */
+export type KubeObject = { metadata?: { labels?: Record<string, string> } & Record<string, unknown> } & Record<string, unknown>;
+
+export interface Cluster {
+  kubeconfig: string;
+  kubectl(...args: string[]): Promise<string>;
+  getJson<T>(...args: string[]): Promise<T>;
+  /** `kubectl apply` of these objects, each labelled as this run's. */
+  apply(...items: KubeObject[]): Promise<void>;
+  /** The operator replicas' recent logs, for a failure's message. */
+  operatorLogs(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function openCluster(runLabel: string): Promise<Cluster> {
+  let kubeconfig = process.env.KUBECONFIG ?? '';
+  let ours = false;
+  if (!kubeconfig) {
+    if (process.getuid?.() !== 0)
+      throw new Error('the e2e suite on the local node needs root (hack/local-cluster.sh makes a network namespace and cgroups); or set KUBECONFIG');
+    const wasUp = await sh('bash', [clusterScript, 'status']).then(
+      () => true,
+      () => false,
+    );
+    ours = !wasUp && !process.env.HYPERSPOOL_E2E_KEEP;
+    kubeconfig = /export KUBECONFIG=(\S+)/.exec(await sh('bash', [clusterScript, 'up']))?.[1] ?? '';
+    if (!kubeconfig) throw new Error('hack/local-cluster.sh up printed no KUBECONFIG');
+  }
+  const kubectlBin =
+    process.env.KUBECTL ?? join((await sh('bash', [join(repo, 'hack', 'build-k8s.sh'), 'kubectl'])).trim().split('\n').pop() ?? '', 'kubectl');
+
+  const kubectl = (...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', kubeconfig, ...args]);
+  const withFile = async <T>(name: string, text: string, use: (path: string) => Promise<T>): Promise<T> => {
+    const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
+    try {
+      writeFileSync(join(dir, name), text);
+      return await use(join(dir, name));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  return {
+    kubeconfig,
+    kubectl,
+    getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
+    apply: async (...items) => {
+      for (const item of items) item.metadata = { ...item.metadata, labels: { ...item.metadata?.labels, [E2E_LABEL]: runLabel } };
+      await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
+    },
+    operatorLogs: () =>
+      kubectl('-n', SYSTEM, 'logs', '-l', 'app.kubernetes.io/component=operator', '--prefix', '--tail=100').catch((error: Error) => error.message),
+    close: async () => {
+      if (ours) await sh('bash', [clusterScript, 'down']);
+    },
+  };
+}
+
+/**
+ * Installs Hyperspool as users do (`kubectl apply -k`, config/default through test/e2e/deploy) with
+ * the images of this checkout, and waits for PostgreSQL and both operator replicas to be ready.
+ */
+export async function deployHyperspool(cluster: Cluster): Promise<void> {
+  const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
+  if (rebuilt) {
+    // The images hold dist/ as it is now: build it first, so the pods run the code under test.
+    await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
+    await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres']);
+  }
+  let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
+  const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;
+  if (postgresImage) manifests = manifests.replace('image: hyperspool/postgres:dev', `image: ${postgresImage}`);
+  const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
+  try {
+    writeFileSync(join(dir, 'install.yaml'), manifests);
+    await cluster.kubectl('apply', '--server-side', '--force-conflicts', '-f', join(dir, 'install.yaml'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Replicas left from an earlier run still run the image that had this tag then.
+  if (rebuilt) await cluster.kubectl('-n', SYSTEM, 'rollout', 'restart', 'deployment/hyperspool-operator');
+  await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-postgres', '--timeout=180s');
+  await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=180s').catch(async (error: Error) => {
+    throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
+  });
+}
+
+/** The pod that holds the operator's leader Lease. */
+export async function leaderPod(cluster: Cluster): Promise<string> {
+  const lease = await cluster.getJson<{ spec?: { holderIdentity?: string } }>('-n', SYSTEM, 'lease', 'hyperspool-operator');
+  // The identity is NAME@URL (src/operator/operator.ts): the pod's name, then where it serves.
+  return lease.spec?.holderIdentity?.split('@')[0] ?? '';
+}
