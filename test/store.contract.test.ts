@@ -318,8 +318,18 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
 
       it('gets an event by id', async () => {
         const event = await emit('e', { subject: 'order-1', payload: { amount: 3 } });
-        expect(await store.getEvent('e')).toEqual(event);
-        expect(await store.getEvent('nope')).toBeNull();
+        expect(await store.getEvent('p1', 'e')).toEqual(event);
+        expect(await store.getEvent('p1', 'nope')).toBeNull();
+        expect(await store.getEvent('p2', 'e')).toBeNull();
+      });
+
+      it('keeps ids per project: the same id in another project is another event, and does not answer the first', async () => {
+        const mine = await emit('e', { payload: 'mine' });
+        const theirs = await emit('e', { project: 'p2', payload: 'theirs' });
+        expect(theirs).toMatchObject({ id: 'e', project: 'p2', payload: 'theirs' });
+        expect(theirs.seq).not.toBe(mine.seq);
+        expect(await store.getEvent('p1', 'e')).toEqual(mine);
+        expect(await store.getEvent('p2', 'e')).toEqual(theirs);
       });
 
       it('emits once per id: a second emit answers the first event', async () => {

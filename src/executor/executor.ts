@@ -141,7 +141,7 @@ export class Executor {
     if (change.kind === 'lease-holder') {
       await wakeIfOver(this.store, change.runId, now);
     } else if (change.kind === 'event') {
-      const event = await this.store.getEvent(change.id);
+      const event = await this.store.getEvent(change.project, change.id);
       if (!event) return;
       await deliverEvent(this.store, this.host.env, event);
       await wakeEventWaiters(this.store, event, now);

@@ -309,14 +309,14 @@ export class SqlStore implements Store {
     const row =
       (await this.one(
         `insert into events (id, project, type, subject, payload) values ($1, $2, $3, $4, $5::jsonb)
-         on conflict (id) do nothing returning *`,
+         on conflict (project, id) do nothing returning *`,
         [event.id, event.project, event.type, event.subject, json(event.payload ?? null)],
-      )) ?? (await this.one(`select * from events where id = $1`, [event.id]));
+      )) ?? (await this.one(`select * from events where project = $1 and id = $2`, [event.project, event.id]));
     return toEvent(row ?? {});
   }
 
-  async getEvent(id: string): Promise<EventRecord | null> {
-    const row = await this.one(`select * from events where id = $1`, [id]);
+  async getEvent(project: string, id: string): Promise<EventRecord | null> {
+    const row = await this.one(`select * from events where project = $1 and id = $2`, [project, id]);
     return row ? toEvent(row) : null;
   }
 

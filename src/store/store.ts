@@ -51,7 +51,8 @@ export interface Store {
   takeSignal(runId: string, name: string): Promise<string | null>;
 
   emitEvent(event: Omit<EventRecord, 'seq' | 'emittedAt'>): Promise<EventRecord>;
-  getEvent(id: string): Promise<EventRecord | null>;
+  /** An event by its id, which is unique within its project (the same id elsewhere is another event). */
+  getEvent(project: string, id: string): Promise<EventRecord | null>;
   lastEventSeq(): Promise<number>;
   /** The first event of `type` after `afterSeq` whose subject is `subject` or empty (any, if subject is null). */
   findEvent(project: string, type: string, afterSeq: number, subject: string | null): Promise<EventRecord | null>;

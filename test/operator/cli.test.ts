@@ -108,7 +108,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
   it('given an event type, when emitted on the cluster, then the operator records it in the namespace; bad input is one line and a usage exit', async () => {
     const eventId = (await ok(alice, 'event', 'emit', 'order.created', '--key', 'o-1', '--id', 'evt-1')).trim();
     // Recorded in the namespace the CLI was pointed at (-n), which is the project on a cluster.
-    expect(await operator.store.getEvent(eventId)).toMatchObject({ project: 'team-c', type: 'order.created', subject: 'o-1' });
+    expect(await operator.store.getEvent('team-c', eventId)).toMatchObject({ project: 'team-c', type: 'order.created', subject: 'o-1' });
     expect((await as(bob, 'event', 'emit', 'order.created')).output).toContain('may not create events.hyperspool.dev in namespace team-c');
 
     const badContext = await spool(['runs', '--kubeconfig', alice, '--context', 'nowhere'], { cwd: dir });
