@@ -536,7 +536,10 @@ ${notes.length ? `\nNotes:\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` 
 
 ${interpretation()}
 `;
-  writeFileSync(DOC, await formatMarkdown(doc));
+  // The cluster section is `npm run bench:cluster`'s (bench/cluster/): keep it as it is.
+  const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
+  const cluster = /<!-- cluster-bench:begin -->[\s\S]*<!-- cluster-bench:end -->/.exec(previous)?.[0];
+  writeFileSync(DOC, `${(await formatMarkdown(doc)).trimEnd()}\n${cluster ? `\n${cluster}\n` : ''}`);
 }
 
 // ---------------------------------------------------------------------------------------------

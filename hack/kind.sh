@@ -4,8 +4,8 @@
 # this needs neither, but needs a registry: kind's node image and PostgreSQL's are pulled.
 #
 #   hack/kind.sh [test] [VITEST-ARGS...]  the cluster (created, or reused), the images, then the
-#                                        suite, with KUBECONFIG naming the cluster and
-#                                        HYPERSPOOL_E2E_IMAGES=preloaded
+#                                        suite, with HYPERSPOOL_E2E_KUBECONFIG naming the cluster
+#                                        and HYPERSPOOL_E2E_IMAGES=preloaded
 #   hack/kind.sh up                       only the cluster and the images; prints export KUBECONFIG=
 #   hack/kind.sh down                     deletes the cluster
 #
@@ -108,7 +108,7 @@ run_suite() {
   [ -z "$kubectl" ] || export KUBECTL=$kubectl
   log "running the e2e suite on $cluster"
   cd "$repo"
-  KUBECONFIG=$kubeconfig HYPERSPOOL_E2E_IMAGES=preloaded HYPERSPOOL_E2E_POSTGRES_IMAGE=$postgres_image \
+  HYPERSPOOL_E2E_KUBECONFIG=$kubeconfig HYPERSPOOL_E2E_IMAGES=preloaded HYPERSPOOL_E2E_POSTGRES_IMAGE=$postgres_image \
     npx vitest run --config test/e2e/vitest.config.ts "$@"
 }
 

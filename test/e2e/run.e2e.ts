@@ -7,8 +7,7 @@
 //   hack/kind.sh            (the same suite on kind)
 //
 // See test/e2e/support/cluster.ts for which cluster and which images.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployHyperspool, E2E_LABEL, eventually, leaderPod, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
@@ -32,7 +31,6 @@ describe('Hyperspool on a real cluster', () => {
   let cluster: Cluster;
   /** A kubeconfig whose user is a ServiceAccount token with edit in the namespace and the CLI's role. */
   let userConfig = '';
-  const configDir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
 
   const kubectl = (...args: string[]): Promise<string> => cluster.kubectl(...args);
   const getJson = <T>(...args: string[]): Promise<T> => cluster.getJson<T>(...args);
@@ -52,42 +50,16 @@ describe('Hyperspool on a real cluster', () => {
       timeoutMs,
     );
 
-  /** A person: a ServiceAccount bound to hyperspool-edit in the namespace and to hyperspool-cli, and a kubeconfig of its token. */
-  async function givenUser(name: string): Promise<string> {
-    const subject = [{ kind: 'ServiceAccount', name, namespace }];
-    await cluster.apply(
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: subject },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${namespace}-${name}`, namespace: SYSTEM }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-cli' }, subjects: subject },
-    );
-    const token = (await kubectl('-n', namespace, 'create', 'token', name, '--duration=2h')).trim();
-    const admin = JSON.parse(await kubectl('config', 'view', '--raw', '--minify', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
-    const file = join(configDir, `${name}.kubeconfig`);
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'e2e', cluster: admin.clusters[0]?.cluster }],
-        users: [{ name, user: { token } }],
-        contexts: [{ name, context: { cluster: 'e2e', user: name, namespace } }],
-        'current-context': name,
-      }),
-    );
-    return file;
-  }
-
   beforeAll(async () => {
     cluster = await openCluster(runLabel);
     await deployHyperspool(cluster);
     await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     // The controller manager makes each namespace's `default` ServiceAccount, which pass pods run as.
     await eventually('the default ServiceAccount', () => kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
-    userConfig = await givenUser('person');
+    userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
   });
 
   afterAll(async () => {
-    rmSync(configDir, { recursive: true, force: true });
     if (!cluster) return;
     // What this run made: its namespace, and its RoleBindings in hyperspool-system. The install
     // (config/, PostgreSQL) stays for the next run, and for a look at what happened.

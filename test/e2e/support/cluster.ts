@@ -1,8 +1,9 @@
 // The cluster the e2e suite runs on, and Hyperspool installed on it from config/ (test/e2e/deploy).
 //
-// Which cluster: the one KUBECONFIG names (kind, with hack/kind.sh), or else the local node of
-// hack/local-cluster.sh, brought up here (needs root) and taken down again afterwards unless it
-// was already up or HYPERSPOOL_E2E_KEEP=1. Images: built from this checkout with hack/images.sh
+// Which cluster: the one HYPERSPOOL_E2E_KUBECONFIG names (kind, with hack/kind.sh), or else the
+// local node of hack/local-cluster.sh, brought up here (needs root) and taken down again afterwards
+// unless it was already up or HYPERSPOOL_E2E_KEEP=1. Not KUBECONFIG: the suite installs a test
+// operator and database, which must never land on a cluster that merely happens to be current. Images: built from this checkout with hack/images.sh
 // and imported into the local node, unless HYPERSPOOL_E2E_IMAGES=preloaded (kind.sh loads them).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,15 +58,21 @@ export interface Cluster {
   apply(...items: KubeObject[]): Promise<void>;
   /** The operator replicas' recent logs, for a failure's message. */
   operatorLogs(): Promise<string>;
+  /**
+   * A person: a ServiceAccount in the namespace bound to this ClusterRole there (config/rbac's
+   * user roles) and to hyperspool-cli, and the path of a kubeconfig whose user is its token, as the
+   * spool CLI needs (it passes the token on to the operator).
+   */
+  givenPerson(namespace: string, name: string, role: 'hyperspool-edit' | 'hyperspool-view'): Promise<string>;
   close(): Promise<void>;
 }
 
 export async function openCluster(runLabel: string): Promise<Cluster> {
-  let kubeconfig = process.env.KUBECONFIG ?? '';
+  let kubeconfig = process.env.HYPERSPOOL_E2E_KUBECONFIG ?? '';
   let ours = false;
   if (!kubeconfig) {
     if (process.getuid?.() !== 0)
-      throw new Error('the e2e suite on the local node needs root (hack/local-cluster.sh makes a network namespace and cgroups); or set KUBECONFIG');
+      throw new Error('the e2e suite on the local node needs root (hack/local-cluster.sh makes a network namespace and cgroups); or set HYPERSPOOL_E2E_KUBECONFIG');
     const wasUp = await sh('bash', [clusterScript, 'status']).then(
       () => true,
       () => false,
@@ -87,17 +94,44 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
       rmSync(dir, { recursive: true, force: true });
     }
   };
+  const apply = async (...items: KubeObject[]): Promise<void> => {
+    for (const item of items) item.metadata = { ...item.metadata, labels: { ...item.metadata?.labels, [E2E_LABEL]: runLabel } };
+    await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
+  };
+  const people = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-people-'));
   return {
     kubeconfig,
     kubectl,
-    getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
-    apply: async (...items) => {
-      for (const item of items) item.metadata = { ...item.metadata, labels: { ...item.metadata?.labels, [E2E_LABEL]: runLabel } };
-      await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
+    apply,
+    givenPerson: async (namespace, name, role) => {
+      const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+      const roleRef = (clusterRole: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole });
+      await apply(
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: roleRef(role), subjects },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${namespace}-${name}`, namespace: SYSTEM }, roleRef: roleRef('hyperspool-cli'), subjects },
+      );
+      const token = (await kubectl('-n', namespace, 'create', 'token', name, '--duration=2h')).trim();
+      const admin = JSON.parse(await kubectl('config', 'view', '--raw', '--minify', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
+      const file = join(people, `${namespace}-${name}.kubeconfig`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'e2e', cluster: admin.clusters[0]?.cluster }],
+          users: [{ name, user: { token } }],
+          contexts: [{ name, context: { cluster: 'e2e', user: name, namespace } }],
+          'current-context': name,
+        }),
+      );
+      return file;
     },
+    getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
     operatorLogs: () =>
       kubectl('-n', SYSTEM, 'logs', '-l', 'app.kubernetes.io/component=operator', '--prefix', '--tail=100').catch((error: Error) => error.message),
     close: async () => {
+      rmSync(people, { recursive: true, force: true });
       if (ours) await sh('bash', [clusterScript, 'down']);
     },
   };

@@ -1,0 +1,192 @@
+// How long a run that waits takes to run again on a real node: from the moment its wait resolves
+// to the moment the next pass's script starts in a new pod, and where that time goes.
+//
+//   npm run bench:cluster     (root: the local node of hack/local-cluster.sh, as the e2e suite)
+//
+// One run sleeps 1 s BENCH_PASSES times (default 20), so each of its passes but the first starts
+// because a timer came due. Per pass:
+//   resolved        the timer's due time (the `until` the journal recorded for that sleep)
+//   job created     the pass's Job appears (the operator noticed the wake, claimed the pass, made it)
+//   pod created     the Job's pod appears (kube-controller-manager's Job controller)
+//   pod bound       the pod gets its node (kube-scheduler)
+//   script started  the script's first line runs: `echo $EPOCHREALTIME` (the kubelet: sandbox, the
+//                   agent sidecar and its startup probe, the script container)
+// and within the kubelet's share, as the kubelet reports them in the pod's status (it reports a
+// change within its status sync, so these are later than the moment itself, by up to a second):
+//   sandbox ready   the pod's IP appears (the pause container and the CNI's network)
+//   agent started   the agent sidecar's startup probe passed (its socket answers)
+// The middle three are when a watch from this process saw them, a millisecond or so after the API
+// server stored them; all clocks are this machine's. Results replace the cluster section of
+// docs/benchmarks.md (between its markers; `npm run bench` keeps that section).
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deployHyperspool, eventually, openCluster, repo, sh, type Cluster } from '../../test/e2e/support/cluster.js';
+
+const PASSES = Number.parseInt(process.env.BENCH_PASSES ?? '', 10) || 20;
+const DOC = join(repo, 'docs', 'benchmarks.md');
+const BEGIN = '<!-- cluster-bench:begin -->';
+const END = '<!-- cluster-bench:end -->';
+
+const namespace = `bench-${Date.now().toString(36)}`;
+let cluster: Cluster;
+
+beforeAll(async () => {
+  cluster = await openCluster(namespace);
+  await deployHyperspool(cluster);
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await eventually('the default ServiceAccount', () => cluster.kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
+});
+
+afterAll(async () => {
+  await cluster?.kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+  await cluster?.close();
+});
+
+/** First time a watch saw something happen to a pass, by pass number. */
+type Seen = Map<number, number>;
+
+interface PodObject {
+  metadata?: { labels?: Record<string, string> };
+  spec?: { nodeName?: string };
+  status?: { podIP?: string; initContainerStatuses?: { name: string; started?: boolean }[] };
+}
+
+async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Seen; bound: Seen; sandbox: Seen; agent: Seen; stop(): void }> {
+  const job: Seen = new Map();
+  const pod: Seen = new Map();
+  const bound: Seen = new Map();
+  const sandbox: Seen = new Map();
+  const agent: Seen = new Map();
+  const passOf = (object: { metadata?: { labels?: Record<string, string> } }): number =>
+    Number(object.metadata?.labels?.['hyperspool.dev/pass'] ?? NaN);
+  const first = (seen: Seen, pass: number, at: number): void => {
+    if (Number.isInteger(pass) && !seen.has(pass)) seen.set(pass, at);
+  };
+  const watch = new Watch(kubeConfig);
+  const onError = (error: unknown): void => {
+    if (error && (error as Error).name !== 'AbortError') console.error(`bench: a watch ended: ${String(error)}`);
+  };
+  const jobs = await watch.watch(`/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (_type, object: { metadata?: { labels?: Record<string, string> } }) => first(job, passOf(object), Date.now()), onError);
+  const pods = await watch.watch(
+    `/api/v1/namespaces/${namespace}/pods`,
+    {},
+    (_type, object: PodObject) => {
+      const at = Date.now();
+      const pass = passOf(object);
+      first(pod, pass, at);
+      if (object.spec?.nodeName) first(bound, pass, at);
+      if (object.status?.podIP) first(sandbox, pass, at);
+      if (object.status?.initContainerStatuses?.some((status) => status.name === 'agent' && status.started)) first(agent, pass, at);
+    },
+    onError,
+  );
+  return { job, pod, bound, sandbox, agent, stop: () => (jobs.abort(), pods.abort()) };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? NaN) : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+};
+/** The nearest-rank percentile: of 20 samples, p99 is the slowest. */
+const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1] ?? NaN;
+const ms = (value: number): string => `${Math.round(value)} ms`;
+
+it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`, async () => {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(cluster.kubeconfig);
+  const seen = await watchPasses(kubeConfig);
+  const script = `echo "started $SPOOL_PASS $EPOCHREALTIME"\nfor i in $(seq ${PASSES}); do spool sleep 1s; done\n`;
+  const startedAt = Date.now();
+  await cluster.apply(
+    { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'naps', namespace }, spec: { filename: 'naps.sh', script } },
+    { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: 'naps-1', namespace }, spec: { workflowRef: { name: 'naps' } } },
+  );
+  const done = await eventually(
+    `the run's ${PASSES + 1} passes`,
+    async () => {
+      const run = await cluster.getJson<{ status?: { phase?: string; passes?: number; message?: string } }>('-n', namespace, 'run', 'naps-1');
+      if (run.status?.phase === 'Failed') throw new Error(`the run failed: ${run.status.message}\n${await cluster.operatorLogs()}`);
+      return run.status?.phase === 'Succeeded' && run;
+    },
+    PASSES * 30_000,
+  );
+  seen.stop();
+  expect(done.status?.passes).toBe(PASSES + 1);
+
+  // The spool CLI reads the journal and the log through the operator, as a person who may view runs.
+  const reader = await cluster.givenPerson(namespace, 'reader', 'hyperspool-view');
+  const spool = async (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', reader, '-n', namespace]);
+  const journal = JSON.parse(await spool('journal', 'naps-1', '--json')) as { kind: string; verb: string; data: { until?: string } }[];
+  const resolved = journal.filter((entry) => entry.verb === 'sleep' && entry.kind === 'call').map((entry) => Date.parse(entry.data.until ?? ''));
+  const scriptStarted = new Map<number, number>();
+  for (const line of (await spool('logs', 'naps-1')).split('\n')) {
+    const match = /^started (\d+) (\d+\.\d+)$/.exec(line);
+    if (match) scriptStarted.set(Number(match[1]), Number(match[2]) * 1000);
+  }
+
+  type Row = Record<'operator' | 'jobController' | 'scheduler' | 'kubelet' | 'sandbox' | 'agent' | 'script' | 'total', number> & { pass: number };
+  const rows: Row[] = resolved.map((due, index) => {
+    const pass = index + 2;
+    const at = (moments: Seen): number => {
+      const moment = moments.get(pass);
+      if (moment === undefined) throw new Error(`pass ${pass}: not every moment was seen`);
+      return moment;
+    };
+    const [job, pod, bound, sandbox, agent, started] = [seen.job, seen.pod, seen.bound, seen.sandbox, seen.agent, scriptStarted].map(at) as [number, number, number, number, number, number];
+    return {
+      pass,
+      ...{ operator: job - due, jobController: pod - job, scheduler: bound - pod, kubelet: started - bound, total: started - due },
+      ...{ sandbox: sandbox - bound, agent: agent - sandbox, script: started - agent },
+    };
+  });
+  expect(rows).toHaveLength(PASSES);
+
+  const stages = [
+    ['wait resolved -> Job created', 'operator: notices the wake, claims the pass, creates the Job', 'operator'],
+    ['Job created -> pod created', 'kube-controller-manager: the Job controller', 'jobController'],
+    ['pod created -> pod bound', 'kube-scheduler', 'scheduler'],
+    ['pod bound -> script started', 'kubelet and containerd: sandbox, agent sidecar and its startup probe, script container', 'kubelet'],
+    ['&nbsp;&nbsp;bound -> sandbox ready', 'kubelet: the pause container, the CNI (as reported: the pod IP)', 'sandbox'],
+    ['&nbsp;&nbsp;sandbox ready -> agent started', 'kubelet: the agent sidecar until its startup probe passes (as reported)', 'agent'],
+    ['&nbsp;&nbsp;agent started -> script started', 'kubelet: the script container, then bash reaches line 1', 'script'],
+    ['**wait resolved -> script started**', '**the whole delay**', 'total'],
+  ] as const;
+  const table = stages.map(([stage, who, key]) => {
+    const values = rows.map((row) => row[key]);
+    return `| ${stage} | ${who} | ${ms(median(values))} | ${ms(percentile(values, 99))} |`;
+  });
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const section = `${BEGIN}
+## On a real node: a wait resolving to the next pass's script
+
+Measured by \`npm run bench:cluster\` (\`bench/cluster/pass-start.bench.ts\`) on the local node of
+\`hack/local-cluster.sh\` (Kubernetes ${await cluster.kubectl('version', '-o', 'json').then((text) => (JSON.parse(text) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion)}, containerd, runc, the bridge CNI, kube-proxy in iptables mode), with
+Hyperspool installed from \`config/\` (two operator replicas, PostgreSQL in a pod). One run sleeps 1 s ${PASSES} times:
+each of its passes after the first starts because a timer came due. A pass's moments: the timer's due time (from the
+journal), its Job and pod appearing and the pod being bound (first seen by a watch from the benchmark), and the
+script's first line (\`echo $EPOCHREALTIME\` in the pod). One machine, one clock.
+
+- date: ${new Date(startedAt).toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM; load average at end ${load}
+- ${PASSES} passes (p99 of ${PASSES} samples is the slowest one)
+
+| stage | who | median | p99 |
+| --- | --- | --- | --- |
+${table.join('\n')}
+
+Where it goes: the control plane's share (operator, Job controller, scheduler) is ${ms(median(rows.map((row) => row.operator + row.jobController + row.scheduler)))} of the median
+${ms(median(rows.map((row) => row.total)))}; the rest is the node starting a pod, which a faster operator cannot win back.
+
+The kubelet's three sub-stages are read off the pod's status as the kubelet reports it, so a moment can show up
+late (and the next stage shorter by as much); their sum is the kubelet's row. Per pass, operator + Job controller +
+scheduler + kubelet = total (ms): ${rows.map((row) => `p${row.pass} ${Math.round(row.operator)}+${Math.round(row.jobController)}+${Math.round(row.scheduler)}+${Math.round(row.kubelet)}=${Math.round(row.total)}`).join(', ')}.
+${END}`;
+  const doc = readFileSync(DOC, 'utf8');
+  const kept = doc.includes(BEGIN) ? doc.slice(0, doc.indexOf(BEGIN)).trimEnd() : doc.trimEnd();
+  const after = doc.includes(END) ? doc.slice(doc.indexOf(END) + END.length).trim() : '';
+  writeFileSync(DOC, `${kept}\n\n${section}\n${after ? `\n${after}\n` : ''}`);
+  console.log(section);
+});

@@ -1,0 +1,16 @@
+// `npm run bench:cluster`: the benchmarks that need a real cluster (see pass-start.bench.ts). They
+// run under vitest to share the e2e suite's cluster harness (test/e2e/support), written in TypeScript.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    root: fileURLToPath(new URL('../..', import.meta.url)),
+    include: ['bench/cluster/**/*.bench.ts'],
+    pool: 'forks',
+    maxWorkers: 1,
+    fileParallelism: false,
+    testTimeout: 1_800_000,
+    hookTimeout: 600_000,
+  },
+});
