@@ -536,9 +536,10 @@ ${notes.length ? `\nNotes:\n\n${notes.map((note) => `- ${note}`).join('\n')}\n` 
 
 ${interpretation()}
 `;
-  // The cluster section is `npm run bench:cluster`'s (bench/cluster/): keep it as it is.
+  // The cluster section is `npm run bench:cluster`'s (bench/cluster/), and what follows it notes
+  // changes measured with it: keep both as they are.
   const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
-  const cluster = /<!-- cluster-bench:begin -->[\s\S]*<!-- cluster-bench:end -->/.exec(previous)?.[0];
+  const cluster = /<!-- cluster-bench:begin -->[\s\S]*$/.exec(previous)?.[0].trimEnd();
   writeFileSync(DOC, `${(await formatMarkdown(doc)).trimEnd()}\n${cluster ? `\n${cluster}\n` : ''}`);
 }
 

@@ -10,11 +10,11 @@
 //   pod created     the Job's pod appears (kube-controller-manager's Job controller)
 //   pod bound       the pod gets its node (kube-scheduler)
 //   script started  the script's first line runs: `echo $EPOCHREALTIME` (the kubelet: sandbox, the
-//                   agent sidecar and its startup probe, the script container)
+//                   agent sidecar, the script container and `spool pass` reaching the agent)
 // and within the kubelet's share, as the kubelet reports them in the pod's status (it reports a
 // change within its status sync, so these are later than the moment itself, by up to a second):
 //   sandbox ready   the pod's IP appears (the pause container and the CNI's network)
-//   agent started   the agent sidecar's startup probe passed (its socket answers)
+//   agent started   the agent sidecar's container is running
 // The middle three are when a watch from this process saw them, a millisecond or so after the API
 // server stored them; all clocks are this machine's. Results replace the cluster section of
 // docs/benchmarks.md (between its markers; `npm run bench` keeps that section).
@@ -149,10 +149,10 @@ it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`
     ['wait resolved -> Job created', 'operator: notices the wake, claims the pass, creates the Job', 'operator'],
     ['Job created -> pod created', 'kube-controller-manager: the Job controller', 'jobController'],
     ['pod created -> pod bound', 'kube-scheduler', 'scheduler'],
-    ['pod bound -> script started', 'kubelet and containerd: sandbox, agent sidecar and its startup probe, script container', 'kubelet'],
+    ['pod bound -> script started', 'kubelet and containerd: sandbox, agent sidecar, script container', 'kubelet'],
     ['&nbsp;&nbsp;bound -> sandbox ready', 'kubelet: the pause container, the CNI (as reported: the pod IP)', 'sandbox'],
-    ['&nbsp;&nbsp;sandbox ready -> agent started', 'kubelet: the agent sidecar until its startup probe passes (as reported)', 'agent'],
-    ['&nbsp;&nbsp;agent started -> script started', 'kubelet: the script container, then bash reaches line 1', 'script'],
+    ['&nbsp;&nbsp;sandbox ready -> agent started', 'kubelet: the agent sidecar container (as reported)', 'agent'],
+    ['&nbsp;&nbsp;agent started -> script started', 'kubelet: the script container; `spool pass` gets the script from the agent; bash reaches line 1', 'script'],
     ['**wait resolved -> script started**', '**the whole delay**', 'total'],
   ] as const;
   const table = stages.map(([stage, who, key]) => {

@@ -24,7 +24,7 @@ export interface PassRunnerOptions {
  * ended. Exits 0 when the agent stopped the script (the pass ended as planned), else the script's code.
  */
 export async function runPodPass(options: PassRunnerOptions): Promise<number> {
-  const control = await connectWithin(options.control, options.waitForAgentMs ?? 30_000);
+  const control = await connectWithin(options.control, options.waitForAgentMs ?? 60_000);
   const answers: ((message: Record<string, unknown>) => void)[] = [];
   let stopRequested = false;
   let script: ScriptProcess | null = null;
@@ -99,7 +99,8 @@ async function connectWithin(path: string, ms: number): Promise<Socket> {
       });
     } catch (error) {
       if (Date.now() > deadline) throw new Error(`the agent's socket ${path} did not appear: ${String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A local socket: trying often is cheap, and the script starts that much sooner.
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
 }

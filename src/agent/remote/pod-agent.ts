@@ -44,10 +44,11 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
     });
   });
   for (const path of [options.control, options.socket]) rmSync(path, { force: true });
-  await listen(control, options.control);
-  // The spool socket last: its appearing is the startup probe's sign that the agent is ready.
+  // The control socket last: `spool pass` (the script container, started beside this one with no
+  // probe to hold it back) waits for it, and once it answers the spool socket is served already.
   const calls = new AgentSocket(server, stop);
   await calls.listen(options.socket);
+  await listen(control, options.control);
   return {
     async close() {
       await calls.close();

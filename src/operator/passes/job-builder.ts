@@ -84,7 +84,6 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
                 { name: 'SPOOL_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
               ],
               volumeMounts: [...shared, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
-              startupProbe: { exec: { command: ['test', '-S', socket] }, periodSeconds: 1, failureThreshold: 60 },
               securityContext: hardened,
             },
           ],
