@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { eventually as pollUntil } from '../../support/eventually.js';
 
 const run = promisify(execFile);
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -28,24 +29,9 @@ export async function sh(file: string, args: string[], env: NodeJS.ProcessEnv = 
   }
 }
 
-type Falsy = false | 0 | '' | null | undefined;
-
-/** Polls until `check` answers something truthy (every 250 ms); fails after timeoutMs saying what it waited for. */
-export async function eventually<T>(what: string, check: () => Promise<T | Falsy>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** Polls as test/support/eventually.ts does, less often (each probe runs kubectl) and longer by default (pods start). */
+export const eventually = <T>(what: string, probe: () => Promise<T | false | 0 | '' | null | undefined>, timeoutMs = 60_000): Promise<T> =>
+  pollUntil(what, probe, timeoutMs, 250);
 
 /** An object to apply: any manifest, whose labels the suite adds to. */
 export type KubeObject = { metadata?: { labels?: Record<string, string> } & Record<string, unknown> } & Record<string, unknown>;

@@ -18,6 +18,9 @@ import { startOperator, type Operator } from '../../../src/operator/operator.js'
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
+import { eventually } from '../../support/eventually.js';
+
+export { eventually };
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 export const TEST_LABEL = 'hyperspool.dev/test';
@@ -93,20 +96,6 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   };
 }
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** Given: a Workflow of one script, in the cluster's namespace. */
 export async function givenWorkflow(
