@@ -853,7 +853,7 @@ describe('PGlite', () => {
       await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} restart identity`);
       return shared;
     },
-    async () => undefined,
+    () => Promise.resolve(),
   );
 });
 

@@ -56,7 +56,7 @@ describe('crds/', () => {
         visit(schema.items, `${path}[]`, false);
       }
     };
-    for (const crd of crds) visit(crd.schema as OpenApiSchema, crd.names.kind, true);
+    for (const crd of crds) visit(crd.schema, crd.names.kind, true);
     expect(problems).toEqual([]);
   });
 });

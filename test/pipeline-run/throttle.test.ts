@@ -75,7 +75,7 @@ describe('a rate limit', () => {
       submitJson(dir, 'enrich.yaml', 'globex'),
     ]);
     const acme = submitted.slice(0, 3).sort((a, b) => slotOf(a) - slotOf(b));
-    const globex = submitted[3] as Submitted;
+    const globex = submitted[3];
 
     // Over the rate, a run is admitted as pending with a slot a whole interval after the one before.
     expect(acme.filter((run) => run.wakeAt !== null).length).toBeGreaterThanOrEqual(1);

@@ -241,7 +241,7 @@ export async function exposeOperator(cluster: Cluster, operator: Operator): Prom
   const labels = { 'app.kubernetes.io/name': 'hyperspool', 'app.kubernetes.io/component': 'operator' };
   await cluster.core.createNamespacedService({
     namespace,
-    body: { metadata: { name: 'hyperspool-operator', labels }, spec: { selector: labels, ports: [{ name: 'http', port: 7456, targetPort: port as never }] } },
+    body: { metadata: { name: 'hyperspool-operator', labels }, spec: { selector: labels, ports: [{ name: 'http', port: 7456, targetPort: port }] } },
   });
   const pod = await cluster.core.createNamespacedPod({
     namespace,
