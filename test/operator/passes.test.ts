@@ -320,6 +320,18 @@ describe('a pass whose pod dies', () => {
     await eventually('step slow to start again', () => Promise.resolve(readFileSync(effects, 'utf8') === 'slow\nslow\n'));
     await pod2.kill();
   });
+
+  it("given a pod whose script container starts before its agent (no startup probe orders them), then spool pass waits for the agent's socket and the run succeeds", async () => {
+    await givenWorkflow(cluster, 'early', 'early.sh', 'spool step a -- echo one\n');
+    await whenRunCreated(cluster, 'early-1', 'early');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'early-1')).metadata.labels?.['hyperspool.dev/run']);
+    const job = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pod = await startPod(cluster, operator.url, job, { agentDelayMs: 1500 });
+    const { code, output } = await pod.done;
+    expect(output).toContain('one');
+    expect(code).toBe(0);
+    await eventually('the run Succeeded', async () => (await getRun(cluster, 'early-1')).status?.phase === 'Succeeded');
+  });
 });
 
 describe('a pass whose pod never starts', () => {

@@ -14,9 +14,13 @@ export interface PassRunnerOptions {
   socket: string;
   /** Where the script and its input are written (an emptyDir: the root filesystem may be read-only). */
   workdir: string;
-  /** How long to wait for the agent's sockets to appear. */
-  waitForAgentMs?: number;
 }
+
+/**
+ * How long `spool pass` waits for the agent's control socket: the kubelet starts both containers
+ * with no order between them (no probe holds this one back), and a busy node may be slow.
+ */
+const AGENT_WAIT_MS = 60_000;
 
 /**
  * The script container's entry point on a cluster: asks the agent for the pass's script, runs it
@@ -24,7 +28,7 @@ export interface PassRunnerOptions {
  * ended. Exits 0 when the agent stopped the script (the pass ended as planned), else the script's code.
  */
 export async function runPodPass(options: PassRunnerOptions): Promise<number> {
-  const control = await connectWithin(options.control, options.waitForAgentMs ?? 60_000);
+  const control = await connectWithin(options.control, AGENT_WAIT_MS);
   const answers: ((message: Record<string, unknown>) => void)[] = [];
   let stopRequested = false;
   let script: ScriptProcess | null = null;

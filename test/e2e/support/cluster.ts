@@ -71,15 +71,6 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     process.env.KUBECTL ?? join((await sh('bash', [join(repo, 'hack', 'build-k8s.sh'), 'kubectl'])).trim().split('\n').pop() ?? '', 'kubectl');
 
   const kubectl = (...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', kubeconfig, ...args]);
-  const withFile = async <T>(name: string, text: string, use: (path: string) => Promise<T>): Promise<T> => {
-    const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
-    try {
-      writeFileSync(join(dir, name), text);
-      return await use(join(dir, name));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
   const apply = async (...items: KubeObject[]): Promise<void> => {
     for (const item of items) item.metadata = { ...item.metadata, labels: { ...item.metadata?.labels, [E2E_LABEL]: runLabel } };
     await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
@@ -123,6 +114,17 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
   };
 }
 
+/** `use` of a temporary file holding `text`, removed afterwards (kubectl apply -f reads files). */
+async function withFile<T>(name: string, text: string, use: (path: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
+  try {
+    writeFileSync(join(dir, name), text);
+    return await use(join(dir, name));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Installs Hyperspool as users do (`kubectl apply -k`, config/default through test/e2e/deploy) with
  * the images of this checkout, and waits for PostgreSQL and both operator replicas to be ready.
@@ -137,13 +139,7 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
   const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;
   if (postgresImage) manifests = manifests.replace('image: hyperspool/postgres:dev', `image: ${postgresImage}`);
-  const dir = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-'));
-  try {
-    writeFileSync(join(dir, 'install.yaml'), manifests);
-    await cluster.kubectl('apply', '--server-side', '--force-conflicts', '-f', join(dir, 'install.yaml'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await withFile('install.yaml', manifests, (path) => cluster.kubectl('apply', '--server-side', '--force-conflicts', '-f', path));
   // Replicas left from an earlier run still run the image that had this tag then.
   if (rebuilt) await cluster.kubectl('-n', SYSTEM, 'rollout', 'restart', 'deployment/hyperspool-operator');
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-postgres', '--timeout=180s');

@@ -316,7 +316,13 @@ export interface RunningPod {
  * the kubelet does: the sidecar is stopped once the script container has exited, and the Job's
  * status says how the pod ended.
  */
-export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<RunningPod> {
+export async function startPod(
+  cluster: Cluster,
+  operatorUrl: string,
+  job: V1Job,
+  /** Start the agent sidecar this long after the script container (a kubelet promises no order between them). */
+  { agentDelayMs = 0 } = {},
+): Promise<RunningPod> {
   const { token } = await givenPodOf(cluster, job);
   const pod = job.spec?.template.spec;
   const agent = pod?.initContainers?.[0];
@@ -327,11 +333,12 @@ export async function startPod(cluster: Cluster, operatorUrl: string, job: V1Job
   const env = (container: V1Container | undefined): Record<string, string> =>
     Object.fromEntries((container?.env ?? []).map((variable) => [variable.name, local(variable.value ?? '')]));
   const path = `${dirname(SPOOL_BIN)}:${process.env.PATH ?? ''}`;
+  const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
+  if (agentDelayMs) await new Promise((resolve) => setTimeout(resolve, agentDelayMs));
   const sidecar = startSpool((agent?.command ?? []).slice(1).map(local), {
     cwd: root,
     env: { ...env(agent), SPOOL_SERVER: operatorUrl, SPOOL_TOKEN_FILE: join(root, 'token'), PATH: path },
   });
-  const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
   let killed = false;
   const done = main.done.then(async ({ code, output }) => {
     try {
