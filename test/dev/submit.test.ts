@@ -60,6 +60,9 @@ spool step call -- echo "called the CRM at $started"
       .flatMap((run) => (run.wakeAt === null ? [] : [Date.parse(run.wakeAt)]))
       .sort((a, b) => a - b);
     expect((queuedSlots[1] ?? 0) - (queuedSlots[0] ?? 0)).toBe(1000);
+    // 3 per 3s: one slot a second, the first a second after the run that was not held back.
+    const unheld = submitted.slice(0, 3).find((run) => run.wakeAt === null);
+    expect((queuedSlots[0] ?? 0) - Date.parse(unheld?.createdAt ?? '')).toBeGreaterThanOrEqual(900);
 
     const calledAt = async (id: string): Promise<number> => {
       const log = await finalLog(dev.url, id);
@@ -77,9 +80,10 @@ spool step call -- echo "called the CRM at $started"
     const acmeAt = [...startedAt].sort((a, b) => a - b);
     const globexAt = await calledAt(globex);
     const [first = 0, second = 0, third = 0] = acmeAt;
-    // 3 per 3s: one slot a second, evenly spaced.
-    expect(second - first).toBeGreaterThanOrEqual(800);
-    expect(third - second).toBeGreaterThanOrEqual(800);
+    // The spacing is the slots' (above; no run starts before its slot): start times add only the
+    // jitter of starting a process on a busy machine, so they are checked for order and bounds.
+    expect(first).toBeLessThan(second);
+    expect(second).toBeLessThan(third);
     expect(third - first).toBeLessThan(5000);
     // globex has a budget of its own: it starts at once, before acme's second slot.
     expect(Math.abs(globexAt - first)).toBeLessThan(1000);
