@@ -710,7 +710,8 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         ]);
         expect((await store.listSchedules()).map((s) => `${s.project}/${s.name}`)).toEqual(['p1/a', 'p2/b']);
 
-        await store.advanceSchedule('p1', 'a', at(t0, 60_000), { runId: 'r1' });
+        expect(await store.claimScheduleTick('p1', 'a', t0, at(t0, 60_000))).toBe(true);
+        await store.noteScheduleTick('p1', 'a', { runId: 'r1' });
         await store.putSchedule(schedule('a', at(t0, 120_000), { script: 'echo changed' }));
         expect(await store.listSchedules('p1')).toEqual([
           { ...schedule('a', at(t0, 120_000), { script: 'echo changed' }), lastRunId: 'r1', skipped: 0 },
@@ -733,9 +734,12 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
 
         expect((await store.dueSchedules(t0)).map((s) => s.name)).toEqual(['earlier', 'now']);
 
-        await store.advanceSchedule('p1', 'now', at(t0, 60_000), { runId: 'r1' });
-        await store.advanceSchedule('p1', 'now', at(t0, 120_000), { skipped: true });
-        await store.advanceSchedule('p1', 'now', at(t0, 180_000), { skipped: true });
+        expect(await store.claimScheduleTick('p1', 'now', t0, at(t0, 60_000))).toBe(true);
+        await store.noteScheduleTick('p1', 'now', { runId: 'r1' });
+        for (const [due, next] of [[60_000, 120_000], [120_000, 180_000]] as const) {
+          expect(await store.claimScheduleTick('p1', 'now', at(t0, due), at(t0, next))).toBe(true);
+          await store.noteScheduleTick('p1', 'now', { skipped: true });
+        }
         expect((await store.listSchedules('p1')).find((s) => s.name === 'now')).toMatchObject({
           nextAt: at(t0, 180_000),
           lastRunId: 'r1',
@@ -743,6 +747,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         });
         expect((await store.dueSchedules(t0)).map((s) => s.name)).toEqual(['earlier']);
         expect((await store.dueSchedules(at(t0, 180_000))).map((s) => s.name)).toEqual(['earlier', 'later', 'now']);
+      });
+
+      it('gives a due tick to one claimer only, however many claim it at once', async () => {
+        await store.putSchedule(schedule('tick', t0));
+        const claims = await Promise.all([0, 1, 2, 3].map(() => store.claimScheduleTick('p1', 'tick', t0, at(t0, 60_000))));
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        expect(await store.claimScheduleTick('p1', 'tick', t0, at(t0, 120_000))).toBe(false);
+        expect((await store.listSchedules('p1'))[0]?.nextAt).toEqual(at(t0, 60_000));
       });
     });
 

@@ -25,31 +25,41 @@ export function nextTick(cadence: Cadence, after: Date, previous?: Date): Date {
 
 /**
  * Starts a run for each due schedule, unless its previous run is still going: then the tick is
- * skipped, so two runs of one schedule never overlap (unless the schedule allows overlap).
+ * skipped, so two runs of one schedule never overlap (unless the schedule allows overlap). Each
+ * tick is claimed in the store with the run it starts, in one transaction, so however many
+ * executors tick at once a tick starts one run, and a crash before the commit leaves it due.
  */
 export async function tickSchedules(store: Store, env: string, now: Date): Promise<string[]> {
   const started: string[] = [];
   for (const schedule of await store.dueSchedules(now)) {
-    const next = nextTick(cadenceOf(schedule), now, schedule.nextAt);
-    const previous = schedule.lastRunId ? await store.getRun(schedule.lastRunId) : null;
-    if (schedule.overlap !== 'allow' && previous && !TERMINAL_STATUSES.includes(previous.status)) {
-      await store.advanceSchedule(schedule.project, schedule.name, next, { skipped: true });
-      continue;
-    }
-    const { run } = await store.createRun({
-      id: newRunId(env, schedule.project),
-      project: schedule.project,
-      workflow: schedule.workflow,
-      interpreter: schedule.interpreter,
-      script: schedule.script,
-      cwd: schedule.cwd,
-      runner: schedule.runner ?? null,
-      input: schedule.input ?? { schedule: schedule.name, tick: schedule.nextAt.toISOString() },
-    });
-    await store.advanceSchedule(schedule.project, schedule.name, next, { runId: run.id });
-    started.push(run.id);
+    const runId = await store.transaction((tx) => tickOnce(tx, env, schedule, now));
+    if (runId) started.push(runId);
   }
   return started;
+}
+
+/** One due tick of one schedule: the run it started, or null when it was skipped or claimed elsewhere. */
+async function tickOnce(store: Store, env: string, schedule: ScheduleRecord, now: Date): Promise<string | null> {
+  const { project, name } = schedule;
+  const next = nextTick(cadenceOf(schedule), now, schedule.nextAt);
+  if (!(await store.claimScheduleTick(project, name, schedule.nextAt, next))) return null;
+  const previous = schedule.lastRunId ? await store.getRun(schedule.lastRunId) : null;
+  if (schedule.overlap !== 'allow' && previous && !TERMINAL_STATUSES.includes(previous.status)) {
+    await store.noteScheduleTick(project, name, { skipped: true });
+    return null;
+  }
+  const { run } = await store.createRun({
+    id: newRunId(env, project),
+    project,
+    workflow: schedule.workflow,
+    interpreter: schedule.interpreter,
+    script: schedule.script,
+    cwd: schedule.cwd,
+    runner: schedule.runner ?? null,
+    input: schedule.input ?? { schedule: name, tick: schedule.nextAt.toISOString() },
+  });
+  await store.noteScheduleTick(project, name, { runId: run.id });
+  return run.id;
 }
 
 function cadenceOf(schedule: ScheduleRecord): Cadence {

@@ -113,12 +113,17 @@ export class Executor {
   /** Looks for work now rather than at the next poll. */
   poke(): void {
     if (this.stopped) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
+    if (this.ticking) this.again = true;
+    else this.tickIn(0);
+  }
+
+  /** The one timer of the loop: a tick runs only from it, so two ticks never run at once. */
+  private tickIn(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), 0);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.tick();
+    }, ms);
   }
 
   private onChange(change: Change): void {
@@ -150,20 +155,24 @@ export class Executor {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    // Until the next tick is set: a poke meanwhile (even while the store is asked when work is
+    // next due) only asks this loop to go round again.
     this.ticking = true;
+    let delay = 0;
     try {
       if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
       await this.dispatchRuns();
       if (!this.options.noActivities) await this.dispatchActivities();
+      if (!this.again) delay = await this.untilNextDue();
     } catch (error) {
       process.stderr.write(`spool: executor: ${ensureError(error).message}\n`);
+      delay = this.options.pollMs ?? 250;
     } finally {
       this.ticking = false;
     }
-    if (this.stopped) return;
-    const delay = this.again ? 0 : await this.untilNextDue();
+    if (this.again) delay = 0;
     this.again = false;
-    this.timer = setTimeout(() => void this.tick(), delay);
+    if (!this.stopped) this.tickIn(delay);
   }
 
   /**

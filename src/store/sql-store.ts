@@ -563,12 +563,20 @@ export class SqlStore implements Store {
     return rows.map(toSchedule);
   }
 
-  async advanceSchedule(project: string, name: string, nextAt: Date, outcome: { runId: string } | { skipped: true }) {
+  async claimScheduleTick(project: string, name: string, due: Date, nextAt: Date): Promise<boolean> {
+    const claimed = await this.one(
+      `update schedules set next_at = $4 where project = $1 and name = $2 and next_at = $3 returning name`,
+      [project, name, due, nextAt],
+    );
+    return claimed !== null;
+  }
+
+  async noteScheduleTick(project: string, name: string, outcome: { runId: string } | { skipped: true }): Promise<void> {
     await this.db.query(
-      `update schedules set next_at = $3, last_run_id = coalesce($4, last_run_id),
-         skipped = skipped + (case when $4::text is null then 1 else 0 end)
+      `update schedules set last_run_id = coalesce($3, last_run_id),
+         skipped = skipped + (case when $3::text is null then 1 else 0 end)
         where project = $1 and name = $2`,
-      [project, name, nextAt, 'runId' in outcome ? outcome.runId : null],
+      [project, name, 'runId' in outcome ? outcome.runId : null],
     );
   }
 

@@ -94,8 +94,13 @@ export interface Store {
   deleteSchedule(project: string, name: string): Promise<boolean>;
   /** Schedules whose next tick is due. */
   dueSchedules(now: Date): Promise<ScheduleRecord[]>;
-  /** Moves a schedule to its next tick, noting the run it started or that the tick was skipped. */
-  advanceSchedule(project: string, name: string, nextAt: Date, outcome: { runId: string } | { skipped: true }): Promise<void>;
+  /**
+   * Moves a schedule from its due tick to the next one; true for exactly one caller per due tick,
+   * however many executors (replicas, a leader stepping down) look at it at once.
+   */
+  claimScheduleTick(project: string, name: string, due: Date, nextAt: Date): Promise<boolean>;
+  /** Notes the run a claimed tick started, or that it was skipped. */
+  noteScheduleTick(project: string, name: string, outcome: { runId: string } | { skipped: true }): Promise<void>;
 
   /**
    * When the next run under a throttle key may start: now, or later to keep starts `intervalMs`

@@ -16,7 +16,7 @@ const SCRIPT = 'spool step a -- echo one\nspool sleep 10s\nspool step b -- echo 
 
 interface RunResource {
   metadata: { name: string; labels?: Record<string, string> };
-  spec: { workflowRef: { name: string } };
+  spec: { workflowRef: { name: string }; input?: unknown };
   status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string };
 }
 
@@ -203,6 +203,12 @@ describe('Hyperspool on a real cluster', () => {
     }, 60_000);
     expect(schedule.got.status?.lastScheduleTime).toBeDefined();
     await kubectl('-n', namespace, 'delete', 'schedule', 'every-3s');
+    // One Run per tick: each schedule run's input names its tick.
+    const ticks = (await getJson<{ items: RunResource[] }>('-n', namespace, 'runs')).items
+      .filter((run) => run.spec.workflowRef.name === 'tick')
+      .map((run) => (run.spec.input as { tick?: string } | undefined)?.tick);
+    expect(ticks.every((tick) => typeof tick === 'string')).toBe(true);
+    expect(new Set(ticks).size).toBe(ticks.length);
   });
 
   it('given a Run waiting on a signal, when spool signal is run with a kubeconfig, then it wakes and finishes', async () => {

@@ -45,4 +45,16 @@ describe('schedule ticks', () => {
     const [own] = await tickSchedules(store, 'dev', minute(1));
     expect((await store.getRun(own ?? ''))?.input).toEqual({ region: 'eu' });
   });
+
+  it('given two executors ticking at once (two replicas, a leader stepping down), then each tick starts one run', async () => {
+    await given();
+    const started = await Promise.all([tickSchedules(store, 'dev', t0), tickSchedules(store, 'dev', t0), tickSchedules(store, 'dev', t0)]);
+    expect(started.flat()).toHaveLength(1);
+    expect(await store.listRuns({ project: 'p' })).toHaveLength(1);
+    expect((await store.listSchedules('p'))[0]).toMatchObject({ nextAt: minute(1), lastRunId: started.flat()[0], skipped: 0 });
+
+    // And a skipped tick is counted once.
+    await Promise.all([tickSchedules(store, 'dev', minute(1)), tickSchedules(store, 'dev', minute(1))]);
+    expect((await store.listSchedules('p'))[0]).toMatchObject({ nextAt: minute(2), skipped: 1 });
+  });
 });

@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Executor } from '../../src/executor/executor.js';
+import { openPgliteStore } from '../../src/store/pglite.js';
+import type { Store } from '../../src/store/store.js';
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The store as the executor's loop sees it, slowed down so that pokes land while a tick awaits it,
+ * and counting how many ticks are under way at once.
+ */
+function watchedStore(store: Store) {
+  const seen = { ticks: 0, inFlight: 0, mostAtOnce: 0 };
+  const watched = Object.create(store) as Store;
+  watched.dueSchedules = async (now) => {
+    seen.ticks += 1;
+    seen.inFlight += 1;
+    seen.mostAtOnce = Math.max(seen.mostAtOnce, seen.inFlight);
+    try {
+      await pause(5);
+      return await store.dueSchedules(now);
+    } finally {
+      seen.inFlight -= 1;
+    }
+  };
+  // The old loop let a poke in while it asked when work is next due, and started a second loop.
+  watched.nextDueAt = async () => {
+    await pause(30);
+    return store.nextDueAt();
+  };
+  return { watched, seen };
+}
+
+describe('the executor loop', () => {
+  let store: Store;
+  let executor: Executor | null = null;
+
+  beforeEach(async () => {
+    store = await openPgliteStore();
+  });
+
+  afterEach(async () => {
+    await executor?.stop();
+    await store.close();
+  });
+
+  it('given pokes from everywhere at once, then one loop runs: one tick at a time, one poll interval apart when idle', async () => {
+    const now = new Date();
+    await store.putSchedule({ project: 'p', name: 'poll', everyMs: 3_600_000, cron: null, workflow: 'p.sh', interpreter: 'bash -eu', script: 'true', cwd: null, nextAt: now });
+    const { watched, seen } = watchedStore(store);
+    const pollMs = 40;
+    // Runs are left alone: only the loop is under test.
+    executor = new Executor(watched, { output: () => ({ fd: 'inherit' }), schedules: true, pollMs, owns: () => Promise.resolve(false) });
+    executor.start();
+    for (let i = 0; i < 40; i++) {
+      executor.poke();
+      await pause(3 + (i % 11));
+    }
+
+    await pause(200);
+    const before = seen.ticks;
+    await pause(1000);
+    const idleTicks = seen.ticks - before;
+
+    expect(seen.mostAtOnce).toBe(1);
+    // One loop polls about 1000 / 40 = 25 times in a second; every loop a poke added would double it.
+    expect(idleTicks).toBeLessThanOrEqual(1000 / pollMs + 5);
+    expect(await store.listRuns({ project: 'p' })).toHaveLength(1);
+  });
+});
