@@ -4,7 +4,11 @@
  */
 
 export type StepRequest = { verb: 'step'; name: string; label?: string };
-export type DoneRequest = { verb: 'done'; position: number; stdout: string; exitCode: number };
+/** A function in the script's own process (an SDK's step_fn); its JSON value comes back in `done`. */
+export type StepFnRequest = { verb: 'step_fn'; name: string };
+export type DoneRequest =
+  | { verb: 'done'; position: number; stdout: string; exitCode: number }
+  | { verb: 'done'; position: number; value: unknown };
 export type SleepRequest = { verb: 'sleep'; ms: number };
 export type WaitSignalRequest = { verb: 'wait.signal'; name: string; timeoutMs?: number };
 export type WaitEventRequest = { verb: 'wait.event'; type: string; timeoutMs?: number };
@@ -45,6 +49,7 @@ export type InfoRequest = { verb: 'agent.info' };
 
 export type Request =
   | StepRequest
+  | StepFnRequest
   | DoneRequest
   | SleepRequest
   | WaitSignalRequest
@@ -64,13 +69,22 @@ export type Request =
 export type ErrorKind = 'usage' | 'determinism' | 'limit' | 'internal';
 
 export type Answer =
-  /** The call is complete: print `stdout`, print `stderr` as a line, exit with `exitCode`. */
-  | { status: 'ok'; stdout?: string; stderr?: string; exitCode?: number; replayed?: boolean }
+  /**
+   * The call is complete: print `stdout`, print `stderr` as a line, exit with `exitCode`; a step_fn's
+   * recorded JSON is `value`.
+   */
+  | { status: 'ok'; stdout?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
   /** Run the command now (in the script's environment) and report it with a `done` request. */
   | { status: 'execute'; position: number; idempotencyKey?: string }
   /** The call must wait: the agent is ending the script; the client should not go on. */
   | { status: 'suspended'; message: string }
   | { status: 'error'; kind: ErrorKind; message: string; exitCode: number };
+
+/**
+ * What `agent.info` reports. 2: step_fn, and an unknown verb is a usage error. SDKs check it before
+ * the calls that need a newer agent.
+ */
+export const PROTOCOL_VERSION = 2;
 
 /** Exit codes of the CLI (DESIGN.md §3). */
 export const EXIT = {

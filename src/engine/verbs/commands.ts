@@ -1,6 +1,6 @@
 import { idempotencyKey } from '../../common/ids.js';
-import type { Pass } from '../pass.js';
-import type { Answer, DoneRequest, LockRequest, StepRequest } from '../protocol.js';
+import type { Pass, Reached } from '../pass.js';
+import type { Answer, DoneRequest, LockRequest, StepFnRequest, StepRequest } from '../protocol.js';
 import { checkResultSize, commandAnswer } from './answers.js';
 
 /** Scripts are one job; pipelines (later) give each job its own name here. */
@@ -10,6 +10,23 @@ export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
   const reached = pass.take(pass.peek('step', request.name));
   if (reached.result) return commandAnswer(reached.result.data, true);
   if (!reached.call) await pass.record(reached, 'call', request.label ? { label: request.label } : {});
+  pass.executing.set(reached.position, reached);
+  return {
+    status: 'execute',
+    position: reached.position,
+    idempotencyKey: idempotencyKey(pass.run.id, SCRIPT_JOB, request.name, reached.occurrence),
+  };
+}
+
+/**
+ * A function run by an SDK in the script's process: like a step, but what is recorded is the
+ * function's JSON value, and a function that raised records nothing (its `done` never comes), so
+ * the next pass runs it again.
+ */
+export async function stepFn(pass: Pass, request: StepFnRequest): Promise<Answer> {
+  const reached = pass.take(pass.peek('step_fn', request.name));
+  if (reached.result) return { status: 'ok', value: reached.result.data.value ?? null, exitCode: 0, replayed: true };
+  if (!reached.call) await pass.record(reached, 'call', {});
   pass.executing.set(reached.position, reached);
   return {
     status: 'execute',
@@ -57,10 +74,12 @@ export async function lock(pass: Pass, request: LockRequest): Promise<Answer> {
   };
 }
 
-/** The result of a command the client ran for a step or a locked section. */
+/** The result of a command the client ran for a step or a locked section, or of a step_fn's function. */
 export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
   const reached = pass.executing.get(request.position);
   if (!reached) pass.refuse(`no call at position ${request.position} is waiting for its result`);
+  if (reached.verb === 'step_fn') return doneFn(pass, reached, request);
+  if (!('stdout' in request)) pass.refuse(`step '${reached.name}' ran a command: its done takes stdout and exitCode`);
   pass.executing.delete(request.position);
   const what = reached.verb === 'lock.run' ? `the command locked by '${reached.name}'` : `step '${reached.name}'`;
   checkResultSize(what, request.stdout, pass.host.maxResultBytes);
@@ -76,4 +95,12 @@ export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
   });
   if (next) pass.host.notify({ kind: 'lease-holder', runId: next });
   return { status: 'ok', exitCode: request.exitCode };
+}
+
+async function doneFn(pass: Pass, reached: Reached, request: DoneRequest): Promise<Answer> {
+  if (!('value' in request)) pass.refuse(`step_fn '${reached.name}' ran a function: its done takes the function's value`);
+  pass.executing.delete(request.position);
+  checkResultSize(`step_fn '${reached.name}'`, JSON.stringify(request.value ?? null), pass.host.maxResultBytes);
+  await pass.record(reached, 'result', { value: request.value ?? null });
+  return { status: 'ok', exitCode: 0 };
 }

@@ -1,13 +1,14 @@
 import type { Pass } from '../pass.js';
-import type { Answer, Request } from '../protocol.js';
+import { UsageError } from '../../common/errors.js';
+import { PROTOCOL_VERSION, type Answer, type Request } from '../protocol.js';
 import { activityRun, activitySubmit, activityWait } from './activities.js';
 import { annotate, call, emit, setOutput, spawn, waitChildren } from './children.js';
-import { done, lock, step } from './commands.js';
+import { done, lock, step, stepFn } from './commands.js';
 import { state } from './state.js';
 import { sleep, waitEvent, waitSignal } from './waits.js';
 
 export const VERBS = [
-  'step', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
+  'step', 'step_fn', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
   'state.get', 'state.set', 'state.delete', 'state.list', 'state.version', 'state.add', 'state.incr', 'state.cas',
   'event.emit', 'spawn', 'call', 'wait.children', 'output.set', 'annotate', 'agent.info',
 ] as const;
@@ -16,6 +17,8 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
   switch (request.verb) {
     case 'step':
       return step(pass, request);
+    case 'step_fn':
+      return stepFn(pass, request);
     case 'done':
       return done(pass, request);
     case 'lock':
@@ -54,8 +57,14 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
     case 'annotate':
       return annotate(pass, request);
     case 'agent.info':
-      return Promise.resolve({ status: 'ok', stdout: `${JSON.stringify({ protocol: 1, verbs: VERBS })}\n`, exitCode: 0 });
+      return Promise.resolve({ status: 'ok', stdout: `${JSON.stringify({ protocol: PROTOCOL_VERSION, verbs: VERBS })}\n`, exitCode: 0 });
     default:
-      return Promise.reject(new Error(`unknown verb '${String((request as { verb: unknown }).verb)}'`));
+      // What an SDK newer than this agent meets: a usage error that says so, not an internal one.
+      return Promise.reject(
+        new UsageError(
+          `unknown verb '${String((request as { verb: unknown }).verb)}': this agent speaks protocol ${PROTOCOL_VERSION} ` +
+            `and does not know it (is the script's SDK newer than the agent?)`,
+        ),
+      );
   }
 }

@@ -1,0 +1,3 @@
+module hyperspool.dev/go
+
+go 1.22
