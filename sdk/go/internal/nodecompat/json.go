@@ -3,7 +3,6 @@ package nodecompat
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 const hex = "0123456789abcdef"
@@ -68,6 +67,3 @@ func AppendNumber(b []byte, f float64) []byte {
 	}
 	return b
 }
-
-// ValidString reports whether s is text JSON.stringify would write unchanged.
-func ValidString(s string) bool { return utf8.ValidString(s) }

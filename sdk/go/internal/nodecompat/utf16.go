@@ -2,6 +2,7 @@ package nodecompat
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -47,4 +48,12 @@ func FirstUnit(s string) string {
 		return replacement
 	}
 	return string(r)
+}
+
+// TrimSpace is String.prototype.trim: it removes white space and line terminators, which
+// include U+FEFF and the Unicode space separators.
+func TrimSpace(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return r == '\uFEFF' || unicode.Is(unicode.Zs, r) || (r >= '\t' && r <= '\r') || r == '\u2028' || r == '\u2029'
+	})
 }
