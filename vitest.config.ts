@@ -1,12 +1,24 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The in-script acceptance suites (recipes, crash and resume, determinism, bad input, exit codes,
+ * output, suspension) run twice: once with the native client first on the scripts' PATH and once
+ * with the Node client (SPOOL_CLIENT, read by src/agent/script-client.ts), so the two cannot drift.
+ */
+const IN_SCRIPT = ['test/run/**/*.test.ts', 'test/dev/**/*.test.ts'];
+const ALL = ['test/**/*.test.ts', 'src/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     pool: 'forks',
     // These tests start real processes (scripts, servers, PostgreSQL); two at a time suits 2 cores.
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    projects: [
+      { extends: true, test: { name: 'native-client', include: IN_SCRIPT, env: { SPOOL_CLIENT: 'native' } } },
+      { extends: true, test: { name: 'node-client', include: IN_SCRIPT, env: { SPOOL_CLIENT: 'node' } } },
+      { extends: true, test: { name: 'unit', include: ALL, exclude: [...configDefaults.exclude, ...IN_SCRIPT] } },
+    ],
   },
 });

@@ -7,6 +7,7 @@ import { Pass, type PassHost } from '../engine/pass.js';
 import { scriptOutcome } from '../engine/settle.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
+import { NODE_CLI, NODE_CLIENT_DIR, scriptClient } from './script-client.js';
 import { scriptEnv } from './script-env.js';
 import { AgentSocket } from './socket-server.js';
 import { ScriptProcess } from './script-process.js';
@@ -23,14 +24,13 @@ export interface PassOptions {
   signal?: AbortSignal;
 }
 
-/** bin/ of this package, put first on the script's PATH so `spool` there is this very client. */
-const SPOOL_BIN = fileURLToPath(new URL('../../bin/', import.meta.url));
 
 /**
  * Runs one pass: the run's recorded script, started from the top in the directory it was submitted
  * from, served by a fresh agent socket, until it exits or the agent ends it.
  */
 export async function runPass(store: Store, run: RunRecord, host: PassHost, options: PassOptions): Promise<PassOutcome> {
+  const client = scriptClient();
   const pass = await Pass.start(store, run, host, options.lenient);
   const cwd = run.cwd ?? process.cwd();
   const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));
@@ -50,7 +50,10 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...options.env,
-    PATH: `${SPOOL_BIN}${delimiter}${process.env.PATH ?? ''}`,
+    // The native client first where there is one; bin/ after it, so `spool` there is this package's
+    // own CLI either way, and the native client hands control verbs to it (SPOOL_CONTROL_CLI).
+    PATH: [...new Set([client.dir, NODE_CLIENT_DIR])].join(delimiter) + delimiter + (process.env.PATH ?? ''),
+    SPOOL_CONTROL_CLI: NODE_CLI,
     PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
     ...scriptEnv({ socket: socketPath, runId: run.id, pass: run.passes, inputFile: inputPath, output: options.output }),
   };

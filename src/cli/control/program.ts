@@ -60,6 +60,14 @@ function build(setExit: (code: number) => void): Command {
     await server.close();
   });
 
+  program
+    .command('doctor')
+    .description('say what scripts get here: which in-script client, which interpreters')
+    .action(async () => {
+      const { doctor } = await import('./doctor.js');
+      process.stdout.write(`${doctor().join('\n')}\n`);
+    });
+
   registerServerCommands(program, setExit);
   registerClusterInternals(program, setExit);
   return program;
