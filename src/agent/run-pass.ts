@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inputDocument } from '../engine/input.js';
 import { Pass, type PassHost } from '../engine/pass.js';
 import { scriptOutcome } from '../engine/settle.js';
