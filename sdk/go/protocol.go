@@ -43,7 +43,7 @@ func NewRequest(verb string) *Request {
 }
 
 // With adds a field. Values may be string, bool, int, int64, float64, []string, []float64,
-// json.RawMessage (already valid JSON, written compacted), or nil for JSON null.
+// json.RawMessage (valid JSON, rewritten as JSON.stringify would write its value), or nil for JSON null.
 func (r *Request) With(name string, value any) *Request {
 	r.fields = append(r.fields, field{name, value})
 	return r
@@ -122,7 +122,7 @@ func appendValue(b []byte, value any) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case json.RawMessage:
-		return appendCompact(b, v)
+		return appendJSON(b, v)
 	}
 	return nil, fmt.Errorf("cannot encode a %T", value)
 }

@@ -1,20 +1,17 @@
 package hyperspool
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
+
+	"hyperspool.dev/go/internal/nodecompat"
 )
 
-// appendCompact writes a JSON value without insignificant space. The agent parses it again, so
-// what reaches the journal is the value the Node client would have sent.
-func appendCompact(b []byte, raw json.RawMessage) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+// appendJSON writes a JSON value as the Node client would after parsing it: the same bytes, so
+// the agent cannot tell the clients apart.
+func appendJSON(b []byte, raw json.RawMessage) ([]byte, error) {
+	text, err := nodecompat.Restringify(raw)
+	if err != nil {
 		return nil, err
 	}
-	if buf.Len() == 0 {
-		return nil, errors.New("empty JSON value")
-	}
-	return append(b, buf.Bytes()...), nil
+	return append(b, text...), nil
 }

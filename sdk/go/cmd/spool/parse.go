@@ -111,7 +111,7 @@ func nodeNumber(f float64) string { return string(nodecompat.AppendNumber(nil, f
 
 // jsonValue checks an option's JSON text, which goes to the agent as it is.
 func jsonValue(verb, flag, text string) (json.RawMessage, error) {
-	if !json.Valid([]byte(text)) {
+	if _, err := nodecompat.Restringify([]byte(text)); err != nil {
 		shown := text
 		if nodecompat.Len16(text) > 60 {
 			shown = nodecompat.Slice16(text, 60) + "..."

@@ -83,5 +83,6 @@ func activitySpec(verb, requestVerb string, args []string) (*scriptCall, error) 
 		With("attempts", attempts).
 		With("backoffMs", backoffMs).
 		With("retryOnExit", retryOnExit)
-	return &scriptCall{request: request, command: argv}, nil
+	// No command for the client to run: an activity runs on a worker, not in the script.
+	return &scriptCall{request: request}, nil
 }
