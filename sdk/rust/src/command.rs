@@ -1,0 +1,39 @@
+use std::io::ErrorKind;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+
+/// Runs a step's command as the `spool step` verb does: no shell, stdin and stderr inherited,
+/// stdout captured, `SPOOL_IDEMPOTENCY_KEY` set. A command that cannot be started is reported the
+/// way a shell would (127 not found, 126 not runnable), so it is recorded as a failed step rather
+/// than failing the script.
+pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (String, i32) {
+    let Some((program, args)) = argv.split_first() else {
+        return (String::new(), 127);
+    };
+    let output = Command::new(program)
+        .args(args)
+        .env("SPOOL_IDEMPOTENCY_KEY", idempotency_key)
+        .stdin(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .output();
+    match output {
+        Ok(output) => {
+            let code = output
+                .status
+                .code()
+                .or_else(|| output.status.signal().map(|s| 128 + s))
+                .unwrap_or(1);
+            (String::from_utf8_lossy(&output.stdout).into_owned(), code)
+        }
+        Err(e) => {
+            eprintln!("spool: {program}: {e}");
+            let code = if e.kind() == ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            (String::new(), code)
+        }
+    }
+}
