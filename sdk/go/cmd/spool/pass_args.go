@@ -60,7 +60,7 @@ func parsePassArgs(args []string) (*passOptions, string) {
 		}
 	}
 	if unknown != "" {
-		return nil, "unknown option '" + strings.SplitN(unknown, "=", 2)[0] + "'"
+		return nil, "unknown option '" + unknown + "'"
 	}
 	if len(operands) > 0 {
 		return nil, fmt.Sprintf("too many arguments for 'pass'. Expected 0 arguments but got %d.", len(operands))
