@@ -128,6 +128,12 @@ impl Client {
             ))
         };
         let value = serde_json::to_value(&returned).map_err(refused)?;
+        if let Some(n) = inexact_integer(&value) {
+            return Err(Error::usage(format!(
+                "step_fn '{name}' returned the integer {n}, which the journal cannot keep exactly (its \
+                 numbers are doubles, exact to 2^53); return it as a string. Nothing was recorded"
+            )));
+        }
         // Decoded before it is recorded, so a type that does not round-trip fails now rather than
         // on every replay, and the first pass returns what replays will.
         let decoded: T = serde_json::from_value(value.clone()).map_err(refused)?;
@@ -374,6 +380,26 @@ impl Client {
         self.call(&json!({ "verb": "annotate", "text": note }))?
             .expect_success("annotate")?;
         Ok(())
+    }
+}
+
+/// The largest integer a double holds exactly; the engine keeps JSON numbers as doubles.
+const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
+/// An integer in `value` that a replay would get back rounded, so that the first pass and the
+/// replays would see different values.
+fn inexact_integer(value: &Value) -> Option<String> {
+    match value {
+        Value::Number(n) => {
+            let too_big = n
+                .as_u64()
+                .map(|u| u > MAX_EXACT_INTEGER)
+                .or_else(|| n.as_i64().map(|i| i.unsigned_abs() > MAX_EXACT_INTEGER));
+            too_big.unwrap_or(false).then(|| n.to_string())
+        }
+        Value::Array(items) => items.iter().find_map(inexact_integer),
+        Value::Object(fields) => fields.values().find_map(inexact_integer),
+        _ => None,
     }
 }
 

@@ -16,19 +16,19 @@ const NO_SOCKET: &str = "SPOOL_SOCKET is not set: durable calls run inside a scr
 /// may have been recorded, so it is never written again.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DialOptions {
-    attempts: u32,
-    backoff: Duration,
+    pub(crate) attempts: u32,
+    pub(crate) backoff: Duration,
 }
 
 impl DialOptions {
     /// SPOOL_CONNECT_ATTEMPTS (default 5) and SPOOL_CONNECT_BACKOFF_MS (default 50, doubling); a
     /// variable that is not a whole number keeps the default rather than failing the script.
     pub(crate) fn from_env() -> Self {
-        let number = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let number = |name: &str| lookup(name).and_then(|v| v.trim().parse::<u64>().ok());
         DialOptions {
             attempts: number("SPOOL_CONNECT_ATTEMPTS")
                 .filter(|n| *n >= 1)
@@ -216,4 +216,40 @@ impl Client {
 pub(crate) fn client() -> &'static Client {
     static CLIENT: OnceLock<Client> = OnceLock::new();
     CLIENT.get_or_init(Client::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_options_come_from_the_environment_with_defaults() {
+        let defaults = DialOptions::from_lookup(|_| None);
+        assert_eq!(
+            (defaults.attempts, defaults.backoff),
+            (5, Duration::from_millis(50))
+        );
+        let set = DialOptions::from_lookup(|name| {
+            Some(
+                if name == "SPOOL_CONNECT_ATTEMPTS" {
+                    "2"
+                } else {
+                    "7"
+                }
+                .to_string(),
+            )
+        });
+        assert_eq!((set.attempts, set.backoff), (2, Duration::from_millis(7)));
+        let bad = DialOptions::from_lookup(|name| {
+            Some(
+                if name == "SPOOL_CONNECT_ATTEMPTS" {
+                    "0"
+                } else {
+                    "soon"
+                }
+                .to_string(),
+            )
+        });
+        assert_eq!((bad.attempts, bad.backoff), (5, Duration::from_millis(50)));
+    }
 }

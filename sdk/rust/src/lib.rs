@@ -20,7 +20,9 @@
 //!
 //! [`step_fn`] runs a closure once and records its return value as JSON, and JSON only: what it
 //! returns, on the first pass as on every replay, is the value decoded from that JSON. A value
-//! JSON cannot hold (a map with non-string keys, say) is refused before anything is recorded.
+//! JSON cannot hold (a map with non-string keys, say) is refused before anything is recorded, and
+//! so is an integer past 2^53: the journal keeps numbers as doubles and a replay would get it back
+//! rounded, so return such a value (a 64-bit id) as a string.
 //!
 //! The closure cannot fail: a real failure should panic, which records nothing, so the step runs
 //! again on the next pass. Do not return a `Result` from it. `Result<T, E>` round-trips through
@@ -63,6 +65,10 @@ mod command;
 mod connection;
 mod errors;
 
+#[cfg(test)]
+mod client_test;
+#[cfg(test)]
+mod fake_agent;
 #[cfg(test)]
 mod vectors_test;
 

@@ -5,28 +5,16 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::calls::ActivityOptions;
-use crate::connection::{Client, DialOptions};
+use crate::connection::Client;
 use crate::errors::Error;
-
-/// What the suspension hook unwinds with in these tests.
-struct Suspended;
-
-fn suspend_by_unwinding(_message: &str) -> ! {
-    // resume_unwind skips the panic hook: a suspension is an expected outcome, not a test failure.
-    std::panic::resume_unwind(Box::new(Suspended))
-}
+use crate::fake_agent::{FakeAgent, Suspended};
 
 enum Outcome {
     Returned(Value),
@@ -84,34 +72,15 @@ fn every_protocol_vector() {
     assert!(passed > 0, "no vectors found");
 }
 
-fn socket_path() -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("hyperspool-rust-{}-{n}.sock", std::process::id()))
-}
-
 fn run_vector(vector: &Value) -> Result<(), String> {
-    let path = socket_path();
-    let _ = std::fs::remove_file(&path);
-    let listener =
-        UnixListener::bind(&path).map_err(|e| format!("bind {}: {e}", path.display()))?;
     let exchanges: Vec<(Value, Value)> = vector["exchanges"]
         .as_array()
         .ok_or("no exchanges")?
         .iter()
         .map(|x| (x["request"].clone(), x["reply"].clone()))
         .collect();
-    let finished = Arc::new(AtomicBool::new(false));
-    let agent = {
-        let finished = Arc::clone(&finished);
-        thread::spawn(move || fake_agent(&listener, &exchanges, &finished))
-    };
-
-    let client = Client::new(
-        Some(path.clone()),
-        DialOptions::from_env(),
-        suspend_by_unwinding,
-    );
+    let agent = FakeAgent::start(exchanges)?;
+    let client = agent.client();
     let counters = Counters {
         function_calls: Cell::new(0),
         body_runs: Cell::new(false),
@@ -130,96 +99,8 @@ fn run_vector(vector: &Value) -> Result<(), String> {
                 .unwrap_or_default(),
         ),
     };
-    // Closing the connection is how the fake agent learns the client sent all it was going to.
-    drop(client);
-    finished.store(true, Ordering::SeqCst);
-    let agent_result = agent
-        .join()
-        .map_err(|_| "the fake agent panicked".to_string())?;
-    let _ = std::fs::remove_file(&path);
-    agent_result?;
+    agent.finish(client)?;
     check_outcome(&vector["outcome"], &outcome, &counters)
-}
-
-/// Serves one connection: checks each request line against the vector, answers its reply (or
-/// closes on a null one), and then insists the client sends nothing more, on this connection or
-/// a new one.
-fn fake_agent(
-    listener: &UnixListener,
-    exchanges: &[(Value, Value)],
-    finished: &AtomicBool,
-) -> Result<(), String> {
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let Some(stream) = accept(listener, finished)? else {
-        return match exchanges.first() {
-            None => Ok(()),
-            Some((request, _)) => Err(format!("the client never connected; expected {request}")),
-        };
-    };
-    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .map_err(|e| e.to_string())?;
-    let mut writer = stream.try_clone().map_err(|e| e.to_string())?;
-    let mut reader = BufReader::new(stream);
-    for (expected, reply) in exchanges {
-        let mut line = String::new();
-        reader
-            .read_line(&mut line)
-            .map_err(|e| format!("reading a request: {e}"))?;
-        if line.is_empty() {
-            return Err(format!(
-                "the client closed the connection; expected {expected}"
-            ));
-        }
-        let request: Value = serde_json::from_str(&line)
-            .map_err(|e| format!("a request that is not JSON ({e}): {line}"))?;
-        if &request != expected {
-            return Err(format!("sent {request}\n    expected {expected}"));
-        }
-        if reply.is_null() {
-            drop(reader);
-            drop(writer);
-            return match accept(listener, finished)? {
-                Some(_) => Err("the client connected again after the agent went away".into()),
-                None => Ok(()),
-            };
-        }
-        writer
-            .write_all(format!("{reply}\n").as_bytes())
-            .map_err(|e| format!("answering: {e}"))?;
-    }
-    let mut rest = String::new();
-    reader
-        .read_line(&mut rest)
-        .map_err(|e| format!("after the last exchange: {e}"))?;
-    if !rest.is_empty() {
-        return Err(format!(
-            "sent more after the last exchange: {}",
-            rest.trim_end()
-        ));
-    }
-    Ok(())
-}
-
-/// The next connection, or `None` once the test's call has finished without making one.
-fn accept(listener: &UnixListener, finished: &AtomicBool) -> Result<Option<UnixStream>, String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => return Ok(Some(stream)),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                if finished.load(Ordering::SeqCst) {
-                    return Ok(None);
-                }
-                if Instant::now() > deadline {
-                    return Err("timed out waiting for the client".into());
-                }
-                thread::sleep(Duration::from_millis(2));
-            }
-            Err(e) => return Err(format!("accept: {e}")),
-        }
-    }
 }
 
 fn str_field<'a>(call: &'a Value, field: &str) -> &'a str {
