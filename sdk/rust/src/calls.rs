@@ -34,6 +34,32 @@ pub struct ActivityOptions {
     pub retry_on_exit: Option<Vec<i32>>,
 }
 
+/// What a child run gets besides its text (`spawn_with`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpawnOptions {
+    /// The child's input, which it reads from `$SPOOL_INPUT_FILE`.
+    pub input: Option<Value>,
+    /// The child's file name; for a script its extension picks the interpreter (`.sh`, `.bash`,
+    /// `.py`, `.mjs`, `.js`, `.cjs`). Default `child.sh` or `child.yaml`.
+    pub name: Option<String>,
+}
+
+/// The interpreter a script's extension picks, as `spool submit` picks it.
+fn interpreter_for(file: &str) -> Result<&'static str> {
+    let extension = file
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "sh" | "bash" => Ok("bash -eu"),
+        "py" => Ok("python3"),
+        "mjs" | "js" | "cjs" => Ok("node"),
+        _ => Err(Error::usage(format!(
+            "cannot tell how to run {file}: its extension picks the interpreter (.sh, .bash, .py, .mjs, .js, .cjs)"
+        ))),
+    }
+}
+
 /// A duration as the whole milliseconds the protocol carries.
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -278,23 +304,28 @@ impl Client {
         Ok(self.call(&req)?.expect_success("emit")?.text())
     }
 
-    pub(crate) fn spawn(&self, kind: &str, script: &str, input: Option<Value>) -> Result<String> {
-        let (workflow, interpreter) = match kind {
-            "script" => ("child.sh", "bash -eu"),
-            "pipeline" => ("child.yaml", "pipeline"),
+    pub(crate) fn spawn(&self, kind: &str, script: &str, options: SpawnOptions) -> Result<String> {
+        let (default_name, interpreter) = match kind {
+            "script" => ("child.sh", None),
+            "pipeline" => ("child.yaml", Some("pipeline")),
             other => {
                 return Err(Error::usage(format!(
                     "spawn takes 'script' or 'pipeline', not '{other}'"
                 )))
             }
         };
+        let workflow = options.name.unwrap_or_else(|| default_name.to_string());
+        let interpreter = match interpreter {
+            Some(pipeline) => pipeline,
+            None => interpreter_for(&workflow)?,
+        };
         let req = request(
             "spawn",
             &[
-                ("workflow", text(workflow)),
+                ("workflow", text(&workflow)),
                 ("script", text(script)),
                 ("interpreter", text(interpreter)),
-                ("input", input),
+                ("input", options.input),
             ],
         );
         Ok(self.call(&req)?.expect_success("spawn")?.text())

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::calls::SpawnOptions;
 use crate::connection::{Client, DialOptions};
 use crate::errors::{Error, ScriptErrorKind};
 use crate::fake_agent::{suspend_by_unwinding, FakeAgent};
@@ -204,5 +205,35 @@ fn an_integer_the_journal_would_round_is_refused_before_it_is_recorded() {
         }
         other => panic!("{other:?}"),
     }
+    agent.finish(client).unwrap();
+}
+
+#[test]
+fn a_spawned_script_named_by_its_extension_runs_with_that_interpreter() {
+    let agent = FakeAgent::start(vec![(
+        json!({ "verb": "spawn", "workflow": "child.py", "script": "print(1)\n", "interpreter": "python3" }),
+        json!({ "status": "ok", "stdout": "dev:default:run-1\n", "exitCode": 0 }),
+    )])
+    .unwrap();
+    let client = agent.client();
+    let named = SpawnOptions {
+        name: Some("child.py".into()),
+        ..SpawnOptions::default()
+    };
+    assert_eq!(
+        client.spawn("script", "print(1)\n", named),
+        Ok("dev:default:run-1".to_string())
+    );
+    let unknown = SpawnOptions {
+        name: Some("child.rb".into()),
+        ..SpawnOptions::default()
+    };
+    assert!(matches!(
+        client.spawn("script", "", unknown),
+        Err(Error::Script {
+            kind: ScriptErrorKind::Usage,
+            ..
+        })
+    ));
     agent.finish(client).unwrap();
 }

@@ -79,7 +79,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use calls::{ActivityOptions, StepOutput};
+pub use calls::{ActivityOptions, SpawnOptions, StepOutput};
 pub use errors::{Error, Result, ScriptErrorKind};
 
 use calls::{argv_strings, encode_value};
@@ -216,7 +216,12 @@ pub fn emit(event_type: &str, payload: Option<Value>, subject: Option<&str>) -> 
 /// Starts a child run and returns its id. `kind` is `"script"` (the text runs with bash) or
 /// `"pipeline"` (a YAML document; a graph document runs as a graph).
 pub fn spawn(kind: &str, text: &str, input: Option<Value>) -> Result<String> {
-    client().spawn(kind, text, input)
+    client().spawn(kind, text, SpawnOptions { input, name: None })
+}
+
+/// [`spawn`] with a file name for the child, whose extension picks a script's interpreter.
+pub fn spawn_with(kind: &str, text: &str, options: SpawnOptions) -> Result<String> {
+    client().spawn(kind, text, options)
 }
 
 /// Reads a state cell: `None` when it is absent (or empty). See [state cells](crate#state-cells).

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::calls::ActivityOptions;
+use crate::calls::{ActivityOptions, SpawnOptions};
 use crate::connection::Client;
 use crate::errors::Error;
 use crate::fake_agent::{FakeAgent, Suspended};
@@ -213,7 +213,10 @@ fn perform(client: &Client, call: &Value, counters: &Counters) -> crate::Result<
         "spawn" => to_value(client.spawn(
             str_field(call, "kind"),
             str_field(call, "text"),
-            opt_value(call, "input"),
+            SpawnOptions {
+                input: opt_value(call, "input"),
+                name: None,
+            },
         )),
         "state_get" => to_value(client.state_get(str_field(call, "key"), opt_str(call, "entity"))),
         "state_set" => unit(client.state_set(
