@@ -1,0 +1,59 @@
+"""The SDK against the real engine: scripts run to the end by `spool run`, journals read back."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import Engine
+
+
+def test_a_function_that_raises_records_nothing_and_its_own_error_reaches_the_script(engine: Engine) -> None:
+    run = engine.runs["raises"]
+    assert run.exit_code != 0
+    assert run.stdout.count("charging") == 1
+    assert "caught CardDeclined: card declined" in run.stdout
+    assert len(run.calls("step_fn", "charge")) == 1
+    assert run.results("step_fn", "charge") == []
+
+
+def test_a_value_json_cannot_hold_fails_naming_the_step(engine: Engine) -> None:
+    run = engine.runs["not_json"]
+    assert run.exit_code != 0
+    assert "refused: usage: step_fn 'when' returned a value JSON cannot hold" in run.stdout
+    assert run.results("step_fn", "when") == []
+
+
+def test_a_blanket_except_around_sleep_does_not_carry_the_script_past_the_wait(engine: Engine) -> None:
+    run = engine.runs["blanket_except"]
+    assert run.exit_code == 0, run.stderr
+    assert "swallowed" not in run.stdout
+    starts = re.findall(r"pass (\d+) starts", run.stdout)
+    past = re.findall(r"past the wait in pass (\d+)", run.stdout)
+    assert len(starts) == 2 and len(past) == 1
+    assert past[0] == starts[1]
+
+
+def test_a_second_lock_in_one_run_is_refused(engine: Engine) -> None:
+    run = engine.runs["second_lock"]
+    assert run.exit_code == 0, run.stderr
+    assert "holding deploy" in run.stdout
+    assert "the second body ran" not in run.stdout
+    assert "refused: usage: this run already holds the lock 'deploy'" in run.stdout
+    assert len(run.results("lock", "deploy")) == 1
+
+
+def test_a_bounded_wait_that_times_out_returns_none(engine: Engine) -> None:
+    run = engine.runs["timeout"]
+    assert run.exit_code == 0, run.stderr
+    assert "payload: None" in run.stdout
+
+
+def test_a_function_runs_once_across_passes_and_replays_its_recorded_value(engine: Engine) -> None:
+    run = engine.runs["once"]
+    assert run.exit_code == 0, run.stderr
+    deployed = re.findall(r"deploying in pass (\d+)", run.stdout)
+    assert len(deployed) == 1
+    final = re.findall(r"pass (\d+) has the value from pass (\d+): https://pr-7.preview", run.stdout)
+    assert len(final) == 1 and final[0][1] == deployed[0] and final[0][0] != deployed[0]
+    [result] = run.results("step_fn", "deploy")
+    assert result["data"]["value"] == {"url": "https://pr-7.preview", "pass": int(deployed[0])}
