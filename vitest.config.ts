@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * with the Node client (SPOOL_CLIENT, read by src/agent/script-client.ts), so the two cannot drift.
  */
 const IN_SCRIPT = ['test/run/**/*.test.ts', 'test/dev/**/*.test.ts'];
-const ALL = ['test/**/*.test.ts', 'src/**/*.test.ts'];
+const ALL = ['test/**/*.test.ts', 'src/**/*.test.ts', 'sdk/typescript/test/**/*.test.ts'];
 
 export default defineConfig({
   test: {
