@@ -115,8 +115,31 @@ def step_fn(name: str, fn: Callable[[], J]) -> J:
             "numbers, booleans or None, and nothing was recorded",
         ) from None
     recorded = json.loads(encoded)
+    inexact = _inexact_integer(recorded)
+    if inexact is not None:
+        raise ScriptError(
+            "usage",
+            f"step_fn '{name}' returned the integer {inexact}, which the journal cannot keep exactly (its numbers "
+            "are doubles, exact to 2^53): return it as a string, and nothing was recorded",
+        )
     ok(conn.request({"verb": "done", "position": answer.get("position"), "value": recorded}))
     return cast(J, recorded)
+
+
+# The largest integer a double holds exactly: the engine keeps JSON numbers as doubles.
+MAX_EXACT_INTEGER = 2**53 - 1
+
+
+def _inexact_integer(value: object) -> int | None:
+    """An integer a replay would get back rounded, so the first pass and the replays would differ."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) > MAX_EXACT_INTEGER else None
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        found = _inexact_integer(child)
+        if found is not None:
+            return found
+    return None
 
 
 class Lock:
