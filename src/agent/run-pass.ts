@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
 import { NODE_CLI, NODE_CLIENT_DIR, scriptClient } from './script-client.js';
 import { scriptEnv } from './script-env.js';
+import { sdkEnvironment } from './sdks/sdk-environment.js';
 import { AgentSocket } from './socket-server.js';
 import { ScriptProcess } from './script-process.js';
 
@@ -46,14 +47,14 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
   const agent = new AgentSocket(pass, () => script?.end());
   await agent.listen(socketPath);
   const origin = dirname(resolve(cwd, run.workflow));
+  const base = { ...process.env, ...options.env, PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter) };
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...options.env,
+    ...base,
+    ...sdkEnvironment(base),
     // The native client first where there is one; bin/ after it, so `spool` there is this package's
     // own CLI either way, and the native client hands control verbs to it (SPOOL_CONTROL_CLI).
     PATH: [...new Set([client.dir, NODE_CLIENT_DIR])].join(delimiter) + delimiter + (process.env.PATH ?? ''),
     SPOOL_CONTROL_CLI: NODE_CLI,
-    PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
     ...scriptEnv({ socket: socketPath, runId: run.id, pass: run.passes, inputFile: inputPath, output: options.output }),
   };
   try {
