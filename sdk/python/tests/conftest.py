@@ -1,17 +1,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-# The tests run against the source tree, installed or not.
+import pytest
+
+# The tests run against the source tree, installed or not, and import their helpers by name.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-
-from collections.abc import Iterator  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-
-import pytest  # noqa: E402
 
 from engine import DevServer, Run, require_engine, spool_run  # noqa: E402
 from scenarios import ALL  # noqa: E402

@@ -11,10 +11,12 @@ from typing import Any, Callable, NoReturn
 from .connection import Message, connection
 from .errors import ScriptError
 
-__all__ = ["call", "ok", "suspend", "block_until_ended", "require", "text", "parse_value", "encode_value"]
+__all__ = ["call", "ok", "exit_code", "suspend", "block_until_ended", "require", "text", "parse_value", "encode_value"]
 
 SUSPENSION_FALLBACK_SECONDS = 60
 SUSPENSION_EXIT_CODE = 75
+# What the calls that check the agent first (a bounded wait, state_add, activity_wait_all) need.
+NEEDS_PROTOCOL = 1
 
 
 def _wait_to_be_ended() -> NoReturn:
@@ -70,8 +72,6 @@ def exit_code(answer: Message) -> int:
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
-
-NEEDS_PROTOCOL = 1
 
 
 def require(verb: str, what: str) -> None:
