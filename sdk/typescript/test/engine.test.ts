@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callsOf, readLines, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../../../test/support/spool.js';
+import { requireBuiltSdk, withSdkImport } from './scripts.js';
+
+/**
+ * The SDK against the real engine: `spool run` (the built CLI, an embedded store) runs a script
+ * that imports the built SDK through every pass to the end; the journal is read from the store.
+ */
+
+beforeAll(requireBuiltSdk);
+afterAll(removeTempDirs);
+
+/** Every line the script logs goes to effects.txt, so a test sees what each pass did. */
+const PRELUDE = `import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+const log = (line) => appendFileSync('effects.txt', line + '\\n');
+`;
+
+async function runScript(file: string, body: string): Promise<{ dir: string; dataDir: string; id: string; output: string; code: number | null }> {
+  const dir = tempDir('spool-sdk-ts-');
+  const dataDir = join(dir, 'data');
+  writeFiles(dir, { [file]: withSdkImport(PRELUDE + body) });
+  const { code, output } = await spool(['run', file, '--data-dir', dataDir], { cwd: dir });
+  return { dir, dataDir, id: runIdOf(output), output, code };
+}
+
+describe('the TypeScript SDK under spool run', () => {
+  it('given a stepFn before a sleep, then its function runs once, a replay gets the recorded value, and a function that throws records nothing and runs again', async () => {
+    const { dir, dataDir, id, output, code } = await runScript(
+      'charge.mjs',
+      `import { sleep, stepFn } from '@hyperspool/sdk';
+log('pass');
+const receipt = await stepFn('charge', () => {
+  log('charge ran');
+  return { id: 'ch_1', at: new Date(Date.UTC(2030, 0, 1)), note: undefined };
+});
+log('receipt ' + JSON.stringify(receipt));
+let settled = 'not yet';
+try {
+  settled = await stepFn('settle', () => {
+    log('settle ran');
+    if (!existsSync('card-ok')) throw new Error('card declined');
+    return 'settled ' + receipt.id;
+  });
+} catch (error) {
+  log('caught ' + error.constructor.name + ': ' + error.message);
+  writeFileSync('card-ok', '');
+}
+await sleep(300);
+log(settled);
+`,
+    );
+    expect(output).toContain(`  ${id} succeeded`);
+    expect(code).toBe(0);
+    const effects = readLines(join(dir, 'effects.txt'));
+    const receipt = { id: 'ch_1', at: '2030-01-01T00:00:00.000Z' };
+    expect(effects.map((line) => (line.startsWith('receipt ') ? JSON.parse(line.slice(8)) : line) as unknown)).toEqual([
+      'pass',
+      'charge ran',
+      receipt, // the first pass gets what JSON gives back too: the Date is its string already
+      'settle ran',
+      'caught Error: card declined',
+      'pass',
+      receipt, // the same value (the journal does not keep the order of its keys)
+      'settle ran',
+      'settled ch_1',
+    ]);
+    const { run, journal } = await recorded(dataDir, id);
+    expect(run?.passes).toBe(2);
+    expect(callsOf(journal)).toEqual(['step_fn charge', 'step_fn settle', 'sleep']);
+    const results = journal.filter((entry) => entry.kind === 'result');
+    // settle's first attempt threw: only the second pass's value was recorded.
+    expect(results.map((entry) => [entry.position, entry.data])).toEqual([
+      [0, expect.objectContaining({ value: { id: 'ch_1', at: '2030-01-01T00:00:00.000Z' } })],
+      [1, expect.objectContaining({ value: 'settled ch_1' })],
+      [2, expect.anything()],
+    ]);
+  }, 120_000);
+
+  it('given a bounded wait, a lock and a catch around a sleep, then the wait times out to null, the catch never runs, and a second lock is a ScriptError', async () => {
+    const { dir, dataDir, id, output, code } = await runScript(
+      'guarded.mjs',
+      `import { lock, ScriptError, sleep, step, stateGet, stateSet, waitSignal } from '@hyperspool/sdk';
+log('pass');
+const answer = await waitSignal('approve', { timeoutMs: 1000 });
+log('approve ' + JSON.stringify(answer));
+await lock('deploy', async () => {
+  const n = (await stateGet('deploys', { entity: 'sdk-ts' })) ?? 0;
+  await stateSet('deploys', n + 1, { entity: 'sdk-ts' });
+  log('locked body, deploys ' + (n + 1));
+});
+log('key ' + (await step('key', ['sh', '-c', 'echo "$SPOOL_IDEMPOTENCY_KEY"'])).trim().replace(/[0-9a-f]{32}/, 'X'));
+try {
+  await sleep(300);
+} catch (error) {
+  log('caught around sleep: ' + error.message);
+}
+log('past the sleep');
+try {
+  await lock('tally', () => log('second body ran'));
+} catch (error) {
+  log('refused ' + (error instanceof ScriptError) + ' ' + error.code + ' ' + error.kind + ': ' + error.message.split(' (')[0]);
+}
+`,
+    );
+    expect(output).toContain(`  ${id} succeeded`);
+    expect(code).toBe(0);
+    expect(output).toContain('spool: script suspended awaiting signal approve');
+    expect(output).toContain('spool: script suspended awaiting timer');
+    expect(readLines(join(dir, 'effects.txt'))).toEqual([
+      'pass', // the bounded wait suspends until its deadline
+      'pass',
+      'approve null',
+      'locked body, deploys 1',
+      'key spool-X',
+      'pass', // the sleep ended the process: no catch ran, nothing past it until the next pass
+      'approve null',
+      'locked body, deploys 2', // the lease is replayed, the body is ordinary code: it runs on every pass
+      'key spool-X',
+      'past the sleep',
+      "refused true script_error usage: this run already holds the lock 'deploy'",
+    ]);
+    const { run, journal } = await recorded(dataDir, id);
+    expect(run?.passes).toBe(3);
+    expect(callsOf(journal)).toEqual(['wait.signal approve', 'lock deploy', 'step key', 'sleep']);
+  }, 120_000);
+});
