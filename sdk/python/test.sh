@@ -23,8 +23,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# The engine tests run the CLI from dist/.
-[ -f "$repo/dist/cli/main.js" ] || (cd "$repo" && npm run build)
+# The engine tests run the CLI from dist/: build it when it is missing or older than a source file.
+if [ ! -f "$repo/dist/cli/main.js" ] || [ -n "$(find "$repo/src" -newer "$repo/dist/cli/main.js" -print -quit)" ]; then
+  (cd "$repo" && npm run build)
+fi
 
 cd "$here"
 "$python" -m mypy --strict src/hyperspool

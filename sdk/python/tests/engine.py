@@ -18,7 +18,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 SPOOL = REPO / "bin" / "spool"
-SRC = REPO / "sdk" / "python" / "src"
 
 
 def require_engine() -> None:
@@ -29,9 +28,11 @@ def require_engine() -> None:
 
 
 def script_env(**extra: str) -> dict[str, str]:
-    # Explicit until the runner puts the SDK on the path itself; a pass inherits it.
-    env = {**os.environ, "PYTHONPATH": str(SRC), **extra}
-    env.pop("SPOOL_SOCKET", None)
+    # No PYTHONPATH: the runner puts sdk/python/src on a script's path itself (the managed
+    # environment), and these tests prove that a plain `import hyperspool` resolves.
+    env = {**os.environ, **extra}
+    for name in ("PYTHONPATH", "SPOOL_SOCKET", "VIRTUAL_ENV"):
+        env.pop(name, None)
     return env
 
 
