@@ -57,5 +57,5 @@ export async function activityCollect(name: string): Promise<string> {
 /** Waits for every activity this run submitted; throws StepFailed when any of them failed. */
 export async function activityWaitAll(): Promise<void> {
   await requireAgent('activity_wait_all', 'activity.wait');
-  finished('activities', await ok(await send({ verb: 'activity.wait', all: true })));
+  finished('*', await ok(await send({ verb: 'activity.wait', all: true })));
 }

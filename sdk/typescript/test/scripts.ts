@@ -1,22 +1,14 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** The built SDK, which scripts import (the root `npm run build` builds it). */
-export const SDK_DIST = new URL('../dist/index.js', import.meta.url);
-
 /**
- * How a test script imports the SDK: by the built file's absolute URL, so the tests do not depend on
- * how `spool run` and `spool dev` make `@hyperspool/sdk` resolvable for scripts.
+ * The SDK a script's `import ... from '@hyperspool/sdk'` gets under spool run and spool dev: the
+ * root build stages this package's dist there and the pass's resolve hook finds it.
  */
-export const SDK_IMPORT = SDK_DIST.href;
+const STAGED = new URL('../../../dist/sdk/node_modules/@hyperspool/sdk/dist/index.js', import.meta.url);
 
 export function requireBuiltSdk(): void {
-  if (!existsSync(fileURLToPath(SDK_DIST))) {
-    throw new Error(`${fileURLToPath(SDK_DIST)} is missing: run npm run build first`);
+  if (!existsSync(fileURLToPath(STAGED))) {
+    throw new Error(`${fileURLToPath(STAGED)} is missing: run npm run build first`);
   }
-}
-
-/** A script's text with its `@hyperspool/sdk` import pointed at the built SDK. */
-export function withSdkImport(script: string): string {
-  return script.replaceAll(/from '@hyperspool\/sdk'/g, `from '${SDK_IMPORT}'`);
 }
