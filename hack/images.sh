@@ -10,7 +10,13 @@
 #   runner    hyperspool/runner:dev    what pass pods run: bash, python3 and node copied from this
 #                                      host with their shared libraries, busybox for the usual
 #                                      commands (test, env, sleep...), this repo's bin/, dist/ and
-#                                      production node_modules in /app, `spool` on PATH, USER 1000
+#                                      production node_modules in /app, `spool` on PATH, the native
+#                                      client at /usr/local/lib/hyperspool/spool, the Python SDK on
+#                                      PYTHONPATH and the TypeScript SDK's resolve hook in
+#                                      NODE_OPTIONS, USER 1000
+#   plain     hyperspool/plain:dev     a user's own image as pass pods may run it: bash and python3
+#                                      with their libraries and busybox, and nothing of Hyperspool
+#                                      nor node
 #   operator  hyperspool/operator:dev  the same files as the runner, USER 65532 (config/manager
 #                                      runs `spool operator` in it)
 #   postgres  hyperspool/postgres:dev  this host's PostgreSQL server (Debian's postgresql package)
@@ -45,9 +51,9 @@ images=()
 for arg in "$@"; do
   case "$arg" in
     --no-import) import=0 ;;
-    pause | busybox | runner | operator | postgres) images+=("$arg") ;;
-    all) images+=(pause busybox runner operator postgres) ;;
-    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|all]..." ;;
+    pause | busybox | runner | operator | postgres | plain) images+=("$arg") ;;
+    all) images+=(pause busybox runner operator postgres plain) ;;
+    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|plain|all]..." ;;
   esac
 done
 [ ${#images[@]} -gt 0 ] || images=(runner)
@@ -145,22 +151,12 @@ build_busybox() {
 
 app_rootfs= # built once per invocation, for the runner and the operator both
 
-build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
-  [ -n "$app_rootfs" ] && return 0
-  local rootfs="$cache/.app-rootfs" python node
-  node=$(command -v node) || die "node is missing"
-  node=$(readlink -f "$node")
-  # Debian's python3 (not one from a version manager earlier on PATH): its standard library is in /usr/lib.
+copy_python() { # rootfs: Debian's python3 (not one from a version manager earlier on PATH) and its standard library
+  local rootfs=$1 python pyver
   need_package /usr/bin/python3 python3-minimal
   python=$(readlink -f /usr/bin/python3)
-  local pyver
   pyver=$(basename "$python")
-  [ -f "$repo/dist/cli/main.js" ] || die "dist/ is not built (npm run build)"
-
-  new_rootfs "$rootfs"
-  # bash, python3 and node from this host, with their libraries (and those of Python's C modules).
-  copy_with_libs "$rootfs" /usr/bin/bash "$node" "$python"
-  [ "$node" = /usr/bin/node ] || ln -s "$node" "$rootfs/usr/bin/node"
+  copy_with_libs "$rootfs" "$python"
   ln -s "$pyver" "$rootfs/usr/bin/python3"
   ln -s python3 "$rootfs/usr/bin/python"
   tar -C / --exclude="usr/lib/$pyver/test" --exclude="usr/lib/$pyver/idlelib" --exclude="usr/lib/$pyver/tkinter" \
@@ -168,6 +164,21 @@ build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
     -cf - "usr/lib/$pyver" | tar -C "$rootfs" -xf -
   mapfile -t modules < <(find "$rootfs/usr/lib/$pyver/lib-dynload" -name '*.so' | sed "s|^$rootfs||")
   [ ${#modules[@]} -eq 0 ] || copy_with_libs "$rootfs" "${modules[@]}"
+}
+
+build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
+  [ -n "$app_rootfs" ] && return 0
+  local rootfs="$cache/.app-rootfs" node
+  node=$(command -v node) || die "node is missing"
+  node=$(readlink -f "$node")
+  [ -f "$repo/dist/cli/main.js" ] || die "dist/ is not built (npm run build)"
+  [ -x "$repo/dist/native/linux-x64/spool" ] || die "the native client is not built (npm run build:native; needs Go)"
+
+  new_rootfs "$rootfs"
+  # bash, python3 and node from this host, with their libraries (and those of Python's C modules).
+  copy_with_libs "$rootfs" /usr/bin/bash "$node"
+  [ "$node" = /usr/bin/node ] || ln -s "$node" "$rootfs/usr/bin/node"
+  copy_python "$rootfs"
   # Everything else (test for the agent's startup probe, env for bin/spool's shebang, sleep, cat...).
   add_busybox "$rootfs"
 
@@ -177,8 +188,12 @@ build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
   cp -a "$repo/node_modules" "$rootfs/app/node_modules"
   (cd "$rootfs/app" && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
   rm -f "$rootfs/app/package-lock.json"
-  mkdir -p "$rootfs/usr/local/bin"
+  mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/hyperspool" "$rootfs/app/sdk/python"
   ln -s /app/bin/spool "$rootfs/usr/local/bin/spool"
+  # The static client the agent copies into each pass's pod (src/operator/passes/job-builder.ts).
+  ln -s /app/dist/native/linux-x64/spool "$rootfs/usr/local/lib/hyperspool/spool"
+  # The managed environment: `from hyperspool import script` with nothing installed.
+  cp -a "$repo/sdk/python/src" "$rootfs/app/sdk/python/src"
 
   printf 'root:x:0:0:root:/root:/bin/sh\nspool:x:1000:1000:spool:/home/spool:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
   printf 'root:x:0:\nspool:x:1000:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
@@ -192,7 +207,7 @@ build_runner() {
   local out="$cache/runner.tar"
   build_app_rootfs
   pack "$app_rootfs" hyperspool/runner:dev \
-    '{"User":"1000","WorkingDir":"/home/spool","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/home/spool","NODE_ENV=production"],"Cmd":["spool","--help"]}' "$out"
+    '{"User":"1000","WorkingDir":"/home/spool","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/home/spool","NODE_ENV=production","PYTHONPATH=/app/sdk/python/src","NODE_OPTIONS=--import=file:///app/dist/agent/sdks/register-sdk-resolve.js"],"Cmd":["spool","--help"]}' "$out"
   built=$out
 }
 
@@ -201,6 +216,22 @@ build_operator() {
   build_app_rootfs
   pack "$app_rootfs" hyperspool/operator:dev \
     '{"User":"65532","WorkingDir":"/tmp","Env":["PATH=/usr/local/bin:/usr/bin:/bin","HOME=/tmp","NODE_ENV=production"],"Cmd":["spool","operator"]}' "$out"
+  built=$out
+}
+
+build_plain() {
+  local out="$cache/plain.tar" rootfs="$cache/.plain-rootfs"
+  [ -f "$out" ] && { built=$out; return; }
+  new_rootfs "$rootfs"
+  copy_with_libs "$rootfs" /usr/bin/bash
+  copy_python "$rootfs"
+  add_busybox "$rootfs"
+  printf 'root:x:0:0:root:/root:/bin/sh\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\n' >"$rootfs/etc/group"
+  chown -R 0:0 "$rootfs"
+  # Like most images people bring: root by default (the pod runs it as 1000), no Hyperspool.
+  pack "$rootfs" hyperspool/plain:dev '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["bash"]}' "$out"
+  rm -rf "$rootfs"
   built=$out
 }
 

@@ -3,14 +3,16 @@ import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
 import type { ScriptSource } from '../store/types.js';
 import { ensureError } from '../common/errors.js';
 import { parsePipeline } from '../pipeline/parse.js';
-import type { EnvVar, Workflow } from './api/generated.js';
+import type { EnvFrom, EnvVar, Template, Workflow } from './api/generated.js';
 import type { Readiness } from './ready-condition.js';
 
 /** What a pass's pod takes from the Workflow (a run's `runner`). */
 export interface PodSettings {
   image?: string;
   env?: EnvVar[];
+  envFrom?: EnvFrom[];
   serviceAccountName?: string;
+  template?: Template;
 }
 
 /**
@@ -18,8 +20,14 @@ export interface PodSettings {
  * Workflow changed later never alters a run already in flight, neither its script nor its pods.
  */
 export function workflowSource(workflow: Workflow): ScriptSource {
-  const { filename, script, image, env, serviceAccountName } = workflow.spec;
-  const pod: PodSettings = { ...(image ? { image } : {}), ...(env?.length ? { env } : {}), ...(serviceAccountName ? { serviceAccountName } : {}) };
+  const { filename, script, image, env, envFrom, serviceAccountName, template } = workflow.spec;
+  const pod: PodSettings = {
+    ...(image ? { image } : {}),
+    ...(env?.length ? { env } : {}),
+    ...(envFrom?.length ? { envFrom } : {}),
+    ...(serviceAccountName ? { serviceAccountName } : {}),
+    ...(template && Object.keys(template).length > 0 ? { template } : {}),
+  };
   return {
     workflow: `${workflow.metadata.name ?? ''}/${filename}`,
     interpreter: isPipelineFile(filename) ? PIPELINE : interpreterFor(filename).join(' '),

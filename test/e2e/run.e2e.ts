@@ -71,9 +71,9 @@ describe('Hyperspool on a real cluster', () => {
   });
 
   /** Applies a Workflow of this script and a Run of it; answers the run's key once the operator labels it. */
-  async function givenRunOf(name: string, filename: string, script: string): Promise<string> {
+  async function givenRunOf(name: string, filename: string, script: string, settings: object = {}): Promise<string> {
     await cluster.apply(
-      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename, script } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename, script, ...settings } },
       { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } },
     );
     return eventually('the run key label', async () => (await phaseOf(`${name}-1`)).metadata.labels?.['hyperspool.dev/run']);
@@ -219,5 +219,67 @@ describe('Hyperspool on a real cluster', () => {
     await whenRun('gate-1', 'Succeeded');
     // The run ends when the script's end is reported; the kubelet's word on the pod may come later.
     expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('got yes\n');
+  });
+
+  it("given a Workflow whose image has bash and python3 but no node and no Hyperspool files, then a bash script steps, sleeps across two pods and takes a signal, and a .py script calls spool as a subprocess", async () => {
+    // hyperspool/plain:dev (hack/images.sh): bash, python3, busybox; root by default, as most images.
+    const plain = { image: 'hyperspool/plain:dev' };
+    const bash = [
+      'spool step a -- echo one',
+      'spool sleep 2s',
+      'echo "got $(spool wait signal go --timeout 1h)"',
+      'spool step b -- echo two',
+      'command -v node || echo "no node here"',
+      '[ -e /app ] || echo "no /app here"',
+      '',
+    ].join('\n');
+    const python = [
+      'import subprocess',
+      'def spool(*args): return subprocess.run(["spool", *args], check=True, capture_output=True, text=True).stdout',
+      'print("python got", spool("step", "greet", "--", "echo", "hello").strip())',
+      'spool("sleep", "1s")',
+      'print("python after", spool("step", "after", "--", "echo", "the sleep").strip())',
+      '',
+    ].join('\n');
+    const [bashKey, pyKey] = await Promise.all([givenRunOf('plain-sh', 'plain.sh', bash, plain), givenRunOf('plain-py', 'plain.py', python, plain)]);
+    await eventually('plain-sh awaiting its signal', async () => (await phaseOf('plain-sh-1')).status?.awaiting === 'signal go', 120_000);
+    expect(await spool('signal', 'plain-sh-1', 'go', 'yes')).toBe('signal go queued for plain-sh-1\n');
+    expect((await whenRun('plain-sh-1', 'Succeeded')).status?.passes).toBe(3);
+    expect(await spool('logs', 'plain-sh-1')).toBe('one\ngot yes\ntwo\nno node here\nno /app here\n');
+    const py = await whenRun('plain-py-1', 'Succeeded');
+    expect(py.status?.passes).toBe(2);
+    expect(await spool('logs', 'plain-py-1')).toContain('python after the sleep\n');
+    // Each pass was a pod of the Workflow's image.
+    const images = await kubectl('-n', namespace, 'get', 'pods', '-l', `hyperspool.dev/run in (${bashKey},${pyKey})`, '-o', 'jsonpath={.items[*].spec.containers[0].image}');
+    expect(new Set(images.split(' ').filter(Boolean))).toEqual(new Set(['hyperspool/plain:dev']));
+  });
+
+  it('given a Workflow taking an API key from a Secret and a memory limit, then its step sees the key and its pod has the limit', async () => {
+    await cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'crm-api', namespace }, stringData: { key: 'sk-e2e-1234' } });
+    const script = [
+      'spool step key -- sh -c \'echo "key ends in ${API_KEY#sk-e2e-}"\'',
+      // cgroup v1 on this node, v2 elsewhere: the limit the kernel enforces on the script.
+      'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max',
+      '',
+    ].join('\n');
+    const key = await givenRunOf('keyed', 'keyed.sh', script, {
+      env: [{ name: 'API_KEY', valueFrom: { secretKeyRef: { name: 'crm-api', key: 'key' } } }],
+      template: { resources: { limits: { memory: '200Mi' } } },
+    });
+    await whenRun('keyed-1', 'Succeeded');
+    expect(await spool('logs', 'keyed-1')).toBe(`key ends in 1234\n${200 * 1024 * 1024}\n`);
+    const limit = await kubectl('-n', namespace, 'get', 'pods', '-l', `hyperspool.dev/run=${key}`, '-o', 'jsonpath={.items[0].spec.containers[0].resources.limits.memory}');
+    expect(limit).toBe('200Mi');
+  });
+
+  it('given the Python preview-environment workflow in the default runner image, then it deploys once, waits for pr.closed with no pod, and tears down what it deployed', async () => {
+    const script = readFileSync(join(repo, 'examples', 'preview.py'), 'utf8');
+    const key = await givenRunOf('preview', 'preview.py', script);
+    await eventually('preview awaiting pr.closed', async () => (await phaseOf('preview-1')).status?.awaiting?.startsWith('event pr.closed'), 120_000);
+    await eventually('no pod of the run while it waits', async () => (await podsOf(key)).length === 0, 30_000);
+    await spool('event', 'emit', 'pr.closed', '--payload', '{"pr":7}');
+    expect((await whenRun('preview-1', 'Succeeded')).status?.passes).toBe(2);
+    // deploy ran once, in pass 1; pass 2 got its recorded value back.
+    expect(await spool('logs', 'preview-1')).toBe('deploying a preview to pr-7.preview.example\ntearing down https://pr-7.preview.example\n');
   });
 });

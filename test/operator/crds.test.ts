@@ -133,6 +133,39 @@ describe('crds/ on kube-apiserver', () => {
     expect(await refused(bad)).toContain('spec.every');
   });
 
+  it("refuses a Workflow's bad pod settings (env, envFrom, template), naming the field", async () => {
+    const workflow = (name: string, spec: object) => ({ apiVersion, kind: 'Workflow', metadata: { name }, spec: { filename: 'x.sh', script: 'true', ...spec } });
+    const cases: [string, object, string][] = [
+      ['memory-words', { template: { resources: { limits: { memory: 'lots' } } } }, 'spec.template.resources.limits.memory'],
+      ['deadline-zero', { template: { activeDeadlineSeconds: 0 } }, 'spec.template.activeDeadlineSeconds'],
+      ['toleration-op', { template: { tolerations: [{ key: 'gpu', operator: 'Maybe' }] } }, 'spec.template.tolerations[0].operator'],
+      ['two-sources', { template: { volumes: [{ name: 'data', emptyDir: {}, secret: { secretName: 's' } }] } }, 'a volume takes exactly one source'],
+      ['own-volume', { template: { volumes: [{ name: 'spool', emptyDir: {} }] } }, 'the volume names spool, client and token belong to the pass'],
+      ['mount-spool', { template: { volumeMounts: [{ name: 'data', mountPath: '/spool/data' }] } }, '/spool belongs to the pass'],
+      ['env-both', { env: [{ name: 'KEY', value: 'x', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }, 'either a value or a valueFrom'],
+      ['env-secret-key', { env: [{ name: 'KEY', valueFrom: { secretKeyRef: { name: 's' } } }] }, 'spec.env[0].valueFrom.secretKeyRef.key'],
+      ['env-from-none', { envFrom: [{ prefix: 'X_' }] }, 'envFrom takes exactly one of secretRef, configMapRef'],
+      ['unknown-field', { template: { resource: { limits: { memory: '1Gi' } } } }, 'spec.template.resource'],
+    ];
+    for (const [name, spec, field] of cases) expect(await refused(workflow(`bad-${name}`, spec)), name).toContain(field);
+    const good = workflow('good-template', {
+      env: [{ name: 'API_KEY', valueFrom: { secretKeyRef: { name: 'api', key: 'key' } } }],
+      envFrom: [{ configMapRef: { name: 'settings' }, prefix: 'APP_' }],
+      template: {
+        resources: { limits: { memory: '256Mi', cpu: 1 }, requests: { cpu: '100m' } },
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+        volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        tolerations: [{ key: 'batch', operator: 'Exists', effect: 'NoSchedule' }],
+        affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
+        imagePullSecrets: [{ name: 'registry' }],
+        priorityClassName: 'batch',
+        activeDeadlineSeconds: 3600,
+      },
+    });
+    await ok(['create', '-n', namespace, '-f', '-'], JSON.stringify(good));
+  });
+
   it("refuses a change to a Run's spec, and takes status through the status subresource", async () => {
     const patched = await kubectl(['patch', 'run', 'saga-1', '-n', namespace, '--type=merge', '-p', '{"spec":{"subject":"x"}}']);
     expect(patched.code).not.toBe(0);

@@ -39,6 +39,8 @@ export interface SpoolProcess {
 
 export interface SpoolOptions {
   cwd: string;
+  /** Run this executable with ARGS instead of `node bin/spool` (the native client, say). */
+  program?: string;
   /** Added to (or, when undefined, removed from) the environment spool starts with. */
   env?: Record<string, string | undefined>;
 }
@@ -87,7 +89,8 @@ function environment(extra: SpoolOptions['env']): NodeJS.ProcessEnv {
 export function startSpool(args: string[], options: SpoolOptions): SpoolProcess {
   const logFile = join(tempDir('spool-output-'), 'output.log');
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [SPOOL_BIN, ...args], {
+  const [program, argv] = options.program ? [options.program, args] : [process.execPath, [SPOOL_BIN, ...args]];
+  const child = spawn(program, argv, {
     cwd: options.cwd,
     env: environment(options.env),
     stdio: ['ignore', fd, fd],

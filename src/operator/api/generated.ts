@@ -593,7 +593,7 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
         },
         image: {
           description:
-            "The runner image the script container of each pass uses, instead of the operator's default runner image. It must carry the interpreter and the spool client.",
+            "The image the script container of each pass runs, instead of the operator's runner image: any image with the script's interpreter (bash for .sh, python3 for .py, node for .mjs). The pass puts the static spool client on its PATH; the agent beside it runs the runner image.",
           type: 'string',
           minLength: 1,
           maxLength: 1024,
@@ -605,15 +605,21 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
         },
         env: {
           description:
-            'Environment variables set in the script container of every pass, in addition to the SPOOL_* variables the agent sets.',
+            "Environment variables set in the script container of every pass, in addition to the SPOOL_* variables the agent sets: a value, or one taken from a Secret, a ConfigMap or the pod (valueFrom), as in a container's env.",
           type: 'array',
           maxItems: 128,
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
           items: {
-            description: 'One environment variable.',
+            description: 'One environment variable, with a value or a valueFrom.',
             type: 'object',
-            required: ['name', 'value'],
+            required: ['name'],
+            'x-kubernetes-validations': [
+              {
+                rule: 'has(self.value) != has(self.valueFrom)',
+                message: 'give an environment variable either a value or a valueFrom, not both and not neither',
+              },
+            ],
             properties: {
               name: {
                 description: "The variable's name, a C identifier such as API_URL.",
@@ -621,7 +627,308 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
                 maxLength: 256,
                 pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
               },
-              value: { description: "The variable's value. Put secrets in a Secret, not here.", type: 'string' },
+              value: {
+                description: "The variable's value. Put secrets in a Secret and use valueFrom.",
+                type: 'string',
+              },
+              valueFrom: {
+                description: "Where the value comes from, as a container env's valueFrom.",
+                type: 'object',
+                'x-kubernetes-validations': [
+                  {
+                    rule: '[has(self.secretKeyRef), has(self.configMapKeyRef), has(self.fieldRef), has(self.resourceFieldRef)].filter(x, x).size() == 1',
+                    message: 'valueFrom takes exactly one of secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef',
+                  },
+                ],
+                properties: {
+                  secretKeyRef: {
+                    description: "A key of a Secret in the Workflow's namespace.",
+                    type: 'object',
+                    required: ['name', 'key'],
+                    properties: {
+                      name: { description: "The Secret's name.", type: 'string', maxLength: 253 },
+                      key: { description: 'The key in the Secret.', type: 'string', maxLength: 253 },
+                      optional: { description: 'Whether the pass may start without it.', type: 'boolean' },
+                    },
+                  },
+                  configMapKeyRef: {
+                    description: "A key of a ConfigMap in the Workflow's namespace.",
+                    type: 'object',
+                    required: ['name', 'key'],
+                    properties: {
+                      name: { description: "The ConfigMap's name.", type: 'string', maxLength: 253 },
+                      key: { description: 'The key in the ConfigMap.', type: 'string', maxLength: 253 },
+                      optional: { description: 'Whether the pass may start without it.', type: 'boolean' },
+                    },
+                  },
+                  fieldRef: {
+                    description: "A field of the pass's pod, such as metadata.name or spec.nodeName.",
+                    type: 'object',
+                    required: ['fieldPath'],
+                    properties: {
+                      fieldPath: { description: "The field's path.", type: 'string', maxLength: 256 },
+                      apiVersion: { description: 'The version fieldPath is written in (default v1).', type: 'string' },
+                    },
+                  },
+                  resourceFieldRef: {
+                    description: 'A resource of the script container, such as limits.memory.',
+                    type: 'object',
+                    required: ['resource'],
+                    properties: {
+                      resource: { description: 'The resource, such as limits.cpu.', type: 'string', maxLength: 256 },
+                      containerName: { description: 'Ignored; it is always the script container.', type: 'string' },
+                      divisor: {
+                        description: 'The unit the value is given in, such as 1Mi.',
+                        'x-kubernetes-int-or-string': true,
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        envFrom: {
+          description:
+            "Every key of these Secrets and ConfigMaps as an environment variable of the script container, as a container's envFrom.",
+          type: 'array',
+          maxItems: 32,
+          items: {
+            description: 'One Secret or ConfigMap, with an optional prefix for its keys.',
+            type: 'object',
+            'x-kubernetes-validations': [
+              {
+                rule: 'has(self.secretRef) != has(self.configMapRef)',
+                message: 'envFrom takes exactly one of secretRef, configMapRef',
+              },
+            ],
+            properties: {
+              prefix: { description: 'Put before every key.', type: 'string', maxLength: 256 },
+              secretRef: {
+                description: "A Secret in the Workflow's namespace.",
+                type: 'object',
+                required: ['name'],
+                properties: {
+                  name: { description: "The Secret's name.", type: 'string', maxLength: 253 },
+                  optional: { description: 'Whether the pass may start without it.', type: 'boolean' },
+                },
+              },
+              configMapRef: {
+                description: "A ConfigMap in the Workflow's namespace.",
+                type: 'object',
+                required: ['name'],
+                properties: {
+                  name: { description: "The ConfigMap's name.", type: 'string', maxLength: 253 },
+                  optional: { description: 'Whether the pass may start without it.', type: 'boolean' },
+                },
+              },
+            },
+          },
+        },
+        template: {
+          description:
+            "Settings of each pass's pod, as a pod template has them. resources and volumeMounts apply to the script container; the agent beside it keeps its own. Copied into each run when it starts, like the rest of the spec.",
+          type: 'object',
+          properties: {
+            resources: {
+              description: 'Requests and limits of the script container (cpu, memory, ephemeral-storage...).',
+              type: 'object',
+              properties: {
+                requests: {
+                  description: 'What the scheduler reserves, such as cpu 100m and memory 128Mi.',
+                  type: 'object',
+                  additionalProperties: {
+                    'x-kubernetes-int-or-string': true,
+                    pattern:
+                      '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                  },
+                },
+                limits: {
+                  description: 'What the container may not exceed, such as memory 256Mi.',
+                  type: 'object',
+                  additionalProperties: {
+                    'x-kubernetes-int-or-string': true,
+                    pattern:
+                      '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                  },
+                },
+              },
+            },
+            volumes: {
+              description:
+                "Volumes of the pass's pod, as a pod's volumes: a name and one source (configMap, secret, emptyDir, persistentVolumeClaim, projected, csi, ephemeral, nfs, hostPath). The names spool, client and token are the pod's own.",
+              type: 'array',
+              maxItems: 64,
+              'x-kubernetes-list-type': 'map',
+              'x-kubernetes-list-map-keys': ['name'],
+              items: {
+                description: "One volume with one source; the source's fields are a pod volume's.",
+                type: 'object',
+                required: ['name'],
+                'x-kubernetes-validations': [
+                  {
+                    rule: '[has(self.configMap), has(self.secret), has(self.emptyDir), has(self.persistentVolumeClaim), has(self.projected), has(self.csi), has(self.ephemeral), has(self.nfs), has(self.hostPath)].filter(x, x).size() == 1',
+                    message: 'a volume takes exactly one source',
+                  },
+                  {
+                    rule: "!(self.name in ['spool', 'client', 'token'])",
+                    message: "the volume names spool, client and token belong to the pass's pod",
+                  },
+                ],
+                properties: {
+                  name: {
+                    description: "The volume's name, a DNS label, which volumeMounts refer to.",
+                    type: 'string',
+                    maxLength: 63,
+                    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+                  },
+                  configMap: {
+                    description: "A ConfigMap's keys as files.",
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  secret: {
+                    description: "A Secret's keys as files.",
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  emptyDir: {
+                    description: 'A scratch directory that lives as long as the pod.',
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  persistentVolumeClaim: {
+                    description: 'A PersistentVolumeClaim in the namespace.',
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  projected: {
+                    description: 'Several sources in one directory.',
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  csi: {
+                    description: "A CSI driver's inline volume.",
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  ephemeral: {
+                    description: 'A PersistentVolumeClaim made for the pod.',
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                  nfs: { description: 'An NFS export.', type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  hostPath: {
+                    description: 'A path on the node (most clusters refuse it).',
+                    type: 'object',
+                    'x-kubernetes-preserve-unknown-fields': true,
+                  },
+                },
+              },
+            },
+            volumeMounts: {
+              description: 'Where the script container mounts volumes.',
+              type: 'array',
+              maxItems: 64,
+              items: {
+                description: 'One mount of a volume named in volumes.',
+                type: 'object',
+                required: ['name', 'mountPath'],
+                properties: {
+                  name: { description: "The volume's name.", type: 'string', maxLength: 63 },
+                  mountPath: {
+                    description: 'An absolute path in the script container, outside /spool.',
+                    type: 'string',
+                    maxLength: 1024,
+                    pattern: '^/',
+                    'x-kubernetes-validations': [
+                      {
+                        rule: "!(self == '/spool' || self.startsWith('/spool/'))",
+                        message: '/spool belongs to the pass (its sockets, the client and the script)',
+                      },
+                    ],
+                  },
+                  subPath: {
+                    description: 'A path inside the volume to mount instead of its root.',
+                    type: 'string',
+                    maxLength: 1024,
+                  },
+                  readOnly: { description: 'Mount it read-only.', type: 'boolean' },
+                },
+              },
+            },
+            nodeSelector: {
+              description: "Labels a node must have to run the pass's pod.",
+              type: 'object',
+              additionalProperties: { type: 'string' },
+            },
+            tolerations: {
+              description: "Taints the pass's pod tolerates, as a pod's tolerations.",
+              type: 'array',
+              maxItems: 64,
+              items: {
+                description: 'One toleration.',
+                type: 'object',
+                properties: {
+                  key: { description: "The taint's key; empty with Exists tolerates everything.", type: 'string' },
+                  operator: {
+                    description: 'Equal (the default) or Exists.',
+                    type: 'string',
+                    enum: ['Equal', 'Exists'],
+                  },
+                  value: { description: "The taint's value, for Equal.", type: 'string' },
+                  effect: {
+                    description: 'The effect tolerated; empty means all.',
+                    type: 'string',
+                    enum: ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'],
+                  },
+                  tolerationSeconds: {
+                    description: 'How long a NoExecute taint is tolerated.',
+                    type: 'integer',
+                    format: 'int64',
+                  },
+                },
+              },
+            },
+            affinity: {
+              description: "Node and pod affinity of the pass's pod, as a pod's affinity.",
+              type: 'object',
+              properties: {
+                nodeAffinity: {
+                  description: 'Which nodes the pod prefers or requires.',
+                  type: 'object',
+                  'x-kubernetes-preserve-unknown-fields': true,
+                },
+                podAffinity: {
+                  description: 'Pods to run near.',
+                  type: 'object',
+                  'x-kubernetes-preserve-unknown-fields': true,
+                },
+                podAntiAffinity: {
+                  description: 'Pods to run away from.',
+                  type: 'object',
+                  'x-kubernetes-preserve-unknown-fields': true,
+                },
+              },
+            },
+            imagePullSecrets: {
+              description: 'Secrets with registry credentials, for a private image.',
+              type: 'array',
+              maxItems: 16,
+              items: {
+                description: 'One Secret of type kubernetes.io/dockerconfigjson.',
+                type: 'object',
+                required: ['name'],
+                properties: { name: { description: "The Secret's name.", type: 'string', maxLength: 253 } },
+              },
+            },
+            priorityClassName: { description: "The PriorityClass of the pass's pod.", type: 'string', maxLength: 253 },
+            activeDeadlineSeconds: {
+              description:
+                "How long one pass's pod may run before Kubernetes ends it; the pass is then lost and the run replays in a new one. Suits passes that must never hang; a run may still take as long as its waits take.",
+              type: 'integer',
+              format: 'int64',
+              minimum: 1,
             },
           },
         },
@@ -884,8 +1191,9 @@ export interface WorkflowSpec {
    */
   script: string;
   /**
-   * The runner image the script container of each pass uses, instead of the operator's default
-   * runner image. It must carry the interpreter and the spool client.
+   * The image the script container of each pass runs, instead of the operator's runner image: any
+   * image with the script's interpreter (bash for .sh, python3 for .py, node for .mjs). The pass
+   * puts the static spool client on its PATH; the agent beside it runs the runner image.
    */
   image?: string;
   /**
@@ -896,9 +1204,21 @@ export interface WorkflowSpec {
   lenient?: boolean;
   /**
    * Environment variables set in the script container of every pass, in addition to the SPOOL_*
-   * variables the agent sets.
+   * variables the agent sets: a value, or one taken from a Secret, a ConfigMap or the pod
+   * (valueFrom), as in a container's env.
    */
   env?: EnvVar[];
+  /**
+   * Every key of these Secrets and ConfigMaps as an environment variable of the script container,
+   * as a container's envFrom.
+   */
+  envFrom?: EnvFrom[];
+  /**
+   * Settings of each pass's pod, as a pod template has them. resources and volumeMounts apply to
+   * the script container; the agent beside it keeps its own. Copied into each run when it starts,
+   * like the rest of the spec.
+   */
+  template?: Template;
   /**
    * The ServiceAccount the pass pods run as, in the Workflow's namespace. Absent means
    * hyperspool-runner, which grants nothing: the agent authenticates to the operator with the pod's
@@ -908,15 +1228,259 @@ export interface WorkflowSpec {
 }
 
 /**
- * One environment variable.
+ * One environment variable, with a value or a valueFrom.
  *
  * Used by Workflow.spec.env[].
  */
 export interface EnvVar {
   /** The variable's name, a C identifier such as API_URL. */
   name: string;
-  /** The variable's value. Put secrets in a Secret, not here. */
-  value: string;
+  /** The variable's value. Put secrets in a Secret and use valueFrom. */
+  value?: string;
+  /** Where the value comes from, as a container env's valueFrom. */
+  valueFrom?: ValueFrom;
+}
+
+/**
+ * Where the value comes from, as a container env's valueFrom.
+ *
+ * Used by Workflow.spec.env[].valueFrom.
+ */
+export interface ValueFrom {
+  /** A key of a Secret in the Workflow's namespace. */
+  secretKeyRef?: SecretKeyRef;
+  /** A key of a ConfigMap in the Workflow's namespace. */
+  configMapKeyRef?: ConfigMapKeyRef;
+  /** A field of the pass's pod, such as metadata.name or spec.nodeName. */
+  fieldRef?: FieldRef;
+  /** A resource of the script container, such as limits.memory. */
+  resourceFieldRef?: ResourceFieldRef;
+}
+
+/**
+ * A key of a Secret in the Workflow's namespace.
+ *
+ * Used by Workflow.spec.env[].valueFrom.secretKeyRef.
+ */
+export interface SecretKeyRef {
+  /** The Secret's name. */
+  name: string;
+  /** The key in the Secret. */
+  key: string;
+  /** Whether the pass may start without it. */
+  optional?: boolean;
+}
+
+/**
+ * A key of a ConfigMap in the Workflow's namespace.
+ *
+ * Used by Workflow.spec.env[].valueFrom.configMapKeyRef.
+ */
+export interface ConfigMapKeyRef {
+  /** The ConfigMap's name. */
+  name: string;
+  /** The key in the ConfigMap. */
+  key: string;
+  /** Whether the pass may start without it. */
+  optional?: boolean;
+}
+
+/**
+ * A field of the pass's pod, such as metadata.name or spec.nodeName.
+ *
+ * Used by Workflow.spec.env[].valueFrom.fieldRef.
+ */
+export interface FieldRef {
+  /** The field's path. */
+  fieldPath: string;
+  /** The version fieldPath is written in (default v1). */
+  apiVersion?: string;
+}
+
+/**
+ * A resource of the script container, such as limits.memory.
+ *
+ * Used by Workflow.spec.env[].valueFrom.resourceFieldRef.
+ */
+export interface ResourceFieldRef {
+  /** The resource, such as limits.cpu. */
+  resource: string;
+  /** Ignored; it is always the script container. */
+  containerName?: string;
+  /** The unit the value is given in, such as 1Mi. */
+  divisor?: number | string;
+}
+
+/**
+ * One Secret or ConfigMap, with an optional prefix for its keys.
+ *
+ * Used by Workflow.spec.envFrom[].
+ */
+export interface EnvFrom {
+  /** Put before every key. */
+  prefix?: string;
+  /** A Secret in the Workflow's namespace. */
+  secretRef?: SecretRef;
+  /** A ConfigMap in the Workflow's namespace. */
+  configMapRef?: ConfigMapRef;
+}
+
+/**
+ * A Secret in the Workflow's namespace.
+ *
+ * Used by Workflow.spec.envFrom[].secretRef.
+ */
+export interface SecretRef {
+  /** The Secret's name. */
+  name: string;
+  /** Whether the pass may start without it. */
+  optional?: boolean;
+}
+
+/**
+ * A ConfigMap in the Workflow's namespace.
+ *
+ * Used by Workflow.spec.envFrom[].configMapRef.
+ */
+export interface ConfigMapRef {
+  /** The ConfigMap's name. */
+  name: string;
+  /** Whether the pass may start without it. */
+  optional?: boolean;
+}
+
+/**
+ * Settings of each pass's pod, as a pod template has them. resources and volumeMounts apply to the
+ * script container; the agent beside it keeps its own. Copied into each run when it starts, like
+ * the rest of the spec.
+ *
+ * Used by Workflow.spec.template.
+ */
+export interface Template {
+  /** Requests and limits of the script container (cpu, memory, ephemeral-storage...). */
+  resources?: Resources;
+  /**
+   * Volumes of the pass's pod, as a pod's volumes: a name and one source (configMap, secret,
+   * emptyDir, persistentVolumeClaim, projected, csi, ephemeral, nfs, hostPath). The names spool,
+   * client and token are the pod's own.
+   */
+  volumes?: Volume[];
+  /** Where the script container mounts volumes. */
+  volumeMounts?: VolumeMount[];
+  /** Labels a node must have to run the pass's pod. */
+  nodeSelector?: { [key: string]: string };
+  /** Taints the pass's pod tolerates, as a pod's tolerations. */
+  tolerations?: Toleration[];
+  /** Node and pod affinity of the pass's pod, as a pod's affinity. */
+  affinity?: Affinity;
+  /** Secrets with registry credentials, for a private image. */
+  imagePullSecrets?: ImagePullSecret[];
+  /** The PriorityClass of the pass's pod. */
+  priorityClassName?: string;
+  /**
+   * How long one pass's pod may run before Kubernetes ends it; the pass is then lost and the run
+   * replays in a new one. Suits passes that must never hang; a run may still take as long as its
+   * waits take.
+   */
+  activeDeadlineSeconds?: number;
+}
+
+/**
+ * Requests and limits of the script container (cpu, memory, ephemeral-storage...).
+ *
+ * Used by Workflow.spec.template.resources.
+ */
+export interface Resources {
+  /** What the scheduler reserves, such as cpu 100m and memory 128Mi. */
+  requests?: { [key: string]: number | string };
+  /** What the container may not exceed, such as memory 256Mi. */
+  limits?: { [key: string]: number | string };
+}
+
+/**
+ * One volume with one source; the source's fields are a pod volume's.
+ *
+ * Used by Workflow.spec.template.volumes[].
+ */
+export interface Volume {
+  /** The volume's name, a DNS label, which volumeMounts refer to. */
+  name: string;
+  /** A ConfigMap's keys as files. */
+  configMap?: { [key: string]: JsonValue };
+  /** A Secret's keys as files. */
+  secret?: { [key: string]: JsonValue };
+  /** A scratch directory that lives as long as the pod. */
+  emptyDir?: { [key: string]: JsonValue };
+  /** A PersistentVolumeClaim in the namespace. */
+  persistentVolumeClaim?: { [key: string]: JsonValue };
+  /** Several sources in one directory. */
+  projected?: { [key: string]: JsonValue };
+  /** A CSI driver's inline volume. */
+  csi?: { [key: string]: JsonValue };
+  /** A PersistentVolumeClaim made for the pod. */
+  ephemeral?: { [key: string]: JsonValue };
+  /** An NFS export. */
+  nfs?: { [key: string]: JsonValue };
+  /** A path on the node (most clusters refuse it). */
+  hostPath?: { [key: string]: JsonValue };
+}
+
+/**
+ * One mount of a volume named in volumes.
+ *
+ * Used by Workflow.spec.template.volumeMounts[].
+ */
+export interface VolumeMount {
+  /** The volume's name. */
+  name: string;
+  /** An absolute path in the script container, outside /spool. */
+  mountPath: string;
+  /** A path inside the volume to mount instead of its root. */
+  subPath?: string;
+  /** Mount it read-only. */
+  readOnly?: boolean;
+}
+
+/**
+ * One toleration.
+ *
+ * Used by Workflow.spec.template.tolerations[].
+ */
+export interface Toleration {
+  /** The taint's key; empty with Exists tolerates everything. */
+  key?: string;
+  /** Equal (the default) or Exists. */
+  operator?: 'Equal' | 'Exists';
+  /** The taint's value, for Equal. */
+  value?: string;
+  /** The effect tolerated; empty means all. */
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  /** How long a NoExecute taint is tolerated. */
+  tolerationSeconds?: number;
+}
+
+/**
+ * Node and pod affinity of the pass's pod, as a pod's affinity.
+ *
+ * Used by Workflow.spec.template.affinity.
+ */
+export interface Affinity {
+  /** Which nodes the pod prefers or requires. */
+  nodeAffinity?: { [key: string]: JsonValue };
+  /** Pods to run near. */
+  podAffinity?: { [key: string]: JsonValue };
+  /** Pods to run away from. */
+  podAntiAffinity?: { [key: string]: JsonValue };
+}
+
+/**
+ * One Secret of type kubernetes.io/dockerconfigjson.
+ *
+ * Used by Workflow.spec.template.imagePullSecrets[].
+ */
+export interface ImagePullSecret {
+  /** The Secret's name. */
+  name: string;
 }
 
 /**

@@ -1,10 +1,14 @@
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job, V1PodSpec, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
+import type { Template } from '../api/generated.js';
 import type { RunRecord } from '../../store/types.js';
 import { LABELS, MANAGED_BY, passJobName, runKey, workflowOf } from '../naming.js';
 import { podSettingsOf } from '../workflow-source.js';
 
 export interface PassJobSettings {
-  /** The image with bash, python3, node and the spool client (Workflow.spec.image overrides it). */
+  /**
+   * Hyperspool's image: the agent of every pass runs it, and so does the script unless the
+   * Workflow names an image of its own (bash, python3, node, the native client and the SDKs).
+   */
   runnerImage: string;
   /** Where agents reach the operator's API from inside the cluster. */
   serverUrl: string;
@@ -19,6 +23,14 @@ export interface PassJobSettings {
 
 /** Where the pass's sockets and script live inside the pod: an emptyDir both containers mount. */
 const SPOOL_DIR = '/spool';
+/**
+ * Where the static native client reaches the script container, whatever its image: the agent
+ * copies it from the runner image into this emptyDir before the script container starts (a
+ * sidecar's postStart hook holds back the containers after it).
+ */
+const CLIENT_DIR = `${SPOOL_DIR}/bin`;
+/** The native client in the runner image (images/Dockerfile, hack/images.sh put it there). */
+export const RUNNER_CLIENT = '/usr/local/lib/hyperspool/spool';
 const TOKEN_DIR = '/var/run/secrets/hyperspool';
 export const TOKEN_AUDIENCE = 'hyperspool';
 
@@ -36,14 +48,15 @@ export interface JobOwner {
  */
 export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobSettings): V1Job {
   const pod = podSettingsOf(run);
+  const template = pod.template ?? {};
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.run]: runKey(run.id),
     [LABELS.pass]: String(run.passes),
     [LABELS.workflow]: workflowOf(run).name,
   };
-  const image = pod.image ?? settings.runnerImage;
   const socket = `${SPOOL_DIR}/agent.sock`;
+  const control = `${SPOOL_DIR}/control.sock`;
   const shared = [{ name: 'spool', mountPath: SPOOL_DIR }];
   const hardened = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
   return {
@@ -67,49 +80,70 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
           serviceAccountName: pod.serviceAccountName ?? 'default',
           // The only credential in the pod is the agent's audience-bound token below.
           automountServiceAccountToken: false,
-          // What the restricted Pod Security Standard asks: runner images run as a non-root user.
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // What the restricted Pod Security Standard asks. An image of the user's may default to
+          // root: both containers run as 1000 (the runner image's user) unless it says otherwise.
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
           enableServiceLinks: false,
+          ...podPlacement(template),
           initContainers: [
             {
               name: 'agent',
-              image,
+              image: settings.runnerImage,
               imagePullPolicy: 'IfNotPresent',
               restartPolicy: 'Always',
-              command: ['spool', 'agent', '--socket', socket, '--control', `${SPOOL_DIR}/control.sock`],
+              command: ['spool', 'agent', '--socket', socket, '--control', control],
+              // The kubelet starts the script container only once this has run.
+              lifecycle: { postStart: { exec: { command: ['cp', RUNNER_CLIENT, `${CLIENT_DIR}/spool`] } } },
               env: [
                 { name: 'SPOOL_SERVER', value: settings.serverUrl },
                 { name: 'SPOOL_RUN_ID', value: run.id },
                 { name: 'SPOOL_PASS', value: String(run.passes) },
                 { name: 'SPOOL_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
               ],
-              volumeMounts: [...shared, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
+              volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR }, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
               securityContext: hardened,
             },
           ],
           containers: [
             {
               name: 'script',
-              image,
+              image: pod.image ?? settings.runnerImage,
               imagePullPolicy: 'IfNotPresent',
-              command: ['spool', 'pass', '--socket', socket, '--control', `${SPOOL_DIR}/control.sock`, '--workdir', `${SPOOL_DIR}/work`],
+              // The static client runs in any image; it puts its own directory first on the script's PATH.
+              command: [`${CLIENT_DIR}/spool`, 'pass', '--socket', socket, '--control', control, '--workdir', `${SPOOL_DIR}/work`],
               workingDir: SPOOL_DIR,
-              env: (pod.env ?? []).map(({ name, value }) => ({ name, value })),
-              volumeMounts: shared,
+              env: (pod.env ?? []) as V1EnvVar[],
+              ...(pod.envFrom?.length ? { envFrom: pod.envFrom } : {}),
+              ...(template.resources ? { resources: template.resources as V1ResourceRequirements } : {}),
+              volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR, readOnly: true }, ...(template.volumeMounts ?? [])],
               securityContext: hardened,
             },
           ],
           volumes: [
             { name: 'spool', emptyDir: {} },
+            { name: 'client', emptyDir: {} },
             {
               name: 'token',
               projected: {
                 sources: [{ serviceAccountToken: { audience: TOKEN_AUDIENCE, expirationSeconds: 3600, path: 'token' } }],
               },
             },
+            ...((template.volumes ?? []) as V1Volume[]),
           ],
         },
       },
     },
+  };
+}
+
+/** Where the pass's pod may run and how it is treated: the Workflow's template, as a pod spec has it. */
+function podPlacement(template: Template): Partial<V1PodSpec> {
+  return {
+    ...(template.nodeSelector ? { nodeSelector: template.nodeSelector } : {}),
+    ...(template.tolerations?.length ? { tolerations: template.tolerations } : {}),
+    ...(template.affinity ? { affinity: template.affinity } : {}),
+    ...(template.imagePullSecrets?.length ? { imagePullSecrets: template.imagePullSecrets } : {}),
+    ...(template.priorityClassName ? { priorityClassName: template.priorityClassName } : {}),
+    ...(template.activeDeadlineSeconds ? { activeDeadlineSeconds: template.activeDeadlineSeconds } : {}),
   };
 }

@@ -134,7 +134,7 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   if (rebuilt) {
     // The images hold dist/ as it is now: build it first, so the pods run the code under test.
     await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
-    await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres']);
+    await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain']);
   }
   let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
   const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;

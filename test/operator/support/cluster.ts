@@ -17,6 +17,8 @@ import {
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
+import { RUNNER_CLIENT } from '../../../src/operator/passes/job-builder.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 import { eventually } from '../../support/eventually.js';
 
@@ -333,7 +335,13 @@ export async function startPod(
   const env = (container: V1Container | undefined): Record<string, string> =>
     Object.fromEntries((container?.env ?? []).map((variable) => [variable.name, local(variable.value ?? '')]));
   const path = `${dirname(SPOOL_BIN)}:${process.env.PATH ?? ''}`;
-  const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, env: { ...env(script), PATH: path } });
+  // The script container runs the native client that the agent's postStart hook copies into the
+  // pod (from the runner image; here, the one built in dist/), with the image's own PATH.
+  const copied = agent?.lifecycle?.postStart?.exec?.command?.join(' ');
+  if (copied !== `cp ${RUNNER_CLIENT} /spool/bin/spool` || script?.command?.[0] !== '/spool/bin/spool') {
+    throw new Error(`the pass's pod does not run the native client it copies: ${copied ?? 'no postStart'}; ${script?.command?.join(' ') ?? ''}`);
+  }
+  const main = startSpool((script?.command ?? []).slice(1).map(local), { cwd: root, program: BUILT_NATIVE, env: { ...env(script), PATH: process.env.PATH ?? '' } });
   if (agentDelayMs) await new Promise((resolve) => setTimeout(resolve, agentDelayMs));
   const sidecar = startSpool((agent?.command ?? []).slice(1).map(local), {
     cwd: root,
