@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -255,27 +256,6 @@ async function benchJournal(id, label, store, writes) {
   const journal = await store.readJournal(runId);
   if (journal.length !== 2 * (warmup + writes / 2)) throw new Error(`${label}: journal has ${journal.length} entries`);
   record(`journal_${id}`, 'journal write (`store.appendJournal`, in-process)', label, samples);
-}
-
-/**
- * test/support/postgres.ts is TypeScript; rather than add a loader, transpile it in memory with the
- * repository's own typescript and import it as a data: URL, bare imports resolved to files first.
- */
-async function loadTestPostgres() {
-  const source = join(ROOT, 'test', 'support', 'postgres.ts');
-  if (!existsSync(source)) throw new Error('test/support/postgres.ts does not exist');
-  const require = createRequire(join(ROOT, 'package.json'));
-  const ts = (await import(pathToFileURL(require.resolve('typescript')).href)).default;
-  let code = ts.transpileModule(readFileSync(source, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    fileName: source,
-  }).outputText;
-  code = code.replace(/(from\s+|import\s*\(\s*)(['"])([^'"]+)\2/g, (whole, head, quote, spec) => {
-    if (spec.startsWith('node:')) return whole;
-    if (spec.startsWith('.')) throw new Error(`test/support/postgres.ts imports ${spec}; the bench cannot load it`);
-    return `${head}${quote}${pathToFileURL(require.resolve(spec)).href}${quote}`;
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
 }
 
 async function pgQuery(url, sql) {
@@ -577,7 +557,7 @@ async function main() {
 
   let server = null;
   try {
-    const { startPostgres } = await loadTestPostgres();
+    const { startPostgres } = await loadTestPostgres(ROOT);
     log('starting a throwaway PostgreSQL server (test/support/postgres.ts)');
     const t0 = Date.now();
     server = await startPostgres();

@@ -107,15 +107,19 @@ export class Pass {
 
   /**
    * Looks at the next position without taking it. A recorded call there must be the same verb and
-   * name (the determinism check); a new call may still be refused (a reused name) before `take`.
+   * name (the determinism check). A call the journal does not hold there is new, and `refuseNew`
+   * may refuse it first: a refused call takes no position, so on a replay a script that caught the
+   * refusal and went on meets it again here, not a determinism error.
    */
-  peek(verb: string, name: string): Reached {
+  peek(verb: string, name: string, refuseNew?: (position: number) => void): Reached {
     const position = this.cursor;
     const slot = this.slots.get(position) ?? {};
     const key = `${family(verb)}\0${name}`;
     const occurrence = this.occurrences.get(key) ?? 0;
     const call = slot.call ?? null;
-    if (call && (family(call.verb) !== family(verb) || call.name !== name) && !this.lenient) {
+    const matches = call !== null && family(call.verb) === family(verb) && call.name === name;
+    if (!matches) refuseNew?.(position);
+    if (call && !matches && !this.lenient) {
       throw new DeterminismError(
         `determinism error at call ${position + 1}: the journal recorded ${describe(call.verb, call.name)} there, ` +
           `but this pass reached ${describe(verb, name)}; replay must reach the same durable calls in the same order ` +

@@ -14,9 +14,9 @@ const isFinal = (activity: ActivityRecord | null): activity is ActivityRecord =>
 const isDone = (activity: ActivityRecord): boolean => activity.status === 'succeeded' || activity.status === 'failed';
 
 /** Refuses a second use of a name (its wait could never tell them apart) or a capability nobody offers. */
-function checkNew(pass: Pass, reached: Reached, spec: ActivitySpec): void {
+function checkNew(pass: Pass, position: number, spec: ActivitySpec): void {
   if (pass.host.noActivities) pass.refuse(pass.host.noActivities);
-  const other = pass.findRecorded(NAMED, spec.name, reached.position);
+  const other = pass.findRecorded(NAMED, spec.name, position);
   if (other) {
     pass.refuse(
       `activity name '${spec.name}' is already used in this run (call ${other.position + 1}); ` +
@@ -53,9 +53,7 @@ async function queue(pass: Pass, reached: Reached, spec: ActivitySpec): Promise<
 }
 
 export async function activitySubmit(pass: Pass, request: ActivitySubmitRequest): Promise<Answer> {
-  const peeked = pass.peek('activity.submit', request.name);
-  if (!peeked.call) checkNew(pass, peeked, request);
-  const reached = pass.take(peeked);
+  const reached = pass.take(pass.peek('activity.submit', request.name, (position) => checkNew(pass, position, request)));
   if (!reached.result) await queue(pass, reached, request);
   return { ...OK, replayed: reached.call !== null };
 }
@@ -79,9 +77,7 @@ async function collect(pass: Pass, reached: Reached, name: string): Promise<Answ
 }
 
 export async function activityRun(pass: Pass, request: ActivityRunRequest): Promise<Answer> {
-  const peeked = pass.peek('activity.run', request.name);
-  if (!peeked.call) checkNew(pass, peeked, request);
-  const reached = pass.take(peeked);
+  const reached = pass.take(pass.peek('activity.run', request.name, (position) => checkNew(pass, position, request)));
   if (reached.result) return commandAnswer(reached.result.data, true);
   if (!reached.call) await queue(pass, reached, request);
   return collect(pass, reached, request.name);
@@ -90,11 +86,11 @@ export async function activityRun(pass: Pass, request: ActivityRunRequest): Prom
 export async function activityWait(pass: Pass, request: ActivityWaitRequest): Promise<Answer> {
   if ('all' in request) return activityWaitAll(pass);
   const { name } = request;
-  const peeked = pass.peek('activity.wait', name);
-  if (!peeked.call && !pass.findRecorded(NAMED, request.name, -1)) {
-    pass.refuse(`no activity named '${name}' was submitted in this run; submit it before waiting for it`);
-  }
-  const reached = pass.take(peeked);
+  const reached = pass.take(
+    pass.peek('activity.wait', name, () => {
+      if (!pass.findRecorded(NAMED, name, -1)) pass.refuse(`no activity named '${name}' was submitted in this run; submit it before waiting for it`);
+    }),
+  );
   if (reached.result) return commandAnswer(reached.result.data, true);
   if (!reached.call) await pass.record(reached, 'call', {});
   return collect(pass, reached, name);

@@ -25,7 +25,7 @@ export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
  */
 export async function stepFn(pass: Pass, request: StepFnRequest): Promise<Answer> {
   const reached = pass.take(pass.peek('step_fn', request.name));
-  if (reached.result) return { status: 'ok', value: reached.result.data.value ?? null, exitCode: 0, replayed: true };
+  if (reached.result) return { status: 'ok', value: JSON.parse(String(reached.result.data.json ?? 'null')) as unknown, exitCode: 0, replayed: true };
   if (!reached.call) await pass.record(reached, 'call', {});
   pass.executing.set(reached.position, reached);
   return {
@@ -42,19 +42,18 @@ export async function stepFn(pass: Pass, request: StepFnRequest): Promise<Answer
 export async function lock(pass: Pass, request: LockRequest): Promise<Answer> {
   const { run, store } = pass;
   const verb = request.command ? 'lock.run' : 'lock';
-  const peeked = pass.peek(verb, request.group);
-  if (peeked.result) {
-    pass.take(peeked);
-    return request.command ? commandAnswer(peeked.result.data, true) : { status: 'ok', exitCode: 0, replayed: true };
-  }
-  if (!request.command && !peeked.call) {
-    const other = pass.findRecorded(['lock'], null, peeked.position);
+  const peeked = pass.peek(verb, request.group, (position) => {
+    const other = request.command ? null : pass.findRecorded(['lock'], null, position);
     if (other) {
       pass.refuse(
         `this run already holds the lock '${other.name}' (call ${other.position + 1}), and a run takes one bare lock, ` +
           `held until it ends; use 'spool lock GROUP -- CMD' to lock a section`,
       );
     }
+  });
+  if (peeked.result) {
+    pass.take(peeked);
+    return request.command ? commandAnswer(peeked.result.data, true) : { status: 'ok', exitCode: 0, replayed: true };
   }
   const reached = pass.take(peeked);
   if (!reached.call) await pass.record(reached, 'call', {});
@@ -100,7 +99,10 @@ export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
 async function doneFn(pass: Pass, reached: Reached, request: DoneRequest): Promise<Answer> {
   if (!('value' in request)) pass.refuse(`step_fn '${reached.name}' ran a function: its done takes the function's value`);
   pass.executing.delete(request.position);
-  checkResultSize(`step_fn '${reached.name}'`, JSON.stringify(request.value ?? null), pass.host.maxResultBytes);
-  await pass.record(reached, 'result', { value: request.value ?? null });
+  // Kept as JSON text: a jsonb column would reorder an object's keys, and a replay must give the
+  // script back the very value its first pass had.
+  const json = JSON.stringify(request.value ?? null);
+  checkResultSize(`step_fn '${reached.name}'`, json, pass.host.maxResultBytes);
+  await pass.record(reached, 'result', { json });
   return { status: 'ok', exitCode: 0 };
 }

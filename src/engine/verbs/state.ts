@@ -39,17 +39,17 @@ export async function state(pass: Pass, request: StateRequest): Promise<Answer> 
     case 'state.incr':
     case 'state.cas': {
       const op = request.op ?? request.key;
-      const peeked = pass.peek(request.verb, op);
-      if (!peeked.call) {
-        const other = pass.findRecorded(RECORDED_OPS, op, peeked.position);
-        if (other) {
-          pass.refuse(
-            `--op '${op}' is already used in this run (call ${other.position + 1}); each incr or cas is its own ` +
-              `question, so give each one its own --op name`,
-          );
-        }
-      }
-      const reached = pass.take(peeked);
+      const reached = pass.take(
+        pass.peek(request.verb, op, (position) => {
+          const other = pass.findRecorded(RECORDED_OPS, op, position);
+          if (other) {
+            pass.refuse(
+              `--op '${op}' is already used in this run (call ${other.position + 1}); each incr or cas is its own ` +
+                `question, so give each one its own --op name`,
+            );
+          }
+        }),
+      );
       if (reached.result) return opAnswer(reached.result.data, true);
       const result = await store.transaction(async (tx) => {
         const data =
