@@ -55,7 +55,11 @@ describe('a Run on a real kube-apiserver', () => {
     // No probe holds the script container back (a probe's period was most of a second of every
     // pass's start): `spool pass` waits for the agent's control socket itself.
     expect(agent?.startupProbe).toBeUndefined();
-    expect(pod?.containers[0]?.command?.slice(0, 2)).toEqual(['spool', 'pass']);
+    // The script container runs the Workflow's image with the static client the agent's postStart
+    // copies in from the runner image (any image will do); the agent runs the runner image.
+    expect(pod?.containers[0]?.command?.slice(0, 2)).toEqual(['/spool/bin/spool', 'pass']);
+    expect(agent?.lifecycle?.postStart?.exec?.command).toEqual(['cp', '/usr/local/lib/hyperspool/spool', '/spool/bin/spool']);
+    expect(pod?.volumes?.find((volume) => volume.name === 'client')?.emptyDir).toBeDefined();
     expect(pod?.volumes?.find((volume) => volume.name === 'spool')?.emptyDir).toBeDefined();
     for (const container of [agent, pod?.containers[0]]) expect(container?.volumeMounts).toContainEqual(expect.objectContaining({ name: 'spool', mountPath: '/spool' }));
     expect(pod?.volumes?.find((volume) => volume.name === 'token')?.projected?.sources?.[0]?.serviceAccountToken?.audience).toBe('hyperspool');
@@ -199,6 +203,9 @@ describe('a Run on a real kube-apiserver', () => {
     const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
     const containerOf = (job: V1Job) => job.spec?.template.spec?.containers[0];
     expect(containerOf(job2)).toMatchObject({ image: 'runner:1', env: [{ name: 'COLOUR', value: 'blue' }] });
+    // The Workflow's image is the script's; the agent beside it runs the operator's runner image.
+    expect(job2.spec?.template.spec?.initContainers?.[0]?.image).toBe(job1.spec?.template.spec?.initContainers?.[0]?.image);
+    expect(job2.spec?.template.spec?.initContainers?.[0]?.image).not.toBe('runner:1');
     expect((await agentOf(operator.url, runId, 2, (await givenPodOf(cluster, job2)).token).spec()).body).toMatchObject({ script: 'spool sleep 1s\n' });
 
     await whenRunCreated(cluster, 'imaged-2', 'imaged');

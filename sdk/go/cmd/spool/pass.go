@@ -178,6 +178,9 @@ func runPodPass(options *passOptions) (int, error) {
 	logID, _ := fileIdentity(int(output.file.Fd()))
 	env := os.Environ()
 	for _, kv := range [][2]string{
+		// This very binary first on the script's PATH: in a pod of the user's own image it is the
+		// only spool there is (the agent copied it into the pod's shared volume).
+		{"PATH", withOwnDirFirst(pathOf(env))},
 		{"SPOOL_SOCKET", options.socket},
 		{"SPOOL_RUN_ID", spec.Run},
 		{"SPOOL_PASS", spec.Pass.String()},
@@ -256,4 +259,17 @@ func connectWithin(path string, wait time.Duration) (net.Conn, error) {
 		}
 		time.Sleep(agentWaitStep)
 	}
+}
+
+// withOwnDirFirst puts the directory of the running executable at the front of a PATH list.
+func withOwnDirFirst(path string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return path
+	}
+	dir := filepath.Dir(self)
+	if path == "" {
+		return dir
+	}
+	return dir + string(os.PathListSeparator) + path
 }
