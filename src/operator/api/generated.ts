@@ -934,7 +934,7 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
         },
         serviceAccountName: {
           description:
-            "The ServiceAccount the pass pods run as, in the Workflow's namespace. Absent means hyperspool-runner, which grants nothing: the agent authenticates to the operator with the pod's projected token.",
+            "The ServiceAccount the pass pods run as, in the Workflow's namespace. Absent means the namespace's default; no token of it is mounted, and the agent needs none of its rights (it authenticates to the operator with a projected token). config/rbac/runner makes hyperspool-runner, a ServiceAccount that grants nothing, to name here.",
           type: 'string',
           maxLength: 253,
           pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
@@ -1220,9 +1220,10 @@ export interface WorkflowSpec {
    */
   template?: Template;
   /**
-   * The ServiceAccount the pass pods run as, in the Workflow's namespace. Absent means
-   * hyperspool-runner, which grants nothing: the agent authenticates to the operator with the pod's
-   * projected token.
+   * The ServiceAccount the pass pods run as, in the Workflow's namespace. Absent means the
+   * namespace's default; no token of it is mounted, and the agent needs none of its rights (it
+   * authenticates to the operator with a projected token). config/rbac/runner makes
+   * hyperspool-runner, a ServiceAccount that grants nothing, to name here.
    */
   serviceAccountName?: string;
 }
