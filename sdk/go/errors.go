@@ -22,6 +22,9 @@ type AgentUnavailable struct {
 }
 
 func (e *AgentUnavailable) Error() string {
+	if e.Path == "" && e.Err != nil {
+		return e.Err.Error() // no socket to name: the cause says why
+	}
 	if e.Sent {
 		return "the agent went away during the call"
 	}

@@ -1,0 +1,42 @@
+package hyperspool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"hyperspool.dev/go/internal/nodecompat"
+)
+
+// runCommand runs a step's command as the spool step verb does: no shell, stdin and stderr
+// inherited, stdout captured, SPOOL_IDEMPOTENCY_KEY set. A command that cannot be started is
+// reported as a shell would (127 not found, 126 not runnable), so it is recorded as a failed
+// step rather than failing the script.
+func runCommand(argv []string, idempotencyKey string) (stdout string, exitCode int) {
+	var out bytes.Buffer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// exec keeps the last of duplicate keys, so this replaces any inherited key.
+	cmd.Env = append(os.Environ(), "SPOOL_IDEMPOTENCY_KEY="+idempotencyKey)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nodecompat.WellFormed(out.Bytes()), 0
+	case errors.As(err, &exit):
+		code := exit.ExitCode()
+		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
+			code = 128 + int(status.Signal())
+		}
+		return nodecompat.WellFormed(out.Bytes()), code
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(os.Stderr, "spool: cannot run '%s': command not found\n", argv[0])
+		return "", 127
+	}
+	fmt.Fprintf(os.Stderr, "spool: cannot run '%s': %v\n", argv[0], err)
+	return "", 126
+}
