@@ -110,7 +110,7 @@ func inexactInteger(raw json.RawMessage) string {
 			continue
 		}
 		f, err := strconv.ParseFloat(string(n), 64)
-		if err != nil || strconv.FormatFloat(f, 'f', -1, 64) != string(n) {
+		if err != nil || strconv.FormatFloat(f, 'f', 0, 64) != string(n) {
 			return string(n)
 		}
 	}
