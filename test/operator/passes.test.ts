@@ -239,6 +239,22 @@ describe('a Run on a real kube-apiserver', () => {
     await cluster.custom.deleteNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules', name: 'often' });
   });
 
+  it("given a Schedule whose cron does not parse, then it is not Ready, saying the parser's reason, and it starts nothing", async () => {
+    const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
+    await cluster.custom.createNamespacedCustomObject({
+      ...schedules,
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'bad-cron' }, spec: { cron: '61 * * * *', workflowRef: { name: 'nap' } } },
+    });
+    type WithReady = { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } };
+    const ready = await eventually('the Ready condition', async () =>
+      ((await cluster.custom.getNamespacedCustomObject({ ...schedules, name: 'bad-cron' })) as WithReady).status?.conditions?.find((condition) => condition.type === 'Ready'),
+    );
+    expect(ready).toMatchObject({ status: 'False', reason: 'InvalidCron' });
+    expect(ready.message).toMatch(/^bad cron expression '61 \* \* \* \*': /);
+    expect((await operator.store.listSchedules(cluster.namespace)).map((schedule) => schedule.name)).not.toContain('bad-cron');
+    await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'bad-cron' });
+  });
+
   it('given a Workflow whose pipeline document has a mistake, then it is not Ready, with the line and column, and a Run of it fails at once with the same message', async () => {
     await givenWorkflow(cluster, 'broken', 'broken.yaml', 'name: broken\njobs:\n  only:\n    stepz: []\n');
     type WithReady = { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } };

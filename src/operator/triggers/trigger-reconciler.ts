@@ -1,5 +1,6 @@
 import { parseDuration } from '../../common/duration.js';
-import { nextTick, type Cadence } from '../../engine/schedules.js';
+import { checkCron, nextTick, type Cadence } from '../../engine/schedules.js';
+import { ensureError } from '../../common/errors.js';
 import type { Store } from '../../store/store.js';
 import type { ScriptSource } from '../../store/types.js';
 import { HANDLER, SCHEDULE, type Handler, type Schedule, type Workflow } from '../api/generated.js';
@@ -40,7 +41,10 @@ export class TriggerReconciler {
     const { store } = this.options;
     const namespace = schedule.metadata.namespace ?? 'default';
     const name = schedule.metadata.name ?? '';
-    const source = schedule.spec.suspend ? null : this.source(namespace, schedule.spec.workflowRef.name);
+    // A cadence that does not parse cannot change until the spec does: say so in Ready, tick
+    // nothing, and do not fail the reconcile (its retries would only log the same error forever).
+    const problem = cadenceProblem(schedule);
+    const source = schedule.spec.suspend || problem ? null : this.source(namespace, schedule.spec.workflowRef.name);
     const existing = (await store.listSchedules(namespace)).find((record) => record.name === name);
     if (!source) {
       if (existing) await store.deleteSchedule(namespace, name);
@@ -64,6 +68,10 @@ export class TriggerReconciler {
           ...(lastRun ? { lastRunName: runKey(lastRun.id), lastScheduleTime: apiTime(lastRun.createdAt) } : {}),
         }
       : {};
+    if (problem) {
+      await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, ...problem }, status);
+      return;
+    }
     const message = schedule.spec.suspend ? 'suspended' : undefined;
     await this.writeConditions(SCHEDULE.plural, schedule, source ?? (schedule.spec.suspend ? null : undefined), status, message);
   }
@@ -100,5 +108,16 @@ export class TriggerReconciler {
       },
       extra,
     );
+  }
+}
+
+/** Why a Schedule's cron or every cannot be used, in the parser's words; null when it can. */
+function cadenceProblem(schedule: Schedule): { reason: string; message: string } | null {
+  try {
+    if (schedule.spec.cron) checkCron(schedule.spec.cron);
+    else parseDuration(schedule.spec.every ?? '1m');
+    return null;
+  } catch (error) {
+    return { reason: schedule.spec.cron ? 'InvalidCron' : 'InvalidEvery', message: ensureError(error).message };
   }
 }
