@@ -1,6 +1,7 @@
 package hyperspool
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -51,4 +52,23 @@ func usageError(message string) *ScriptError {
 
 func internalError(message string) *ScriptError {
 	return &ScriptError{Kind: ErrorKindInternal, Message: message, ExitCode: ExitFailure}
+}
+
+// ExitCode is what a main that stops on err should exit with: 69 for an *AgentUnavailable (the
+// run replays in another pass), the code a *ScriptError or *StepFailed carries, else 1.
+func ExitCode(err error) int {
+	var unavailable *AgentUnavailable
+	var script *ScriptError
+	var failed *StepFailed
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &unavailable):
+		return ExitUnavailable
+	case errors.As(err, &script) && script.ExitCode != 0:
+		return script.ExitCode
+	case errors.As(err, &failed) && failed.ExitCode != 0:
+		return failed.ExitCode
+	}
+	return ExitFailure
 }
