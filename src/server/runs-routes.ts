@@ -1,3 +1,4 @@
+import { journalView } from '../engine/journal-view.js';
 import { Router } from 'express';
 import { submitRun } from '../engine/admission.js';
 import { cancelRun } from '../engine/cancel.js';
@@ -91,7 +92,7 @@ export function runsRoutes(ctx: ServerContext): Router {
 
   router.get('/runs/:id/journal', async (req, res) => {
     const run = await load(req.params.id);
-    res.json({ journal: await store.readJournal(run.id) });
+    res.json({ journal: journalView(await store.readJournal(run.id)) });
   });
 
   router.post('/runs/:id/approvals/:job', async (req, res) => {
