@@ -1,4 +1,4 @@
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { ensureError } from '../common/errors.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { objectKey, splitKey } from './kube/object-key.js';
 import { createWorkQueue, type WorkQueue } from './kube/work-queue.js';
 import { CLUSTER_ENV, LABELS, MANAGED_BY, runKey, workflowOf } from './naming.js';
 import { KubePasses } from './passes/kube-passes.js';
+import type { PodTrouble } from './passes/pod-trouble.js';
 import type { PassJobSettings } from './passes/job-builder.js';
 import { Resources } from './resources.js';
 import { EventRecorder } from './runs/events.js';
@@ -48,6 +49,7 @@ export class Controllers {
     runs: Informer<Run>;
     handlers: Informer<Handler>;
     schedules: Informer<Schedule>;
+    pods: Informer<V1Pod>;
     jobs: Informer<V1Job>;
   };
   private readonly queue: WorkQueue;
@@ -61,6 +63,8 @@ export class Controllers {
   private readonly deletedRuns = new Set<string>();
   /** When each pass under way started, for the oldest-running-pass gauge. */
   readonly passStarts = new Map<string, Date>();
+  /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
+  private readonly podTroubles = new Map<string, PodTrouble>();
 
   constructor(private readonly options: ControllersOptions) {
     const { kubeConfig, store, metrics } = options;
@@ -68,7 +72,8 @@ export class Controllers {
     this.resources = new Resources(kubeConfig);
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const batch = kubeConfig.makeApiClient(BatchV1Api);
-    const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api));
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const events = new EventRecorder(core);
     const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
     const poke = (): void => this.executor.poke();
 
@@ -90,6 +95,7 @@ export class Controllers {
       onPhase: (run) => {
         if (run.status === 'failed') metrics.runsFailed.inc();
       },
+      podTrouble: (runId) => this.podTroubles.get(runId),
     });
     this.triggers = new TriggerReconciler({ store, resources: this.resources, workflow, now, poke });
     this.kubePasses = new KubePasses({
@@ -103,6 +109,15 @@ export class Controllers {
         metrics.passesStarted.inc();
         this.passStarts.set(run.id, now());
         this.enqueueRun(run.id);
+      },
+      onPodTrouble: (run, trouble) => {
+        if (trouble) this.podTroubles.set(run.id, trouble);
+        else this.podTroubles.delete(run.id);
+        this.enqueueRun(run.id);
+        const resource = this.runResource(run.id);
+        if (!trouble || !resource) return;
+        const target = { kind: 'Run', name: resource.metadata.name ?? '', namespace: run.project, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
+        void events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
       },
     });
     this.executor = new Executor(store, {
@@ -149,6 +164,17 @@ export class Controllers {
         onAdd: enqueue('Schedule'),
         onUpdate: enqueue('Schedule'),
         onDelete: (s) => void this.triggers.deleted('Schedule', s.metadata.namespace ?? 'default', s.metadata.name ?? ''),
+      }),
+      // Only to tell why a pass's pod cannot start (its waiting reason, or that no node can take it).
+      pods: startInformer<V1Pod>({
+        kubeConfig,
+        path: '/api/v1/pods',
+        labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        list: (query) => core.listPodForAllNamespaces(query),
+        resyncPeriodMs: resync,
+        onAdd: (pod) => this.kubePasses.podChanged(pod),
+        onUpdate: (pod) => this.kubePasses.podChanged(pod),
+        onError: (error) => process.stderr.write(`spool operator: watch pods: ${error.message}\n`),
       }),
       jobs: startInformer<V1Job>({
         kubeConfig,

@@ -284,4 +284,23 @@ describe('Hyperspool on a real cluster', () => {
     const log = (await spool('logs', 'preview-1')).replace(/^spool: script suspended awaiting .*\n/m, '');
     expect(log).toBe('deploying a preview to pr-7.preview.example\ntearing down https://pr-7.preview.example\n');
   });
+
+  it("given a Workflow whose image cannot be pulled, then its Run says why within seconds; an invalid image name fails the Run at once", async () => {
+    type Conditions = { status?: { conditions?: { type: string; reason: string; message: string }[] } };
+    await givenRunOf('unpullable', 'unpullable.sh', 'true\n', { image: 'hyperspool/not-built-anywhere:dev' });
+    const told = await eventually('a PodReady=False condition', async () => {
+      const run = (await phaseOf('unpullable-1')) as RunResource & Conditions;
+      return run.status?.conditions?.find((c) => c.type === 'PodReady');
+    }, 60_000);
+    expect(['ErrImagePull', 'ImagePullBackOff']).toContain(told.reason);
+    expect((await phaseOf('unpullable-1')).status?.message).toMatch(/^pass 1: the script container cannot start: (ErrImagePull|ImagePullBackOff)/);
+    await kubectl('-n', namespace, 'delete', 'run', 'unpullable-1');
+
+    await givenRunOf('misnamed', 'misnamed.sh', 'true\n', { image: 'Hyperspool/UPPER:case' });
+    const failed = await eventually('misnamed-1 Failed', async () => {
+      const run = await phaseOf('misnamed-1');
+      return run.status?.phase === 'Failed' && run;
+    }, 60_000);
+    expect(failed.status?.message).toMatch(/^pass 1's pod cannot start: the script container cannot start: InvalidImageName/);
+  });
 });

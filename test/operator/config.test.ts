@@ -104,7 +104,7 @@ describe('config/ on a real kube-apiserver', () => {
         ...['runs', 'workflows', 'handlers', 'schedules'].map((res) => `hyperspool.dev/${res}/status:patch`),
         'hyperspool.dev/runs/finalizers:update',
         ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),
-        'core/pods:get',
+        ...['get', 'list', 'watch'].map((v) => `core/pods:${v}`),
         'core/events:create',
         'authentication.k8s.io/tokenreviews:create',
         'authorization.k8s.io/subjectaccessreviews:create',

@@ -239,6 +239,37 @@ describe('a Run on a real kube-apiserver', () => {
     await cluster.custom.deleteNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules', name: 'often' });
   });
 
+  it("given a pass's pod that cannot pull its image, then the Run says why within seconds (condition, message, Event); an invalid image name fails the run at once", async () => {
+    type RunStatus = { status?: { phase?: string; message?: string; conditions?: { type: string; status: string; reason: string; message: string }[] } };
+    const statusOf = async (name: string) => (await getRun(cluster, name)) as RunStatus;
+    const stuckPod = async (run: string, reason: string, message: string) => {
+      await whenRunCreated(cluster, run, 'stuck');
+      const key = await eventually('the run key', async () => (await getRun(cluster, run)).metadata.labels?.['hyperspool.dev/run']);
+      const job = await eventually('its Job', async () => (await jobsOf(cluster, key))[0]);
+      const { pod } = await givenPodOf(cluster, job);
+      // Plays the kubelet: the script container waits, for this reason.
+      await cluster.core.patchNamespacedPodStatus(
+        {
+          namespace: cluster.namespace,
+          name: pod.metadata?.name ?? '',
+          body: { status: { phase: 'Pending', containerStatuses: [{ name: 'script', image: 'x', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message } } }] } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    };
+    await givenWorkflow(cluster, 'stuck', 'stuck.sh', 'true\n', [], 'registry.example/missing:1');
+    await stuckPod('stuck-1', 'ImagePullBackOff', 'Back-off pulling image "registry.example/missing:1"');
+    const told = await eventually('the PodReady condition', async () => (await statusOf('stuck-1')).status?.conditions?.find((c) => c.type === 'PodReady'), 10_000);
+    expect(told).toMatchObject({ status: 'False', reason: 'ImagePullBackOff' });
+    expect((await statusOf('stuck-1')).status).toMatchObject({ phase: 'Running', message: 'pass 1: the script container cannot start: ImagePullBackOff: Back-off pulling image "registry.example/missing:1"' });
+    const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=stuck-1' });
+    expect(events.items.map((event) => [event.type, event.reason])).toContainEqual(['Warning', 'ImagePullBackOff']);
+
+    await stuckPod('stuck-2', 'InvalidImageName', 'Failed to apply default image tag "Bad:Image": invalid reference format');
+    const failed = await eventually('stuck-2 Failed', async () => (await statusOf('stuck-2')).status?.phase === 'Failed' && (await statusOf('stuck-2')).status, 10_000);
+    expect(failed.message).toBe("pass 1's pod cannot start: the script container cannot start: InvalidImageName: Failed to apply default image tag \"Bad:Image\": invalid reference format");
+  });
+
   it("given a Schedule whose cron does not parse, then it is not Ready, saying the parser's reason, and it starts nothing", async () => {
     const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
     await cluster.custom.createNamespacedCustomObject({

@@ -1,4 +1,4 @@
-import type { BatchV1Api, V1Job } from '@kubernetes/client-node';
+import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
 import { scriptOutcome, type RunOutcome } from '../../engine/settle.js';
 import { ABANDONED } from '../../executor/executor.js';
@@ -8,6 +8,7 @@ import type { RunRecord } from '../../store/types.js';
 import { httpStatus } from '../kube/request-options.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
+import { podTrouble, type PodTrouble } from './pod-trouble.js';
 
 /** A run whose passes keep being lost (its pods die before they end) fails after this many in a row. */
 const MAX_LOST_IN_A_ROW = 5;
@@ -34,6 +35,19 @@ export interface KubePassesOptions {
   onPassStarted?(run: RunRecord): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
   onScriptStarting?(seconds: number): void;
+  /** A pass's pod is stuck (an image it cannot pull, a missing Secret, no node), or no longer (null). */
+  onPodTrouble?(run: RunRecord, trouble: PodTrouble | null): void;
+}
+
+/** A pass under way, as its pod's changes are matched to it. */
+interface PassUnderWay {
+  run: RunRecord;
+  /** The trouble last reported, and since when its reason has been seen. */
+  trouble: (PodTrouble & { since: number }) | null;
+  /** Re-reads the last pod once a grace period is over (the kubelet may not report again). */
+  recheck: NodeJS.Timeout | null;
+  /** Ends the pass as failed: its pod can never start. */
+  fail(message: string): void;
 }
 
 /**
@@ -42,6 +56,7 @@ export interface KubePassesOptions {
  */
 export class KubePasses {
   private readonly finished = new Map<string, (reason: string) => void>();
+  private readonly underWay = new Map<string, PassUnderWay>();
   private readonly lostInARow = new Map<string, number>();
 
   constructor(private readonly options: KubePassesOptions) {}
@@ -53,6 +68,7 @@ export class KubePasses {
     const dispatchedAt = performance.now();
     void remote.starting.then(() => this.options.onScriptStarting?.((performance.now() - dispatchedAt) / 1000));
     const jobEnded = new Promise<string>((resolve) => this.finished.set(name, resolve));
+    const podFailed = new Promise<string>((resolve) => this.underWay.set(name, { run, trouble: null, recheck: null, fail: resolve }));
     const passOver = new AbortController();
     const aborted = new Promise<'aborted'>((resolve) => {
       if (signal.aborted) resolve('aborted');
@@ -68,6 +84,7 @@ export class KubePasses {
       const ended = await Promise.race([
         remote.exited.then((exit) => ({ exit })),
         jobEnded.then((reason) => ({ reason })),
+        podFailed.then((failure) => ({ failure })),
         neverStarted.then(() => ({ reason: `its pod did not start the script within ${startTimeoutMs / 1000}s (scheduling? image pull?)`, stuck: true })),
         aborted,
       ]);
@@ -85,12 +102,17 @@ export class KubePasses {
         if (outcome.kind === 'suspended') await deleteJob(batch, run.project, name);
         return this.ended(run, outcome);
       }
+      if ('failure' in ended) {
+        await deleteJob(batch, run.project, name);
+        return this.ended(run, { kind: 'failed', message: `pass ${run.passes}'s pod cannot start: ${ended.failure}` });
+      }
       // A pod that never started is ended, so it cannot start late beside the next pass's.
       if ('stuck' in ended) await deleteJob(batch, run.project, name);
       return this.lost(run, `pass ${run.passes} lost: ${ended.reason}`);
     } finally {
       passOver.abort();
       this.finished.delete(name);
+      this.passOver(name);
       passes.end(run.id, run.passes);
     }
   };
@@ -103,6 +125,35 @@ export class KubePasses {
     if (deleted) return resolve('its Job was deleted');
     const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
     if (condition) resolve(`its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without word from the script`);
+  }
+
+  /**
+   * Feed from the pod informer: a pass's pod that cannot start its script says why on the Run
+   * within seconds (not after --pass-start-timeout), and fails the pass at once when waiting cannot
+   * mend it (an invalid image name; a missing Secret after a grace period).
+   */
+  podChanged(pod: V1Pod): void {
+    const job = pod.metadata?.ownerReferences?.find((owner) => owner.kind === 'Job' && owner.controller)?.name;
+    const pass = job ? this.underWay.get(job) : undefined;
+    if (!pass) return;
+    const now = Date.now();
+    const trouble = podTrouble(pod, (reason) => (pass.trouble?.reason === reason ? now - pass.trouble.since : 0));
+    const since = trouble && pass.trouble?.reason === trouble.reason ? pass.trouble.since : now;
+    const changed = trouble?.reason !== pass.trouble?.reason;
+    pass.trouble = trouble ? { ...trouble, since } : null;
+    if (changed) this.options.onPodTrouble?.(pass.run, trouble);
+    if (pass.recheck) clearTimeout(pass.recheck);
+    pass.recheck = null;
+    if (trouble?.fatal) pass.fail(trouble.message);
+    else if (trouble) pass.recheck = setTimeout(() => this.podChanged(pod), 5_000);
+  }
+
+  private passOver(name: string): void {
+    const pass = this.underWay.get(name);
+    if (!pass) return;
+    if (pass.recheck) clearTimeout(pass.recheck);
+    if (pass.trouble) this.options.onPodTrouble?.(pass.run, null);
+    this.underWay.delete(name);
   }
 
   /** A new pass supersedes older ones: a pod still running an earlier pass (its operator went away) is ended. */

@@ -10,6 +10,7 @@ import type { Resources } from '../resources.js';
 import { workflowSource } from '../workflow-source.js';
 import type { EventRecorder } from './events.js';
 import { desiredRunStatus, statusPatch } from './run-status.js';
+import type { PodTrouble } from '../passes/pod-trouble.js';
 
 export interface RunReconcilerOptions {
   store: Store;
@@ -21,6 +22,8 @@ export interface RunReconcilerOptions {
   /** New work in the store: the executor looks now. */
   poke(): void;
   onPhase?(run: RunRecord, previous: string | undefined): void;
+  /** Why the pod of the run's pass under way cannot start its script, if it cannot. */
+  podTrouble?(runId: string): PodTrouble | undefined;
 }
 
 /**
@@ -90,7 +93,7 @@ export class RunReconciler {
   async writeStatus(resource: Run, run: RunRecord): Promise<void> {
     const namespace = resource.metadata.namespace ?? 'default';
     const name = resource.metadata.name ?? '';
-    const desired = desiredRunStatus(resource, run);
+    const desired = desiredRunStatus(resource, run, this.options.podTrouble?.(run.id));
     const patch = statusPatch(resource.status, desired);
     if (!patch) return;
     await this.options.resources.patchStatus(RUN.plural, namespace, name, patch);

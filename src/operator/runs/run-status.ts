@@ -1,6 +1,7 @@
 import type { RunRecord, RunStatus as StoreStatus } from '../../store/types.js';
 import type { Condition, Run, RunStatus } from '../api/generated.js';
 import { apiTime } from '../api-time.js';
+import type { PodTrouble } from '../passes/pod-trouble.js';
 
 const PHASES: Record<StoreStatus, RunStatus['phase']> = {
   pending: 'Pending',
@@ -15,7 +16,7 @@ const PHASES: Record<StoreStatus, RunStatus['phase']> = {
  * The status a Run resource should show for its run in the store: small, and stable between
  * changes (times are the run's own; a condition's transition time moves only when it flips).
  */
-export function desiredRunStatus(resource: Run, run: RunRecord): RunStatus {
+export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: PodTrouble): RunStatus {
   const phase = PHASES[run.status];
   const generation = resource.metadata.generation;
   const succeeded: Condition['status'] = phase === 'Succeeded' ? 'True' : phase === 'Failed' || phase === 'Cancelled' ? 'False' : 'Unknown';
@@ -29,16 +30,32 @@ export function desiredRunStatus(resource: Run, run: RunRecord): RunStatus {
     lastTransitionTime: previous?.status === succeeded ? previous.lastTransitionTime : apiTime(new Date()),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
   };
+  // While the pass's pod cannot start its script, the Run says why (a condition of its own, so
+  // `kubectl wait --for=condition=PodReady` and alerts can use it).
+  const stuck = podTrouble && phase === 'Running' ? podTrouble : undefined;
+  const previousPod = resource.status?.conditions?.find((c) => c.type === 'PodReady');
+  const pod: Condition[] = stuck
+    ? [
+        {
+          type: 'PodReady',
+          status: 'False',
+          reason: stuck.reason,
+          message: stuck.message,
+          lastTransitionTime: previousPod?.status === 'False' ? previousPod.lastTransitionTime : apiTime(new Date()),
+          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        },
+      ]
+    : [];
   return {
     runId: run.id,
     phase,
     ...(run.awaiting ? { awaiting: run.awaiting } : {}),
     passes: run.passes,
-    ...(run.error ? { message: run.error } : {}),
+    ...(run.error ? { message: run.error } : stuck ? { message: `pass ${run.passes}: ${stuck.message}` } : {}),
     startedAt: apiTime(run.createdAt),
     ...(run.finishedAt ? { finishedAt: apiTime(run.finishedAt) } : {}),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    conditions: [condition],
+    conditions: [condition, ...pod],
   };
 }
 
