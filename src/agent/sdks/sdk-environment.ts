@@ -7,8 +7,11 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const PYTHON_SDK = join(PACKAGE_ROOT, 'sdk', 'python', 'src');
 /** Where the build stages the TypeScript SDK (scripts/stage-sdks.mjs), for the resolve hook. */
 export const NODE_SDK = join(PACKAGE_ROOT, 'dist', 'sdk', 'node_modules', '@hyperspool', 'sdk');
-/** Registers the resolve hook that lets `import ... from '@hyperspool/sdk'` fall back to this package's SDK. */
-const RESOLVE_HOOK = pathToFileURL(fileURLToPath(new URL('./register-sdk-resolve.js', import.meta.url))).href;
+/**
+ * Registers the resolve hook that lets `import ... from '@hyperspool/sdk'` fall back to this
+ * package's SDK: the built one, wherever this module runs from (the tests run it from src/).
+ */
+const RESOLVE_HOOK = join(PACKAGE_ROOT, 'dist', 'agent', 'sdks', 'register-sdk-resolve.js');
 
 const append = (list: string | undefined, entry: string, separator: string = delimiter): string =>
   list ? `${list}${separator}${entry}` : entry;
@@ -35,6 +38,8 @@ export function sdkEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   if (existsSync(PYTHON_SDK) && !virtualenvHasSdk(env)) added.PYTHONPATH = append(env.PYTHONPATH, PYTHON_SDK);
   // The SDK is ESM, which ignores NODE_PATH: a resolve hook makes `import` (and `import()` from
   // CommonJS) find it when the script's own node_modules does not.
-  if (existsSync(join(NODE_SDK, 'package.json'))) added.NODE_OPTIONS = append(env.NODE_OPTIONS, `--import=${RESOLVE_HOOK}`, ' ');
+  if (existsSync(join(NODE_SDK, 'package.json')) && existsSync(RESOLVE_HOOK)) {
+    added.NODE_OPTIONS = append(env.NODE_OPTIONS, `--import=${pathToFileURL(RESOLVE_HOOK).href}`, ' ');
+  }
   return added;
 }
