@@ -184,14 +184,18 @@ describe('crds/ on kube-apiserver', () => {
     expect(badStatus.stderr).toContain('status.phase');
   });
 
-  it('kubectl get runs shows PHASE AWAITING PASSES AGE', async () => {
+  it('kubectl get runs shows WORKFLOW PHASE AWAITING PASSES MESSAGE AGE, and -o wide the run id and times; workflows READY, schedules the next tick and last run', async () => {
     const table = await ok(['get', 'runs', '-n', namespace]);
     const [header, ...rows] = table.trim().split('\n');
-    expect(header?.split(/\s+/)).toEqual(['NAME', 'PHASE', 'AWAITING', 'PASSES', 'AGE']);
+    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'PHASE', 'AWAITING', 'PASSES', 'MESSAGE', 'AGE']);
     const saga = rows.find((row) => row.startsWith('saga-1 '));
-    expect(saga).toMatch(/^saga-1\s+Waiting\s+signal approve\s+2\s+\S+$/);
+    expect(saga).toMatch(/^saga-1\s+saga\s+Waiting\s+signal approve\s+2\s+\S+$/);
+    const wide = (await ok(['get', 'runs', '-n', namespace, '-o', 'wide'])).split('\n')[0]?.split(/\s{2,}/);
+    expect(wide?.slice(-3)).toEqual(['RUN ID', 'STARTED', 'FINISHED']);
     const schedules = await ok(['get', 'ssch', '-n', namespace]);
-    expect(schedules.split('\n')[0]?.split(/\s+/)).toEqual(['NAME', 'EVERY', 'CRON', 'LAST', 'AGE']);
+    expect(schedules.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'EVERY', 'CRON', 'LAST', 'LAST RUN', 'NEXT', 'AGE']);
+    const workflows = await ok(['get', 'swf', '-n', namespace]);
+    expect(workflows.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'FILENAME', 'READY', 'AGE']);
   });
 
   it('kubectl explain shows the descriptions', async () => {

@@ -121,8 +121,8 @@ describe('a Run on a real kube-apiserver', () => {
     expect(metrics).toMatch(/^hyperspool_oldest_running_pass_seconds 0$/m);
 
     const table = cluster.kubectl('get', 'runs', '-n', cluster.namespace);
-    expect(table.split('\n')[0]).toMatch(/^NAME\s+PHASE\s+AWAITING\s+PASSES\s+AGE/);
-    expect(table).toMatch(/nap-1\s+Succeeded\s+2\s+/);
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+AWAITING\s+PASSES\s+MESSAGE\s+AGE/);
+    expect(table).toMatch(/nap-1\s+nap\s+Succeeded\s+2\s+/);
   });
 
   it("given two runs, then one run's agent token is refused on the other run, and a request without a valid token is refused", async () => {
