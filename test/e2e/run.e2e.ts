@@ -120,7 +120,8 @@ describe('Hyperspool on a real cluster', () => {
       const resource = await phaseOf('saga-1');
       return resource.status?.phase === 'Failed' && resource;
     }, 120_000);
-    expect(failed.status?.message).toBe('script exited 1');
+    // The Run tells the story: the exit, the step that failed, the last thing printed.
+    expect(failed.status?.message).toBe("script exited 1 (step 'book-car' exited 1; last output: cancelled FL-881)");
     const log = await eventually('the saga pod log', () => kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script'));
     expect(log.split('\n').filter(Boolean)).toEqual(['no cars left', 'cancelled HT-2207', 'cancelled FL-881']);
   });

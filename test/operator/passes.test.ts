@@ -111,7 +111,10 @@ describe('a Run on a real kube-apiserver', () => {
       const list = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=nap-1' });
       return list.items.some((event) => event.reason === 'Succeeded') && list.items;
     });
+    // The moments that matter, each once, in words without the run id; no Event for Pending.
     expect(events.map((event) => event.reason)).toContain('Succeeded');
+    expect(events.map((event) => event.reason)).not.toContain('Pending');
+    expect(events.find((event) => event.reason === 'Waiting')?.message).toMatch(/^suspended, awaiting timer /);
 
     // Pass 1's agent asked for its script; pass 2's did not (it went straight to its calls).
     const metrics = await (await fetch(`${operator.healthUrl}/metrics`)).text();

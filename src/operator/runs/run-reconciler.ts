@@ -10,6 +10,7 @@ import type { Resources } from '../resources.js';
 import { workflowSource } from '../workflow-source.js';
 import type { EventRecorder } from './events.js';
 import { desiredRunStatus, statusPatch } from './run-status.js';
+import { failureDetail } from './failure-detail.js';
 import type { PodTrouble } from '../passes/pod-trouble.js';
 
 export interface RunReconcilerOptions {
@@ -93,7 +94,8 @@ export class RunReconciler {
   async writeStatus(resource: Run, run: RunRecord): Promise<void> {
     const namespace = resource.metadata.namespace ?? 'default';
     const name = resource.metadata.name ?? '';
-    const desired = desiredRunStatus(resource, run, this.options.podTrouble?.(run.id));
+    const told = run.status === 'failed' ? { ...run, error: await failureDetail(this.options.store, run) } : run;
+    const desired = desiredRunStatus(resource, told, this.options.podTrouble?.(run.id));
     const patch = statusPatch(resource.status, desired);
     if (!patch) return;
     await this.options.resources.patchStatus(RUN.plural, namespace, name, patch);
@@ -101,9 +103,11 @@ export class RunReconciler {
     if (previous === desired.phase) return;
     this.options.onPhase?.(run, previous);
     const target = { kind: RUN.kind, name, namespace, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
+    // The moments a person looks for in `kubectl describe run`, and nothing for a run merely pending.
+    if (desired.phase === 'Pending') return;
     const warning = desired.phase === 'Failed';
-    const detail = desired.phase === 'Waiting' ? `awaiting ${run.awaiting ?? ''}` : desired.phase === 'Running' ? `pass ${run.passes} started` : (run.error ?? `run ${desired.phase.toLowerCase()}`);
-    await this.options.events.record(target, warning ? 'Warning' : 'Normal', desired.phase, `${run.id}: ${detail}`);
+    const detail = desired.phase === 'Waiting' ? `suspended, awaiting ${run.awaiting ?? ''}` : desired.phase === 'Running' ? `pass ${run.passes} started` : (told.error ?? `run ${desired.phase.toLowerCase()}`);
+    await this.options.events.record(target, warning ? 'Warning' : 'Normal', desired.phase, detail);
   }
 
   private async refuse(resource: Run, runId: string, message: string): Promise<void> {
