@@ -16,12 +16,29 @@ export type ValidationResult =
  * marks a transition rule (one that reads oldSelf), which only the API server can check, on an
  * update. test/operator/validate.test.ts fails when a CRD gains a rule that is not here.
  */
+const exactlyOne = (self: unknown, keys: string[]): boolean => keys.filter((key) => has(self, key)).length === 1;
+
 export const CEL_CHECKS: Record<string, ((self: unknown) => boolean) | 'update only'> = {
   // Run.spec: `self == oldSelf`.
   'spec is immutable: create a new Run': 'update only',
   // Schedule.spec: `has(self.every) != has(self.cron)`.
   'exactly one of every and cron must be set': (self) => has(self, 'every') !== has(self, 'cron'),
+  // Workflow.spec.env[]: `has(self.value) != has(self.valueFrom)`.
+  'give an environment variable either a value or a valueFrom, not both and not neither': (self) => has(self, 'value') !== has(self, 'valueFrom'),
+  // Workflow.spec.env[].valueFrom: one of its four sources.
+  'valueFrom takes exactly one of secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef': (self) =>
+    exactlyOne(self, ['secretKeyRef', 'configMapKeyRef', 'fieldRef', 'resourceFieldRef']),
+  // Workflow.spec.envFrom[]: `has(self.secretRef) != has(self.configMapRef)`.
+  'envFrom takes exactly one of secretRef, configMapRef': (self) => has(self, 'secretRef') !== has(self, 'configMapRef'),
+  // Workflow.spec.template.volumes[]: one source, and not a name of the pass's own volumes.
+  'a volume takes exactly one source': (self) =>
+    exactlyOne(self, ['configMap', 'secret', 'emptyDir', 'persistentVolumeClaim', 'projected', 'csi', 'ephemeral', 'nfs', 'hostPath']),
+  'the volume names spool, client and token belong to the pass\'s pod': (self) =>
+    !['spool', 'client', 'token'].includes(String((self as { name?: unknown }).name)),
+  // Workflow.spec.template.volumeMounts[].mountPath.
+  '/spool belongs to the pass (its sockets, the client and the script)': (self) => self !== '/spool' && !String(self).startsWith('/spool/'),
 };
+
 
 const KIND_NAMES = Object.keys(KINDS) as KindName[];
 
