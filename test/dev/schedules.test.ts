@@ -54,6 +54,8 @@ spool state set cursor "$latest" --entity tickets
     expect(
       await cliOk(dev.url, dir, ['schedule', 'create', '--every', '2s', '--name', 'ticket-poll', 'poll.sh']),
     ).toMatch(/^schedule ticket-poll: next run at \S+\n$/);
+    // Its period as people write it, not in milliseconds.
+    expect(await cliOk(dev.url, dir, ['schedule', 'list'])).toMatch(/^ticket-poll\s+2s\s+/m);
     const runs = await poll(
       'three ticks of ticket-poll',
       async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +83,12 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
 
     const table = await ok(alice, 'runs');
     expect(table.split('\n')[0]).toMatch(/^RUN\s+STATUS\s+AWAITING\s+PASSES\s+AGE\s+WORKFLOW$/);
+    // The same through kubectl, as its plugin (kubectl-spool on PATH).
+    const plugin = execFileSync(cluster.plane.kubectl, ['spool', 'runs', '--kubeconfig', alice, '--context', 'alice', '-n', 'team-c'], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${join(import.meta.dirname, '..', '..', 'bin')}:${process.env.PATH ?? ''}`, SPOOL_SERVER: '' },
+    });
+    expect(plugin).toMatch(new RegExp(`${name}\\s+waiting\\s+signal go`));
     expect(table).toMatch(new RegExp(`${name}\\s+waiting\\s+signal go\\s+1\\s+\\d+s\\s+wait-for-go`));
     const status = await ok(alice, 'status', name);
     expect(status).toMatch(new RegExp(`^id\\s+${runId}$`, 'm'));

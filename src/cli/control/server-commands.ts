@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { parseDuration } from '../../common/duration.js';
+import { formatDuration, parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { runPath } from './http.js';
 import { age, table } from './format.js';
@@ -244,7 +244,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
     const { schedules } = await (await target(options)).api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>('GET', '/schedules');
     if (options.json) return json(schedules);
-    out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? `${String(s.everyMs)}ms`, s.nextAt, String(s.skipped), s.workflow])));
+    out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? formatDuration(s.everyMs ?? 0), s.nextAt, String(s.skipped), s.workflow])));
   });
   withServer(schedule.command('delete <name>').description('delete a schedule')).action(async (name: string, options: Options) => {
     notOnCluster(options, 'a schedule is a Schedule resource: kubectl delete it');
