@@ -615,9 +615,9 @@ export class SqlStore implements Store {
 
   async readLogs(runId: string, afterSeq = 0): Promise<LogLine[]> {
     const rows = await this.db.query<Row>(
-      `select seq, pass, text from run_logs where run_id = $1 and seq > $2 order by seq`,
+      `select seq, pass, text, logged_at from run_logs where run_id = $1 and seq > $2 order by seq`,
       [runId, afterSeq],
     );
-    return rows.map((row) => ({ seq: Number(row.seq), pass: Number(row.pass), text: row.text as string }));
+    return rows.map((row) => ({ seq: Number(row.seq), pass: Number(row.pass), text: row.text as string, at: date(row.logged_at) }));
   }
 }

@@ -122,6 +122,8 @@ export interface LogLine {
   seq: number;
   pass: number;
   text: string;
+  /** When the agent sent it (the store's clock). */
+  at: Date;
 }
 
 export interface ScriptSource {

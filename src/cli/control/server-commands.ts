@@ -1,3 +1,4 @@
+import { LogPrinter, type LogChunk } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
@@ -32,12 +33,12 @@ function parseThrottle(spec: string | undefined, key: string | undefined) {
 }
 
 /** Prints a run's log as it grows until the run ends; exits with the run's outcome. */
-export async function follow(target: Target, runId: string): Promise<number> {
+export async function follow(target: Target, runId: string, printer = new LogPrinter({})): Promise<number> {
   let after = 0;
   for (;;) {
-    const { logs, run } = await target.api<{ logs: { seq: number; text: string }[]; run: Run }>('GET', `${runPath(runId)}/logs?after=${after}`);
+    const { logs, run } = await target.api<{ logs: LogChunk[]; run: Run }>('GET', `${runPath(runId)}/logs?after=${after}`);
     for (const line of logs) {
-      out(line.text);
+      out(printer.format(line));
       after = line.seq;
     }
     if (TERMINAL.includes(run.status) && logs.length === 0) {
@@ -142,12 +143,20 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     out(table(['POS', 'KIND', 'VERB', 'NAME', 'DATA'], journal.map((e) => [String(e.position + 1), e.kind, e.verb, e.name, JSON.stringify(e.data)])));
   });
 
-  withServer(program.command('logs <run>').description("print a run's log").option('--follow', 'keep printing until the run ends')).action(async (runId: string, options: Options) => {
+  withServer(
+    program
+      .command('logs <run>')
+      .description("print a run's log")
+      .option('--follow', 'keep printing until the run ends')
+      .option('--timestamps', 'start each line with when it was logged')
+      .option('--passes', 'print a line where each pass begins (a replay prints lines between calls again)'),
+  ).action(async (runId: string, options: Options) => {
     const to = await target(options);
     const id = await to.runId(runId);
-    if (options.follow) return setExit(await follow(to, id));
-    const { logs } = await to.api<{ logs: { text: string }[] }>('GET', `${runPath(id)}/logs`);
-    for (const line of logs) out(line.text);
+    const printer = new LogPrinter({ timestamps: options.timestamps === true, passes: options.passes === true });
+    if (options.follow) return setExit(await follow(to, id, printer));
+    const { logs } = await to.api<{ logs: LogChunk[] }>('GET', `${runPath(id)}/logs`);
+    for (const line of logs) out(printer.format(line));
   });
 
   withServer(program.command('cancel <run>').description('cancel a run')).action(async (runId: string, options: Options) => {

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, startDev, submit, waitForRun } from '../support/dev.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+
+/** `spool logs`: the run's output, and on request when each line came and where each pass began. */
+let dev: Awaited<ReturnType<typeof startDev>>;
+
+beforeAll(async () => {
+  dev = await startDev();
+}, 60_000);
+
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+
+describe('spool logs', () => {
+  it('given a run of two passes, then --passes marks where each begins (lines between calls print again on a replay) and --timestamps dates each line', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'twice.sh': 'echo "from the top"\nspool step once -- echo "step output"\nspool sleep 1s\necho done\n' });
+    const id = await submit(dev.url, dir, 'twice.sh');
+    expect((await waitForRun(dev.url, id)).status).toBe('succeeded');
+
+    expect(await cliOk(dev.url, dir, ['logs', id])).toBe('from the top\nstep output\nfrom the top\ndone\n');
+    expect(await cliOk(dev.url, dir, ['logs', id, '--passes'])).toBe('--- pass 1 ---\nfrom the top\nstep output\n--- pass 2 ---\nfrom the top\ndone\n');
+    const stamped = (await cliOk(dev.url, dir, ['logs', id, '--timestamps'])).trimEnd().split('\n');
+    expect(stamped).toHaveLength(4);
+    for (const line of stamped) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (from the top|step output|done)$/);
+    // --follow prints the same, then (on stderr) how the run ended.
+    expect(await cliOk(dev.url, dir, ['logs', id, '--follow', '--passes'])).toBe(`--- pass 1 ---\nfrom the top\nstep output\n--- pass 2 ---\nfrom the top\ndone\n  ${id} succeeded\n`);
+  });
+});
