@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, startDev, submit, waitForRun } from '../support/dev.js';
+import { cliOk, poll, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 
-/** `spool logs`: the run's output, and on request when each line came and where each pass began. */
+/**
+ * `spool logs`: the run's output, and on request when each line came and where each pass began;
+ * `spool status`: which call a running run is in.
+ */
 let dev: Awaited<ReturnType<typeof startDev>>;
 
 beforeAll(async () => {
@@ -28,5 +31,18 @@ describe('spool logs', () => {
     for (const line of stamped) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (from the top|step output|done)$/);
     // --follow prints the same, then (on stderr) how the run ended.
     expect(await cliOk(dev.url, dir, ['logs', id, '--follow', '--passes'])).toBe(`--- pass 1 ---\nfrom the top\nstep output\n--- pass 2 ---\nfrom the top\ndone\n  ${id} succeeded\n`);
+  });
+
+  it('given a run in the middle of a long step, then spool status says which step is running', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'slow.sh': 'spool step quick -- true\nspool step slow -- sleep 30\n' });
+    const id = await submit(dev.url, dir, 'slow.sh');
+    const status = await poll('the slow step running', async () => {
+      const text = await cliOk(dev.url, dir, ['status', id]);
+      return /^running\s/m.test(text) && text;
+    });
+    expect(status).toMatch(/^status\s+running$/m);
+    expect(status).toMatch(/^running\s+step slow \(call 2\)$/m);
+    await cliOk(dev.url, dir, ['cancel', id]);
   });
 });

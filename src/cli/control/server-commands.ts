@@ -133,6 +133,13 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     if (options.json) return json(run);
     const { script, ...shown } = run;
     void script;
+    // A running run says which call it is in: the journal's last call without a result.
+    if (shown.status === 'running') {
+      const to = await target(options);
+      const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string }[] }>('GET', `${runPath(await to.runId(runId))}/journal`);
+      const running = inProgress(journal);
+      if (running) shown.running = running;
+    }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
   });
 
@@ -260,4 +267,11 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     await (await target(options)).api('DELETE', `/schedules/${encodeURIComponent(name)}`);
     out(`deleted schedule ${name}\n`);
   });
+}
+
+/** The call a pass is in: the last journal position reached but not yet answered (a step running, say). */
+function inProgress(journal: { position: number; kind: string; verb: string; name: string }[]): string | null {
+  const answered = new Set(journal.filter((entry) => entry.kind === 'result').map((entry) => entry.position));
+  const open = journal.filter((entry) => entry.kind === 'call' && !answered.has(entry.position)).at(-1);
+  return open ? `${open.verb === 'step_fn' ? 'step_fn' : open.verb} ${open.name} (call ${open.position + 1})` : null;
 }
