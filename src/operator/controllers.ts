@@ -20,6 +20,7 @@ import type { PassJobSettings } from './passes/job-builder.js';
 import { Resources } from './resources.js';
 import { EventRecorder } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
+import { runIdentity } from './runs/store-born.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { workflowReadiness } from './workflow-source.js';
@@ -295,12 +296,20 @@ export class Controllers {
     const known = this.runResource(run.id);
     if (known?.metadata.uid) return { name: known.metadata.name ?? '', uid: known.metadata.uid };
     if (this.deletedRuns.has(run.id)) throw new Error(`the Run of ${run.id} was deleted; the run is being cancelled`);
-    const created = await this.resources.create<Run>(RUN.plural, run.project, {
+    const identity = runIdentity(run, {
+      handler: (namespace, name) => this.informers.handlers.get(namespace, name),
+      schedule: (namespace, name) => this.informers.schedules.get(namespace, name),
+      run: (runId) => this.runResource(runId),
+    });
+    const resource = (name: string): Run => ({
       apiVersion: 'hyperspool.dev/v1alpha1',
       kind: 'Run',
-      metadata: { name: runKey(run.id), namespace: run.project, labels: { [LABELS.run]: runKey(run.id), [LABELS.managedBy]: MANAGED_BY } },
+      metadata: { name, namespace: run.project, labels: identity.labels, ...(identity.ownerReferences.length ? { ownerReferences: identity.ownerReferences } : {}) },
       spec: { workflowRef: { name: workflowOf(run).name }, ...(run.input !== null && run.input !== undefined ? { input: run.input as never } : {}) },
     });
+    let created = await this.resources.create<Run>(RUN.plural, run.project, resource(identity.name));
+    // A name taken by another run's Run (or by someone's own): this one goes by its key.
+    if (created.metadata.labels?.[LABELS.run] !== runKey(run.id)) created = await this.resources.create<Run>(RUN.plural, run.project, resource(runKey(run.id)));
     return { name: created.metadata.name ?? '', uid: created.metadata.uid ?? '' };
   }
 

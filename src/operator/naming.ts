@@ -9,6 +9,10 @@ export const LABELS = {
   run: 'hyperspool.dev/run',
   pass: 'hyperspool.dev/pass',
   workflow: 'hyperspool.dev/workflow',
+  /** On Runs that a Schedule, a Handler or a parent run started. */
+  schedule: 'hyperspool.dev/schedule',
+  handler: 'hyperspool.dev/handler',
+  parent: 'hyperspool.dev/parent',
 } as const;
 
 export const MANAGED_BY = 'hyperspool';

@@ -203,13 +203,17 @@ describe('Hyperspool on a real cluster', () => {
       return (got.status?.skipped ?? 0) >= 1 && ticks.length >= 2 && { got, ticks };
     }, 60_000);
     expect(schedule.got.status?.lastScheduleTime).toBeDefined();
-    await kubectl('-n', namespace, 'delete', 'schedule', 'every-3s');
-    // One Run per tick: each schedule run's input names its tick.
-    const ticks = (await getJson<{ items: RunResource[] }>('-n', namespace, 'runs')).items
-      .filter((run) => run.spec.workflowRef.name === 'tick')
-      .map((run) => (run.spec.input as { tick?: string } | undefined)?.tick);
+    // One Run per tick: each schedule run's input names its tick. Each is named from the Schedule
+    // and its tick (as a CronJob's Jobs are), and found by the Schedule's label.
+    const runs = (await getJson<{ items: RunResource[] }>('-n', namespace, 'runs', '-l', 'hyperspool.dev/schedule=every-3s')).items;
+    const ticks = runs.map((run) => (run.spec.input as { tick?: string } | undefined)?.tick);
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
     expect(ticks.every((tick) => typeof tick === 'string')).toBe(true);
     expect(new Set(ticks).size).toBe(ticks.length);
+    for (const run of runs) expect(run.metadata.name).toBe(`every-3s-${Math.floor(Date.parse((run.spec.input as { tick: string }).tick) / 1000)}`);
+    // Deleting the Schedule takes its Runs with it (their ownerReference).
+    await kubectl('-n', namespace, 'delete', 'schedule', 'every-3s');
+    await eventually('the schedule\'s Runs gone', async () => (await getJson<{ items: RunResource[] }>('-n', namespace, 'runs', '-l', 'hyperspool.dev/schedule=every-3s')).items.length === 0, 60_000);
   });
 
   it('given a Run waiting on a signal, when spool signal is run with a kubeconfig, then it wakes and finishes', async () => {

@@ -194,12 +194,19 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     const mirrored = await eventually('its Run resource', async () => (await listRuns()).find((run) => run.metadata.labels?.['hyperspool.dev/run'] === key));
     expect(mirrored.spec.workflowRef.name).toBe('greet');
     expect((await listRuns()).filter((run) => run.spec.workflowRef.name === 'greet')).toHaveLength(1);
+    // Named from its Handler, labelled with it and its Workflow, and owned by it.
+    expect(mirrored.metadata.name).toBe(`on-signup-${key.slice(4, 12)}`);
+    expect(mirrored.metadata.labels).toMatchObject({ 'hyperspool.dev/handler': 'on-signup', 'hyperspool.dev/workflow': 'greet' });
+    expect(mirrored.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Handler', name: 'on-signup' })]);
+    const selected = await ok(alice, 'runs', '--json');
+    expect(selected).toContain(mirrored.metadata.name);
   });
 });
 
-async function listRunsIn(cluster: Cluster): Promise<{ metadata: { name: string; labels?: Record<string, string> }; spec: { workflowRef: { name: string } } }[]> {
+type Listed = { metadata: { name: string; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string }[] }; spec: { workflowRef: { name: string } } };
+async function listRunsIn(cluster: Cluster): Promise<Listed[]> {
   const list = (await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs' })) as {
-    items: { metadata: { name: string; labels?: Record<string, string> }; spec: { workflowRef: { name: string } } }[];
+    items: Listed[];
   };
   return list.items;
 }
