@@ -273,6 +273,20 @@ describe('a Run on a real kube-apiserver', () => {
     expect(failed.message).toBe("pass 1's pod cannot start: the script container cannot start: InvalidImageName: Failed to apply default image tag \"Bad:Image\": invalid reference format");
   });
 
+  it('given a Schedule every hour with runOnCreate, then it starts a run at once, and its next tick is an hour on', async () => {
+    const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
+    const created = Date.now();
+    await cluster.custom.createNamespacedCustomObject({
+      ...schedules,
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'hourly' }, spec: { every: '1h', workflowRef: { name: 'nap' }, runOnCreate: true } },
+    });
+    const ran = await eventually('a run of hourly', async () => (await operator.store.listRuns({ project: cluster.namespace, limit: 500 })).find((run) => (run.input as { schedule?: string } | null)?.schedule === 'hourly'), 15_000);
+    expect(ran.createdAt.getTime() - created).toBeLessThan(15_000);
+    const record = (await operator.store.listSchedules(cluster.namespace)).find((schedule) => schedule.name === 'hourly');
+    expect(record?.nextAt.getTime()).toBeGreaterThan(created + 3_500_000);
+    await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'hourly' });
+  });
+
   it("given a Schedule whose cron does not parse, then it is not Ready, saying the parser's reason, and it starts nothing", async () => {
     const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
     await cluster.custom.createNamespacedCustomObject({

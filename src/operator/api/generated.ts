@@ -437,6 +437,11 @@ export const SCHEDULE_SCHEMA: OpenApiSchema = {
             "The input of every run the Schedule starts, any JSON value. Absent means the tick: an object with the schedule's name and the tick's time.",
           'x-kubernetes-preserve-unknown-fields': true,
         },
+        runOnCreate: {
+          description:
+            'Start a run as soon as the Schedule is created, before its first tick (the next ticks come on the cadence as usual). Changing it later does nothing.',
+          type: 'boolean',
+        },
         overlap: {
           description:
             'What a tick does while the previous run is still going: Skip (the tick starts nothing and counts in status.skipped) or Allow (it starts another run). Absent means Skip.',
@@ -1143,6 +1148,11 @@ export interface ScheduleSpec {
    * with the schedule's name and the tick's time.
    */
   input?: JsonValue;
+  /**
+   * Start a run as soon as the Schedule is created, before its first tick (the next ticks come on
+   * the cadence as usual). Changing it later does nothing.
+   */
+  runOnCreate?: boolean;
   /**
    * What a tick does while the previous run is still going: Skip (the tick starts nothing and
    * counts in status.skipped) or Allow (it starts another run). Absent means Skip.

@@ -55,7 +55,9 @@ export class TriggerReconciler {
       const unchanged = existing && Object.entries(wanted).every(([key, value]) => JSON.stringify(existing[key as keyof typeof existing] ?? null) === JSON.stringify(value ?? null));
       // Writing an unchanged schedule again would move its next tick: a resync must not.
       if (!unchanged) {
-        await store.putSchedule({ project: namespace, name, ...wanted, nextAt: nextTick(cadence, this.options.now()) });
+        // A new schedule asked to run on create is due at once; its next ticks follow its cadence.
+        const first = !existing && schedule.spec.runOnCreate === true && !schedule.status?.lastScheduleTime;
+        await store.putSchedule({ project: namespace, name, ...wanted, nextAt: first ? this.options.now() : nextTick(cadence, this.options.now()) });
         this.options.poke();
       }
     }
