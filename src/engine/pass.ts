@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
 import type { Answer, Request } from './protocol.js';
 import { EXIT } from './protocol.js';
+import { checkRequest } from './request-schema.js';
 import { handleVerb } from './verbs/index.js';
 
 /** What the host (local executor, dev server, operator) lends a pass. */
@@ -78,6 +79,7 @@ export class Pass {
     if (this.suspension) return { status: 'suspended', message: `script suspended awaiting ${this.suspension.awaiting}` };
     if (this.failure) return { status: 'error', kind: 'determinism', message: this.failure, exitCode: EXIT.failure };
     try {
+      checkRequest(request);
       return await handleVerb(this, request);
     } catch (raw) {
       const error = ensureError(raw);

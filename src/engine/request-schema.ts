@@ -1,0 +1,120 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import { UsageError } from '../common/errors.js';
+
+/**
+ * Every request a script (or an SDK, or a pod's agent) sends is checked against its verb's schema
+ * before anything is recorded: the agent is a boundary, and a field of the wrong type or a name
+ * with a newline must be refused with one line naming the field, not recorded or answered with a
+ * database's error. A refused request takes no journal position.
+ */
+
+/** The one rule for names: steps, locks, signals, event types, cells, entities, activities, outputs. */
+export const NAME_RULE = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$' } as const;
+/** Milliseconds: whole, not negative, and short of a date JavaScript cannot hold (about 100 years). */
+const MS = { type: 'number', minimum: 0, maximum: 3_155_760_000_000 } as const;
+const TEXT = { type: 'string' } as const;
+const ANY = {} as const;
+
+type Fields = Record<string, object>;
+const verb = (name: string, required: Fields, optional: Fields = {}) => ({
+  type: 'object',
+  properties: { verb: { const: name }, ...required, ...optional },
+  required: ['verb', ...Object.keys(required)],
+  additionalProperties: false,
+});
+
+const activity = (name: string) =>
+  verb(name, {
+    name: NAME_RULE,
+    argv: { type: 'array', minItems: 1, items: TEXT },
+    requires: { type: 'array', items: NAME_RULE },
+    attempts: { type: 'integer', minimum: 1, maximum: 100 },
+    backoffMs: MS,
+    retryOnExit: { anyOf: [{ type: 'null' }, { type: 'array', items: { type: 'integer', minimum: 1, maximum: 255 } }] },
+  });
+
+const entity = { entity: NAME_RULE };
+
+export const REQUEST_SCHEMAS: Record<string, object> = {
+  step: verb('step', { name: NAME_RULE }, { label: { type: 'string', maxLength: 1024 } }),
+  step_fn: verb('step_fn', { name: NAME_RULE }),
+  // A command's result, or (with `value`) a step_fn's.
+  done: verb('done', { position: { type: 'integer', minimum: 0 }, stdout: TEXT, exitCode: { type: 'integer', minimum: 0, maximum: 255 } }),
+  'done:value': verb('done', { position: { type: 'integer', minimum: 0 }, value: ANY }),
+  sleep: verb('sleep', { ms: MS }),
+  'wait.signal': verb('wait.signal', { name: NAME_RULE }, { timeoutMs: MS }),
+  'wait.event': verb('wait.event', { type: NAME_RULE }, { timeoutMs: MS }),
+  lock: verb('lock', { group: NAME_RULE, command: { type: 'boolean' } }),
+  'activity.submit': activity('activity.submit'),
+  'activity.run': activity('activity.run'),
+  'activity.wait': verb('activity.wait', { name: NAME_RULE }),
+  'activity.wait:all': verb('activity.wait', { all: { const: true } }),
+  'state.get': verb('state.get', { key: NAME_RULE }, entity),
+  'state.set': verb('state.set', { key: NAME_RULE, value: TEXT }, entity),
+  'state.delete': verb('state.delete', { key: NAME_RULE }, entity),
+  'state.version': verb('state.version', { key: NAME_RULE }, entity),
+  'state.list': verb('state.list', {}, { prefix: { type: 'string', maxLength: 256 }, ...entity }),
+  'state.add': verb('state.add', { key: NAME_RULE }, { value: TEXT, ...entity }),
+  'state.incr': verb('state.incr', { key: NAME_RULE, by: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }, { op: NAME_RULE, ...entity }),
+  'state.cas': verb('state.cas', { key: NAME_RULE, expected: { type: ['string', 'null'] }, value: TEXT }, { op: NAME_RULE, ...entity }),
+  'event.emit': verb('event.emit', { type: NAME_RULE }, { subject: NAME_RULE, payload: ANY }),
+  spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
+  call: verb('call', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
+  'wait.children': verb('wait.children', { runIds: { type: 'array', items: NAME_RULE } }, { awaiting: TEXT }),
+  'output.set': verb('output.set', { key: NAME_RULE, value: TEXT }),
+  annotate: verb('annotate', { text: TEXT }),
+  'agent.info': verb('agent.info', {}),
+};
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+const validators = new Map(Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, ajv.compile(schema)]));
+
+/** The schema a request is checked against: its verb's, or the variant its fields choose. */
+function schemaOf(request: Record<string, unknown>): string {
+  if (request.verb === 'done' && 'value' in request) return 'done:value';
+  if (request.verb === 'activity.wait' && 'all' in request) return 'activity.wait:all';
+  return String(request.verb);
+}
+
+/**
+ * Refuses a request that is not one JSON object, or whose fields are not its verb's, with one line
+ * naming the field. An unknown verb is left to the dispatcher, which says which protocol it speaks.
+ */
+export function checkRequest(request: unknown): void {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new UsageError('a request is one JSON object with a verb (docs/protocol.md)');
+  const fields = request as Record<string, unknown>;
+  const validate = validators.get(schemaOf(fields));
+  if (!validate) return;
+  const valid: boolean = validate(fields);
+  // Read from the request, not from `fields`: the validator's type guard narrows a failed one to never.
+  const { verb: name } = request as { verb?: unknown };
+  if (!valid) throw new UsageError(`bad ${String(name)} request: ${describe(request as Record<string, unknown>, validate.errors?.[0])}`);
+}
+
+function describe(request: Record<string, unknown>, error: ErrorObject | undefined): string {
+  if (!error) return 'its fields do not match the protocol (docs/protocol.md)';
+  const field = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const named = field ? `'${field}'` : 'the request';
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `'${String(params.missingProperty)}' is missing`;
+    case 'additionalProperties':
+      return `'${String(params.additionalProperty)}' is not a field of ${String(request.verb)}`;
+    case 'type':
+      return `${named} must be ${String(params.type).replace(',', ' or ')}`;
+    case 'minLength':
+      return `${named} must not be empty`;
+    case 'maxLength':
+      return `${named} is longer than ${String(params.limit)} characters`;
+    case 'pattern':
+      return `${named} must not contain control characters (a newline, a tab...)`;
+    case 'minimum':
+    case 'maximum':
+      return `${named} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
+    case 'minItems':
+      return `${named} must not be empty`;
+    default:
+      return `${named} ${error.message ?? 'is not valid'}`;
+  }
+}
