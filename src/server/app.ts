@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import type { ServerContext } from './context.js';
-import { errorHandler, notFound } from './http-error.js';
+import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
 import { runsRoutes } from './runs-routes.js';
 import { triggersRoutes } from './triggers-routes.js';
 
@@ -10,7 +10,8 @@ import { triggersRoutes } from './triggers-routes.js';
 export function createApp(ctx: ServerContext): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(express.json({ limit: '5mb' }));
+  app.use(requireJson);
+  app.use(express.json({ limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });

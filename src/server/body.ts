@@ -37,3 +37,12 @@ export function scriptSource(body: Body): ScriptSource {
     cwd: optionalText(body, 'cwd'),
   };
 }
+
+/** A whole-number query parameter within bounds, or its default; anything else is a 400 naming it. */
+export function queryInteger(query: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+  const raw = query[name];
+  if (raw === undefined) return fallback;
+  const value = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw badRequest(`'${name}' must be a whole number from ${min} to ${max}, not '${String(raw)}'`);
+  return value;
+}

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
 import { SpoolError, ensureError } from '../common/errors.js';
 
 /** An error with the HTTP status and stable code the API answers with. */
@@ -14,9 +15,10 @@ export class HttpError extends SpoolError {
 
 export const badRequest = (message: string): HttpError => new HttpError(400, 'bad_request', message);
 export const notFound = (what: string): HttpError => new HttpError(404, 'not_found', `${what} not found`);
+export const conflict = (code: string, message: string): HttpError => new HttpError(409, code, message);
 
 /** Every error answers `{ "error": { "code", "message" } }`; a message a person can act on. */
-export function errorHandler(raw: unknown, _req: Request, res: Response, next: NextFunction): void {
+export function errorHandler(raw: unknown, req: Request, res: Response, next: NextFunction): void {
   void next;
   const error = ensureError(raw);
   if (error instanceof HttpError) {
@@ -25,7 +27,25 @@ export function errorHandler(raw: unknown, _req: Request, res: Response, next: N
     res.status(400).json({ error: { code: 'bad_request', message: error.message } });
   } else if ((raw as { type?: string }).type === 'entity.parse.failed') {
     res.status(400).json({ error: { code: 'bad_json', message: 'the request body is not valid JSON' } });
+  } else if ((raw as { type?: string }).type === 'entity.too.large') {
+    res.status(413).json({ error: { code: 'too_large', message: `the request body is over the ${BODY_LIMIT} limit` } });
   } else {
-    res.status(500).json({ error: { code: 'internal', message: error.message } });
+    // Never a database's or a runtime's own words to the caller: an id to find them in the log.
+    const id = randomUUID().slice(0, 8);
+    process.stderr.write(`spool: internal error ${id} on ${req.method} ${req.path}: ${error.stack ?? error.message}\n`);
+    res.status(500).json({ error: { code: 'internal', message: `internal error ${id}; the server's log has the details` } });
   }
+}
+
+/** The largest request body the API reads. */
+export const BODY_LIMIT = '5mb';
+
+/** A body the API cannot read as JSON: 415, rather than a confusing complaint about its fields. */
+export function requireJson(req: Request, _res: Response, next: NextFunction): void {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    next(new HttpError(415, 'unsupported_media_type', `send the request body as JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? 'no type'}`));
+    return;
+  }
+  next();
 }

@@ -4,10 +4,10 @@ import { submitRun } from '../engine/admission.js';
 import { cancelRun } from '../engine/cancel.js';
 import { wakeIfOver } from '../engine/wake.js';
 import { PIPELINE, admissionRules } from '../pipeline/admission.js';
-import type { RunRecord, RunStatus } from '../store/types.js';
-import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
+import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
+import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
 import type { ServerContext } from './context.js';
-import { badRequest, notFound } from './http-error.js';
+import { badRequest, conflict, notFound } from './http-error.js';
 
 const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
@@ -67,7 +67,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     const runs = await store.listRuns({
       ...(project ? { project } : {}),
       ...(status ? { status: status as RunStatus[] } : {}),
-      limit: Math.min(Number(req.query.limit ?? 100) || 100, 1000),
+      limit: queryInteger(req.query, 'limit', 100, 1, 1000),
     });
     res.json({ runs: runs.map((run) => runView(run)) });
   });
@@ -86,7 +86,7 @@ export function runsRoutes(ctx: ServerContext): Router {
 
   router.get('/runs/:id/logs', async (req, res) => {
     const run = await load(req.params.id);
-    const lines = await store.readLogs(run.id, Number(req.query.after ?? 0) || 0);
+    const lines = await store.readLogs(run.id, queryInteger(req.query, 'after', 0, 0, Number.MAX_SAFE_INTEGER));
     res.json({ logs: lines, run: runView(run) });
   });
 
@@ -118,6 +118,8 @@ export function runsRoutes(ctx: ServerContext): Router {
     const run = await load(req.params.id);
     const body = object(req.body);
     const name = text(body, 'name');
+    // Signals queue, but an ended run takes none: "queued" would be a promise nobody keeps.
+    if (TERMINAL_STATUSES.includes(run.status)) throw conflict('run_ended', `run ${run.id} has ended (${run.status}); a signal would never be taken`);
     const payload = body.payload === undefined || body.payload === null ? '' : body.payload;
     await store.sendSignal(run.id, name, typeof payload === 'string' ? payload : JSON.stringify(payload));
     await wakeIfOver(store, run.id, ctx.now());
