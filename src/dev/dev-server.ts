@@ -45,6 +45,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     now: () => new Date(),
     poke: () => executor.poke(),
     abortPass: (runId) => executor.abortPass(runId),
+    loopbackOnly: true,
   });
   const host = options.host ?? '127.0.0.1';
   const server = await new Promise<Server>((resolve, reject) => {

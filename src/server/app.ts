@@ -3,6 +3,7 @@ import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
+import { loopbackGuard } from './loopback-guard.js';
 import { runsRoutes } from './runs-routes.js';
 import { triggersRoutes } from './triggers-routes.js';
 
@@ -10,6 +11,7 @@ import { triggersRoutes } from './triggers-routes.js';
 export function createApp(ctx: ServerContext): Express {
   const app = express();
   app.disable('x-powered-by');
+  if (ctx.loopbackOnly) app.use(loopbackGuard);
   app.use(requireJson);
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {

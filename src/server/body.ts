@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { ScriptSource } from '../store/types.js';
 import { badRequest } from './http-error.js';
 
@@ -34,8 +36,24 @@ export function scriptSource(body: Body): ScriptSource {
     workflow: text(body, 'workflow'),
     interpreter: text(body, 'interpreter'),
     script: typeof body.script === 'string' ? body.script : (() => { throw badRequest(`'script' is required and must be a string`); })(),
-    cwd: optionalText(body, 'cwd'),
+    cwd: existingDirectory(optionalText(body, 'cwd')),
   };
+}
+
+/**
+ * The directory a script runs in, as the CLI sends it (where the person submitted from): an
+ * absolute path to a directory that exists. The server never makes one a client names.
+ */
+function existingDirectory(cwd: string | null): string | null {
+  if (cwd === null) return null;
+  let ok = false;
+  try {
+    ok = isAbsolute(cwd) && statSync(cwd).isDirectory();
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw badRequest(`'cwd' must be an existing directory, as an absolute path, not '${cwd}'`);
+  return cwd;
 }
 
 /** A whole-number query parameter within bounds, or its default; anything else is a 400 naming it. */

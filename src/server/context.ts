@@ -17,6 +17,12 @@ export interface ServerContext {
    * which trusts whoever reaches its loopback port.
    */
   authorize?: (authorization: string, access: Access) => Promise<void>;
+  /**
+   * Serve only what a loopback client asks for (the dev server, which runs whatever it is sent):
+   * a Host that is not a loopback name (DNS rebinding) and a cross-origin browser request that
+   * changes anything are refused.
+   */
+  loopbackOnly?: boolean;
   /** Remote agents (the operator's pods); absent where passes run in-process. */
   agents?: {
     passes: RemotePasses;

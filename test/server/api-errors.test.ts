@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
@@ -44,5 +47,33 @@ describe('the HTTP API at its boundary', () => {
     const answer = await call(`/runs?limit=${limit}`);
     expect(answer.status).toBe(400);
     expect(answer.error.message).toBe(`'limit' must be a whole number from 1 to 1000, not '${limit}'`);
+  });
+
+  /** A request with headers fetch will not let a caller set (Host). */
+  const raw = (method: string, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; code: string }> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${dev.url}/v1${path}`, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, code: text ? ((JSON.parse(text) as { error?: { code: string } }).error?.code ?? 'ok') : 'ok' }));
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+
+  it('given a Host that is not a loopback name (DNS rebinding), then 403; given a cross-origin page changing something, then 403', async () => {
+    expect(await raw('GET', '/runs', { host: 'attacker.example:7456' })).toEqual({ status: 403, code: 'forbidden_host' });
+    expect((await raw('GET', '/runs', { host: 'localhost:7456' })).status).toBe(200);
+    const submitBody = JSON.stringify({ workflow: 'x.sh', interpreter: 'bash -eu', script: 'true' });
+    expect(await raw('POST', '/runs', { host: '127.0.0.1', origin: 'https://attacker.example', 'content-type': 'application/json' }, submitBody)).toEqual({ status: 403, code: 'forbidden_origin' });
+    expect((await raw('POST', '/runs', { host: '127.0.0.1', origin: 'http://localhost:3000', 'content-type': 'application/json' }, submitBody)).status).toBe(201);
+  });
+
+  it('given a cwd the server would have to make, then 400 and nothing is made', async () => {
+    const missing = join(tempDir(), 'no', 'such', 'dir');
+    const answer = await call('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: 'x.sh', interpreter: 'bash -eu', script: 'true', cwd: missing }) });
+    expect(answer).toEqual({ status: 400, error: { code: 'bad_request', message: `'cwd' must be an existing directory, as an absolute path, not '${missing}'` } });
+    expect(existsSync(missing)).toBe(false);
   });
 });
