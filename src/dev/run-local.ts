@@ -85,6 +85,10 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
   try {
     const run = await store.getRun(runId);
     if (!run) throw new UsageError(`no run ${runId} in this store`);
+    // An ended run has nothing to carry on: say how it ended rather than wait for it forever.
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new UsageError(`run ${runId} has ended (${run.status}${run.error ? `: ${run.error}` : ''}); there is nothing to resume`);
+    }
     await store.recoverInterruptedRuns(new Date(), [runId]);
     // An activity the dead runner left `running` would never run again and the run would wait for good.
     // The embedded store's pid lock means no live process is running it; a shared server may be.

@@ -61,6 +61,11 @@ describe('a run whose runner dies mid-step', () => {
     const { run, journal } = await recorded(dataDir, id);
     expect(run?.status).toBe('succeeded');
     expect(callsOf(journal)).toEqual(['step one', 'step two', 'step three', 'step four']);
+
+    // Resuming it again, now that it has ended, says so at once and exits 2 (it used to wait forever).
+    const again = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
+    expect(again.code).toBe(2);
+    expect(again.output).toBe(`spool: run ${id} has ended (succeeded); there is nothing to resume\n`);
   }, 120_000);
 
   it('given the runner was SIGKILLed while an activity ran, when resumed, then the activity runs again and the run succeeds', async () => {
