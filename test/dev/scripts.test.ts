@@ -117,6 +117,21 @@ echo "not reached"
     expect(log).toContain('spool: activity probe-bad-region failed with exit 1 after 3 attempts');
     expect(log).not.toContain('not reached');
   }, 60_000);
+
+  it('given the seed\'s names, then activity wait-all waits for every item and activity collect gives one item\'s result', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'collect.sh': `for item in a b; do spool activity submit "job-$item" -- echo "done $item"; done
+spool activity wait-all
+echo "all done"
+spool activity collect job-b
+`,
+    });
+    const followed = await cli(dev.url, dir, ['submit', 'collect.sh', '--follow']);
+    expect(followed.code).toBe(0);
+    const id = /^ {2}run: (\S+)$/m.exec(followed.output)?.[1] ?? '';
+    expect(await logOf(dev.url, id)).toBe('all done\ndone b\n');
+  }, 60_000);
 });
 
 describe('a lock per customer', () => {

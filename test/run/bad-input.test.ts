@@ -38,6 +38,7 @@ describe('a bad in-script call', () => {
     ['a duration in words', `spool sleep 5 minutes`, /^spool sleep: unexpected argument 'minutes'/],
     ['a duration with an unknown unit', `spool sleep 5x`, /^spool sleep: bad duration '5x'/],
     ['a step without --', `spool step a echo hi`, /^spool step: missing '--' before the command/],
+    ['an unknown activity command', `spool activity frob`, /^spool activity: unknown activity command 'frob'; use submit, run, wait, collect or wait-all/],
     [
       'malformed JSON in a payload',
       `spool event emit x --payload '{bad'`,

@@ -22,6 +22,9 @@ const USAGE: Record<string, string> = {
   'activity submit': 'spool activity submit NAME [--requires CAP] [--attempts N] [--backoff D] [--retry-on-exit CODES] -- COMMAND',
   'activity run': 'spool activity run NAME [--requires CAP] [--attempts N] [--backoff D] [--retry-on-exit CODES] -- COMMAND',
   'activity wait': 'spool activity wait NAME | --all',
+  'activity collect': 'spool activity collect NAME',
+  'activity wait-all': 'spool activity wait-all',
+  activity: 'spool activity submit|run|wait|collect|wait-all ...',
   'state get': 'spool state get KEY [--entity NAME]',
   'state set': 'spool state set KEY VALUE [--entity NAME]',
   'state delete': 'spool state delete KEY [--entity NAME]',
@@ -231,8 +234,16 @@ function parseActivity(args: string[]): ScriptCall {
       if (positionals.length === 0) fail('activity wait', 'missing NAME');
       return { request: { verb: 'activity.wait', name: positionals[0] ?? '' } };
     }
+    // The seed's names (activity_collect, activity_wait_all) as commands too.
+    case 'collect': {
+      const { positionals } = parse('activity collect', rest, {}, [1, 1]);
+      return { request: { verb: 'activity.wait', name: positionals[0] ?? '' } };
+    }
+    case 'wait-all':
+      parse('activity wait-all', rest, {}, [0, 0]);
+      return { request: { verb: 'activity.wait', all: true } };
     default:
-      return fail('activity submit', `unknown activity command '${sub}'; use submit, run or wait`);
+      return fail('activity', `unknown activity command '${sub}'; use submit, run, wait, collect or wait-all`);
   }
 }
 

@@ -27,8 +27,20 @@ func parseActivity(args []string) (*scriptCall, error) {
 			return nil, usageFailure("activity wait", "missing NAME")
 		}
 		return &scriptCall{request: hyperspool.NewRequest("activity.wait").With("name", parsed.positionals[0])}, nil
+	// The seed's names (activity_collect, activity_wait_all) as commands too.
+	case "collect":
+		parsed, err := parse("activity collect", rest, optionSpec{}, 1, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &scriptCall{request: hyperspool.NewRequest("activity.wait").With("name", parsed.positionals[0])}, nil
+	case "wait-all":
+		if _, err := parse("activity wait-all", rest, optionSpec{}, 0, 0); err != nil {
+			return nil, err
+		}
+		return &scriptCall{request: hyperspool.NewRequest("activity.wait").With("all", true)}, nil
 	}
-	return nil, usageFailure("activity submit", "unknown activity command '"+sub+"'; use submit, run or wait")
+	return nil, usageFailure("activity", "unknown activity command '"+sub+"'; use submit, run, wait, collect or wait-all")
 }
 
 var activityOptions = optionSpec{

@@ -27,7 +27,7 @@ c('activity','run','p','--attempts','0','--','x'); c('activity','run','p','--att
 c('activity','run','p','--attempts','9'*400,'--','x'); c('activity','run','p','--backoff','xs','--','x'); c('activity','run','p','echo'); c('activity','run','--','x')
 c('activity','run','p','--retry-on-exit','x','--attempts','0','--backoff','bad','--','x'); c('activity','run','p','--attempts','0','--backoff','bad','--','x')
 c('activity','wait','p'); c('activity','wait','--all'); c('activity','wait','--all','p'); c('activity','wait'); c('activity','wait','--all=x'); c('activity','wait','--all','--all')
-c('activity','collect','x'); c('activity'); c('activity','run','p','--retry-on-exit','\u00a07\ufeff','--','x')
+c('activity','collect','x'); c('activity','collect'); c('activity','collect','x','y'); c('activity','wait-all'); c('activity','wait-all','x'); c('activity','frob'); c('activity'); c('activity','run','p','--retry-on-exit','\u00a07\ufeff','--','x')
 # state
 c('state','get','k'); c('state','get','k','--entity','acct:1'); c('state','get'); c('state','get','k','--entity'); c('state','get','k','--entity','--x'); c('state','get','k','-e')
 c('state','get','k','--entity','-'); c('state','get','k','--entity','--'); c('state','delete','k'); c('state','version','k','--entity=e')
