@@ -133,8 +133,11 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions): P
       }
     },
   });
+  // Ctrl-C or a SIGTERM stops this runner, not the run: its passes are abandoned unsettled (the
+  // scripts are ended), so the run stays resumable, and `spool resume` replays it.
+  let interrupted = false;
   const interrupt = (): void => {
-    endAllScripts();
+    interrupted = true;
     finish(130);
   };
   process.once('SIGINT', interrupt);
@@ -145,6 +148,12 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions): P
   } finally {
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
-    await executor.stop();
+    if (interrupted) {
+      await executor.abandon();
+      endAllScripts(); // activities under way too: the resumed run queues them again
+      say(`${rootId} interrupted; its journal is kept: carry on with 'spool resume ${rootId}'`);
+    } else {
+      await executor.stop();
+    }
   }
 }

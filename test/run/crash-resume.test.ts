@@ -89,4 +89,22 @@ describe('a run whose runner dies mid-step', () => {
     const { journal } = await recorded(dataDir, id);
     expect(callsOf(journal)).toEqual(['activity.run fetch', 'step after']);
   }, 120_000);
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('given the runner got %s during step three, then it says how to carry on, the run stays resumable, and resume finishes it without repeating steps', async (signal) => {
+    const dir = tempDir();
+    writeFiles(dir, { 'stop.sh': SCRIPT, 'slow.marker': '' });
+    const runner = startSpool(['run', 'stop.sh', '--data-dir', dataDir], { cwd: dir });
+    await waitFor('step three under way', () => readLines(join(dir, 'keys.txt')).length === 1);
+    process.kill(runner.pid, signal);
+    const stopped = await runner.done;
+    const id = runIdOf(stopped.output);
+    expect(stopped.code).toBe(130);
+    expect(stopped.output).toContain(`  ${id} interrupted; its journal is kept: carry on with 'spool resume ${id}'\n`);
+    expect((await recorded(dataDir, id)).run?.status).toBe('running');
+
+    rmSync(join(dir, 'slow.marker'));
+    const resumed = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
+    expect(resumed.code).toBe(0);
+    expect(readLines(join(dir, 'effects.txt'))).toEqual(['one', 'two', 'three', 'four']);
+  }, 120_000);
 });
