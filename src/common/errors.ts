@@ -24,6 +24,13 @@ export class UsageError extends TerminalError {
   }
 }
 
+/** A submit refused by its admission rules (a rate with policy drop): no run was made. */
+export class RefusedError extends TerminalError {
+  constructor(message: string) {
+    super('refused', message);
+  }
+}
+
 /** A replay reached a different durable call than the journal recorded at that position. */
 export class DeterminismError extends TerminalError {
   constructor(message: string) {

@@ -1,3 +1,5 @@
+import { RefusedError } from '../common/errors.js';
+import { formatDuration } from '../common/duration.js';
 import { newRunId } from '../common/ids.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord, ScriptSource } from '../store/types.js';
@@ -83,7 +85,8 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
         burst: throttle.burst ?? 1,
         drop: throttle.drop ?? false,
       });
-      if (!inBudget) return refuse(`dropped: over the rate of ${throttle.limit} per ${throttle.periodMs}ms for ${throttle.key}`);
+      // Refused, not made and cancelled: the transaction rolls back, so no run id is handed out.
+      if (!inBudget) throw new RefusedError(`refused: over the rate of ${throttle.limit} per ${formatDuration(throttle.periodMs)} for ${throttle.key} (policy drop)`);
       if (at.getTime() > now.getTime()) {
         const awaiting = `throttle ${throttle.key} until ${at.toISOString()}`;
         await tx.updateRun(run.id, { wakeAt: at, awaiting });

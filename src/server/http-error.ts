@@ -23,6 +23,8 @@ export function errorHandler(raw: unknown, req: Request, res: Response, next: Ne
   const error = ensureError(raw);
   if (error instanceof HttpError) {
     res.status(error.status).json({ error: { code: error.code, message: error.message } });
+  } else if (error instanceof SpoolError && error.code === 'refused') {
+    res.status(429).json({ error: { code: 'over_rate', message: error.message } });
   } else if (error instanceof SpoolError && error.code === 'usage') {
     res.status(400).json({ error: { code: 'bad_request', message: error.message } });
   } else if ((raw as { type?: string }).type === 'entity.parse.failed') {

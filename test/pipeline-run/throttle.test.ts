@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, finalLog, getRun, startDev } from '../support/dev.js';
+import { cli, cliOk, finalLog, getRun, listRuns, startDev } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
-import { childrenOf, nsToMs, type Dev } from './pipeline-support.js';
+import { nsToMs, type Dev } from './pipeline-support.js';
 
 /**
  * "A rate limit" from the recipes: a pipeline-level throttle. Runs over the rate wait as queued
@@ -134,32 +134,32 @@ describe('a rate limit', () => {
     expect(fourthAt).toBeGreaterThan(Math.max(...togetherAt));
   }, 120_000);
 
-  it('given policy drop, then runs over the rate are refused as cancelled with dropped:, and the first runs', async () => {
+  it('given policy drop, then a submit over the rate is refused with one line and a non-zero exit, and makes no run; the first runs', async () => {
     const dir = tempDir();
     // The recipe's own rate, one every 10s, so the runs submitted together are well within it.
     writeFiles(dir, {
       'enrich.yaml': enrich({ limit: 6, period: '1m', key: "'drop-${{ input.tenant }}'", policy: 'drop' }),
     });
-    const submitted = await Promise.all([1, 2, 3].map(() => submitJson(dir, 'enrich.yaml', 'acme')));
+    const topLevel = async (): Promise<number> => (await listRuns(dev.url)).filter((run) => !run.parentId).length;
+    const before = await topLevel();
+    const results = await Promise.all([1, 2, 3].map(() => cli(dev.url, dir, ['submit', 'enrich.yaml', '--input', JSON.stringify({ tenant: 'acme' }), '--json'])));
     const globex = await submitJson(dir, 'enrich.yaml', 'globex');
 
-    const admitted = submitted.filter((run) => run.status !== 'cancelled');
-    const dropped = submitted.filter((run) => run.status === 'cancelled');
+    const admitted = results.filter((result) => result.code === 0);
+    const refused = results.filter((result) => result.code !== 0);
     expect(admitted).toHaveLength(1);
-    expect(dropped).toHaveLength(2);
-    for (const run of dropped) {
-      expect(run.error).toMatch(/^dropped: /);
-      expect(run.error).toContain('drop-acme');
-      expect(run.wakeAt).toBeNull();
+    expect(refused).toHaveLength(2);
+    for (const result of refused) {
+      expect(result.code).toBe(1);
+      expect(result.output).toBe('spool: refused: over the rate of 6 per 1m for drop-acme (policy drop)\n');
     }
+    // Refused runs were never made: only the admitted acme run and globex's exist.
+    expect(await topLevel()).toBe(before + 2);
+    const first = (JSON.parse(admitted[0]?.output ?? '{}') as { run: Submitted }).run;
     // Nothing waits for a slot under drop: the admitted ones run at once.
-    expect(admitted[0]?.wakeAt).toBeNull();
+    expect(first.wakeAt).toBeNull();
     expect(globex.status).not.toBe('cancelled');
-    await calledAt(admitted[0]?.id ?? '', 'acme');
+    await calledAt(first.id, 'acme');
     await calledAt(globex.id, 'globex');
-    for (const run of dropped) {
-      expect((await getRun(dev.url, run.id)).status).toBe('cancelled');
-      expect(await childrenOf(dev, run.id)).toEqual([]);
-    }
   }, 120_000);
 });

@@ -32,6 +32,7 @@ export interface RunView {
   wakeAt: string | null;
   error: string | null;
   handler: string | null;
+  parentId: string | null;
   subject: string | null;
   idempotencyKey: string | null;
   workflow: string;
