@@ -79,7 +79,7 @@ func Spawn(kind, script string, opts ...SpawnOption) (string, error) {
 		if o.workflow == "" {
 			o.workflow = "child.sh"
 		}
-		interpreter = interpreters[strings.ToLower(filepath.Ext(o.workflow))]
+		interpreter, _ = InterpreterFor(filepath.Ext(o.workflow))
 		if interpreter == "" {
 			return "", usageError("spawn cannot tell how to run " + o.workflow + ": its extension picks the interpreter (.sh, .bash, .py, .mjs, .js, .cjs)")
 		}
@@ -109,7 +109,8 @@ func Spawn(kind, script string, opts ...SpawnOption) (string, error) {
 	return text(answer), nil
 }
 
-// The interpreter a script's extension picks, as the agent picks it (src/agent/interpreters.ts).
+// interpreters is the interpreter each script extension picks, as the agent picks it
+// (src/agent/interpreters.ts); scripts in bash run with errexit and nounset.
 var interpreters = map[string]string{
 	".sh":   "bash -eu",
 	".bash": "bash -eu",
@@ -117,6 +118,14 @@ var interpreters = map[string]string{
 	".mjs":  "node",
 	".js":   "node",
 	".cjs":  "node",
+}
+
+// InterpreterFor is the interpreter command line a script's extension (".sh", ".py"...) picks,
+// and whether there is one: the SDK's Spawn and the native client's spawn and call agree with
+// the agent through it.
+func InterpreterFor(extension string) (string, bool) {
+	interpreter, ok := interpreters[strings.ToLower(extension)]
+	return interpreter, ok
 }
 
 // OutputSet sets the run's output key: a string as it is, any other value as its JSON.

@@ -9,17 +9,6 @@ import (
 	"hyperspool.dev/go/internal/nodecompat"
 )
 
-// interpreters is the interpreter each script extension picks (src/agent/interpreters.ts);
-// scripts in bash run with errexit and nounset.
-var interpreters = map[string]string{
-	".sh":   "bash -eu",
-	".bash": "bash -eu",
-	".py":   "python3",
-	".mjs":  "node",
-	".js":   "node",
-	".cjs":  "node",
-}
-
 const supportedExtensions = ".sh, .bash, .py, .mjs, .js, .cjs"
 
 // parseChild reads the child's script now: the run records the script it started, not a path
@@ -40,7 +29,7 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 			return nil, err
 		}
 	}
-	interpreter, ok := interpreters[strings.ToLower(extname(file))]
+	interpreter, ok := hyperspool.InterpreterFor(extname(file))
 	if !ok {
 		return nil, &hyperspool.UsageError{Message: "cannot tell how to run " + file + ": its extension picks the interpreter (" + supportedExtensions + ")"}
 	}
