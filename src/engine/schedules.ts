@@ -48,6 +48,12 @@ async function tickOnce(store: Store, env: string, schedule: ScheduleRecord, now
     await store.noteScheduleTick(project, name, { skipped: true });
     return null;
   }
+  return startScheduledRun(store, env, schedule, schedule.nextAt);
+}
+
+/** A run of the schedule's script for this tick, noted as its last run. */
+async function startScheduledRun(store: Store, env: string, schedule: ScheduleRecord, tick: Date): Promise<string> {
+  const { project, name } = schedule;
   const { run } = await store.createRun({
     id: newRunId(env, project),
     project,
@@ -56,10 +62,20 @@ async function tickOnce(store: Store, env: string, schedule: ScheduleRecord, now
     script: schedule.script,
     cwd: schedule.cwd,
     runner: schedule.runner ?? null,
-    input: schedule.input ?? { schedule: name, tick: schedule.nextAt.toISOString() },
+    input: schedule.input ?? { schedule: name, tick: tick.toISOString() },
   });
   await store.noteScheduleTick(project, name, { runId: run.id });
   return run.id;
+}
+
+/**
+ * Starts a run of a schedule now, outside its cadence (as `kubectl create job --from=cronjob/...`
+ * does): its next tick stays where it was, and overlap does not hold it back.
+ */
+export async function triggerSchedule(store: Store, env: string, project: string, name: string, now: Date): Promise<string | null> {
+  const schedule = (await store.listSchedules(project)).find((candidate) => candidate.name === name);
+  if (!schedule) return null;
+  return store.transaction((tx) => startScheduledRun(tx, env, schedule, now));
 }
 
 function cadenceOf(schedule: ScheduleRecord): Cadence {

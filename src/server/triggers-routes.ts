@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
-import { checkCron, nextTick } from '../engine/schedules.js';
+import { checkCron, nextTick, triggerSchedule } from '../engine/schedules.js';
 import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
 import type { ServerContext } from './context.js';
 import { badRequest, notFound } from './http-error.js';
@@ -69,6 +69,13 @@ export function triggersRoutes(ctx: ServerContext): Router {
   router.delete('/schedules/:name', async (req, res) => {
     if (!(await store.deleteSchedule(projectOf(req.query.project), req.params.name))) throw notFound(`schedule ${req.params.name}`);
     res.json({ deleted: req.params.name });
+  });
+
+  router.post('/schedules/:name/trigger', async (req, res) => {
+    const runId = await triggerSchedule(store, ctx.env, projectOf(req.query.project), req.params.name, ctx.now());
+    if (!runId) throw notFound(`schedule ${req.params.name}`);
+    ctx.poke();
+    res.status(201).json({ run: runId });
   });
 
   router.get('/state/:entity', async (req, res) => {

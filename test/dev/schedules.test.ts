@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, finalLog, listRuns, startDev, type RunView, poll } from '../support/dev.js';
+import { cli, cliOk, finalLog, listRuns, startDev, type RunView, poll, waitForRun } from '../support/dev.js';
 import { readLines, removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 
 /** Schedules on `spool dev`: the poll-cursor recipe, and a tick that arrives while the previous run goes on. */
@@ -111,4 +111,19 @@ spool state set cursor "$latest" --entity tickets
       expect(Date.parse(runs[i]?.createdAt ?? '')).toBeGreaterThanOrEqual(Date.parse(runs[i - 1]?.finishedAt ?? ''));
     }
   }, 60_000);
+
+  it('spool schedule trigger: given an hourly schedule, then trigger starts a run now and the next tick stays where it was', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'hourly.sh': 'spool step report -- echo report\n' });
+    await cliOk(dev.url, dir, ['schedule', 'create', '--every', '1h', '--name', 'hourly-report', 'hourly.sh']);
+    const before = (await schedules(dir)).find((schedule) => schedule.name === 'hourly-report');
+    const runId = (await cliOk(dev.url, dir, ['schedule', 'trigger', 'hourly-report'])).trim();
+    expect(runId).toMatch(/^dev:default:run-[a-z0-9]{16}$/);
+    expect((await waitForRun(dev.url, runId)).status).toBe('succeeded');
+    const after = (await schedules(dir)).find((schedule) => schedule.name === 'hourly-report');
+    expect(after?.nextAt).toBe(before?.nextAt);
+    const unknown = await cli(dev.url, dir, ['schedule', 'trigger', 'no-such-schedule']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.output).toContain('schedule no-such-schedule not found');
+  });
 });

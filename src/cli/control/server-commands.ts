@@ -257,6 +257,11 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const { schedule: created } = await (await target(options)).api<{ schedule: { name: string; nextAt: string } }>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
     out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
   });
+  withServer(schedule.command('trigger <name>').description('start a run of a schedule now; its next tick stays where it was')).action(async (name: string, options: Options) => {
+    notOnCluster(options, `a Schedule's run is a Run of its Workflow: kubectl create one (or set spec.runOnCreate)`);
+    const { run } = await (await target(options)).api<{ run: string }>('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
+    out(`${run}\n`);
+  });
   withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
     const { schedules } = await (await target(options)).api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>('GET', '/schedules');
     if (options.json) return json(schedules);
