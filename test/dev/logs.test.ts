@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, poll, startDev, submit, waitForRun } from '../support/dev.js';
-import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { removeTempDirs, startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool logs`: the run's output, and on request when each line came and where each pass began;
@@ -44,5 +44,19 @@ describe('spool logs', () => {
     expect(status).toMatch(/^status\s+running$/m);
     expect(status).toMatch(/^running\s+step slow \(call 2\)$/m);
     await cliOk(dev.url, dir, ['cancel', id]);
+  });
+
+  it('given spool runs --watch, then a run is printed again as its status changes, until interrupted', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'nap.sh': 'spool step a -- true\nspool sleep 1s\n' });
+    const watching = startSpool(['runs', '--watch'], { cwd: dir, env: { SPOOL_SERVER: dev.url } });
+    await poll('the header', () => watching.output().startsWith('RUN '));
+    const id = await submit(dev.url, dir, 'nap.sh');
+    await poll('the run seen succeeded', () => new RegExp(`^${id}\\s+succeeded\\s`, 'm').test(watching.output()), 30_000);
+    // On the way it was seen waiting for its timer.
+    expect(watching.output()).toMatch(new RegExp(`^${id}\\s+waiting\\s+timer `, 'm'));
+    // Ctrl-C ends it (the test would time out otherwise).
+    process.kill(watching.pid, 'SIGINT');
+    await watching.done;
   });
 });

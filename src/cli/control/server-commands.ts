@@ -107,20 +107,30 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     if (options.follow) setExit(await follow(to, run.id));
   });
 
-  withServer(program.command('runs').description('list runs').option('--status <list>', 'only these statuses, comma-separated').option('--json', 'print JSON')).action(
-    async (options: Options) => {
-      const status = str(options.status);
+  withServer(
+    program
+      .command('runs')
+      .description('list runs')
+      .option('--status <list>', 'only these statuses, comma-separated')
+      .option('--json', 'print JSON')
+      .option('-w, --watch', 'after the list, print a run again each time its status, awaiting or passes change'),
+  ).action(async (options: Options) => {
+    const status = str(options.status);
+    const headers = ['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'];
+    const rows = async (): Promise<{ json: unknown; rows: string[][] }> => {
       if (isCluster(options)) {
         const { target: clusterTarget, runs } = await cluster(options);
-        const rows = await runs.listClusterRuns(clusterTarget, status?.split(','));
-        if (options.json) return json(rows);
-        return out(table(['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'], rows.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow])));
+        const listed = await runs.listClusterRuns(clusterTarget, status?.split(','));
+        return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow]) };
       }
       const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
-      if (options.json) return json(runs);
-      out(table(['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'], runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow])));
-    },
-  );
+      return { json: runs, rows: runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow]) };
+    };
+    const first = await rows();
+    if (options.json) return json(first.json);
+    out(table(headers, first.rows));
+    if (options.watch) await watchRuns(first.rows, async () => (await rows()).rows, headers);
+  });
 
   withServer(program.command('status <run>').description('show one run').option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
     let run: Record<string, unknown>;
@@ -279,4 +289,19 @@ function inProgress(journal: { position: number; kind: string; verb: string; nam
   const answered = new Set(journal.filter((entry) => entry.kind === 'result').map((entry) => entry.position));
   const open = journal.filter((entry) => entry.kind === 'call' && !answered.has(entry.position)).at(-1);
   return open ? `${open.verb === 'step_fn' ? 'step_fn' : open.verb} ${open.name} (call ${open.position + 1})` : null;
+}
+
+/**
+ * `spool runs --watch`: as `kubectl get -w`, a line for each run whose status, awaiting or passes
+ * changed (or that is new), until interrupted.
+ */
+async function watchRuns(seen: string[][], list: () => Promise<string[][]>, headers: string[]): Promise<never> {
+  const state = (row: string[]): string => [row[1], row[2], row[3]].join('\0');
+  const last = new Map(seen.map((row) => [row[0] ?? '', state(row)]));
+  for (;;) {
+    await delay(1000);
+    const changed = (await list()).filter((row) => last.get(row[0] ?? '') !== state(row));
+    for (const row of changed) last.set(row[0] ?? '', state(row));
+    if (changed.length > 0) out(`${table(headers, changed).split('\n').slice(1).join('\n')}`);
+  }
 }
