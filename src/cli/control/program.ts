@@ -68,6 +68,14 @@ function build(setExit: (code: number) => void): Command {
       process.stdout.write(`${doctor().join('\n')}\n`);
     });
 
+  program
+    .command('completion <shell>')
+    .description('print a script that completes spool in bash, zsh or fish (source <(spool completion bash))')
+    .action(async (shell: string) => {
+      const { completionScript } = await import('./completion.js');
+      process.stdout.write(completionScript(shell, program));
+    });
+
   registerServerCommands(program, setExit);
   registerClusterInternals(program, setExit);
   return program;
