@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, poll, startDev, submit, waitForRun } from '../support/dev.js';
+import { cli, cliOk, poll, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
@@ -29,6 +29,13 @@ describe('spool logs', () => {
     const stamped = (await cliOk(dev.url, dir, ['logs', id, '--timestamps'])).trimEnd().split('\n');
     expect(stamped).toHaveLength(4);
     for (const line of stamped) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (from the top|step output|done)$/);
+    // spool runs -o: one id a line, YAML, or the table with the error.
+    expect((await cliOk(dev.url, dir, ['runs', '-o', 'name'])).split('\n')).toContain(id);
+    expect(await cliOk(dev.url, dir, ['runs', '-o', 'yaml'])).toMatch(new RegExp(`^- id: ${id}$`, 'm'));
+    expect((await cliOk(dev.url, dir, ['runs', '-o', 'wide'])).split('\n')[0]).toMatch(/^RUN\s+STATUS\s+AWAITING\s+PASSES\s+AGE\s+WORKFLOW\s+ERROR$/);
+    const refused = await cli(dev.url, dir, ['runs', '-o', 'xml']);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toBe("spool: -o takes json, yaml, name or wide, not 'xml'\n");
     // --follow prints the same, then (on stderr) how the run ended.
     expect(await cliOk(dev.url, dir, ['logs', id, '--follow', '--passes'])).toBe(`--- pass 1 ---\nfrom the top\nstep output\n--- pass 2 ---\nfrom the top\ndone\n  ${id} succeeded\n`);
   });

@@ -1,3 +1,4 @@
+import { stringify as stringifyYaml } from 'yaml';
 import { LogPrinter, type LogChunk } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
@@ -112,24 +113,30 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .command('runs')
       .description('list runs')
       .option('--status <list>', 'only these statuses, comma-separated')
-      .option('--json', 'print JSON')
+      .option('--json', 'print JSON (the same as -o json)')
+      .option('-o, --output <format>', 'json, yaml, name (one run a line) or wide (adds the error)')
       .option('-w, --watch', 'after the list, print a run again each time its status, awaiting or passes change'),
   ).action(async (options: Options) => {
+    const format = options.json ? 'json' : (str(options.output) ?? 'table');
+    if (!['table', 'json', 'yaml', 'name', 'wide'].includes(format)) throw new UsageError(`-o takes json, yaml, name or wide, not '${format}'`);
     const status = str(options.status);
     const headers = ['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'];
     const rows = async (): Promise<{ json: unknown; rows: string[][] }> => {
       if (isCluster(options)) {
         const { target: clusterTarget, runs } = await cluster(options);
         const listed = await runs.listClusterRuns(clusterTarget, status?.split(','));
-        return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow]) };
+        return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
       const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
-      return { json: runs, rows: runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow]) };
+      return { json: runs, rows: runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
     };
     const first = await rows();
-    if (options.json) return json(first.json);
-    out(table(headers, first.rows));
-    if (options.watch) await watchRuns(first.rows, async () => (await rows()).rows, headers);
+    if (format === 'json') return json(first.json);
+    if (format === 'yaml') return out(stringifyYaml(first.json));
+    if (format === 'name') return out(first.rows.map((row) => `${row[0] ?? ''}\n`).join(''));
+    if (format === 'wide') return out(table([...headers, 'ERROR'], first.rows));
+    out(table(headers, first.rows.map((row) => row.slice(0, headers.length))));
+    if (options.watch) await watchRuns(first.rows, async () => (await rows()).rows.map((row) => row.slice(0, headers.length)), headers);
   });
 
   withServer(program.command('status <run>').description('show one run').option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
