@@ -135,10 +135,12 @@ spool activity collect job-b
 });
 
 describe('a lock per customer', () => {
-  // The seed's script with \`sleep 1\` for 3, writing when each part ran (ns) beside the run id.
+  // The seed's script, writing when each part ran (ns) beside the run id. The section sleeps 3s as
+  // the seed's does: long enough that three runs submitted together all reach their fetch before
+  // the first section ends, even with a Node start-up per call on a busy machine.
   const lockScript = (customer: string): string => `customer=${customer}
 spool step fetch -- sh -c 'echo "fetch $SPOOL_RUN_ID $(date +%s%N)" >> times.txt; echo "fetched for $1"' _ "$customer"
-spool lock "customer-$customer" -- sh -c 't=$(date +%s%N); echo "start $SPOOL_RUN_ID $t" >> times.txt; echo "start $(date +%T)"; sleep 1; t=$(date +%s%N); echo "end $SPOOL_RUN_ID $t" >> times.txt; echo "end $(date +%T)"'
+spool lock "customer-$customer" -- sh -c 't=$(date +%s%N); echo "start $SPOOL_RUN_ID $t" >> times.txt; echo "start $(date +%T)"; sleep 3; t=$(date +%s%N); echo "end $SPOOL_RUN_ID $t" >> times.txt; echo "end $(date +%T)"'
 `;
   const LOG = /^fetched for \w+\nstart \d\d:\d\d:\d\d\nend \d\d:\d\d:\d\d\n$/;
 
