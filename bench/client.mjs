@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,11 +32,6 @@ const scratch = mkdtempSync(join(tmpdir(), 'spool-client-bench-'));
 const started = Date.now();
 const log = (line) => process.stderr.write(`[bench:client ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  return n === 0 ? Number.NaN : n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
 const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 
 function run(file, args, env = process.env) {

@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,20 +55,6 @@ const log = (line) =>
 
 // ---------------------------------------------------------------------------------------------
 // statistics
-
-/** Nearest-rank percentile of a list of numbers (ms). */
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1];
-}
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  if (n === 0) return Number.NaN;
-  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
 
 /** id -> { id, label, group, samples (ms) }; reported grouped, groups in first-seen order unless ranked. */
 const results = new Map();

@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,7 +45,6 @@ function quantile(values, q) {
   const hi = Math.ceil(at);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
 }
-const median = (values) => quantile(values, 0.5);
 const fmt = (ms) =>
   !Number.isFinite(ms) ? 'n/a' : ms < 0.1 ? `${(ms * 1000).toFixed(0)} µs` : ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
 const ms = (value) => (fmt(value).endsWith('µs') || !Number.isFinite(value) ? fmt(value) : `${fmt(value)} ms`);
