@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, poll, startDev, submit, waitForRun } from '../support/dev.js';
-import { removeTempDirs, startSpool, tempDir, writeFiles } from '../support/spool.js';
+import { describe, expect, it } from 'vitest';
+import { cli, cliOk, poll, useDevServer, submit, waitForRun } from '../support/dev.js';
+import { startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool logs`: the run's output, and on request when each line came and where each pass began;
  * `spool status`: which call a running run is in.
  */
-let dev: Awaited<ReturnType<typeof startDev>>;
-
-beforeAll(async () => {
-  dev = await startDev();
-}, 60_000);
-
-afterAll(async () => {
-  await dev?.close();
-  removeTempDirs();
-});
+const dev = useDevServer();
 
 describe('spool logs', () => {
   it('given a run of two passes, then --passes marks where each begins (lines between calls print again on a replay) and --timestamps dates each line', async () => {

@@ -1,21 +1,12 @@
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, startDev, submit, waitForRun } from '../support/dev.js';
-import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { describe, expect, it } from 'vitest';
+import { cli, useDevServer, submit, waitForRun } from '../support/dev.js';
+import { tempDir, writeFiles } from '../support/spool.js';
 
 /** The HTTP API answers bad requests with a status that means what it says and never a raw error. */
-let dev: Awaited<ReturnType<typeof startDev>>;
-
-beforeAll(async () => {
-  dev = await startDev();
-}, 60_000);
-
-afterAll(async () => {
-  await dev?.close();
-  removeTempDirs();
-});
+const dev = useDevServer();
 
 const call = async (path: string, init: RequestInit = {}): Promise<{ status: number; error: { code: string; message: string } }> => {
   const response = await fetch(`${dev.url}/v1${path}`, init);

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
-import { SPOOL_BIN, spool, tempDir, waitFor, type SpoolResult } from './spool.js';
+import { SPOOL_BIN, removeTempDirs, spool, tempDir, waitFor, type SpoolResult } from './spool.js';
 
 /**
  * Helpers for tests against `spool dev`: an in-process server (or a child `spool dev` process that
@@ -55,6 +56,27 @@ export async function startDev(
 ): Promise<DevServer & { dataDir: string }> {
   const server = await startDevServer({ port: 0, dataDir, pollMs: 50 });
   return { ...server, dataDir };
+}
+
+/**
+ * A dev server for the test file that calls this (at its top level): started before its tests,
+ * closed after them, with the file's temp dirs removed.
+ */
+export function useDevServer(): { readonly url: string } {
+  let dev: DevServer | undefined;
+  beforeAll(async () => {
+    dev = await startDev();
+  }, 60_000);
+  afterAll(async () => {
+    await dev?.close();
+    removeTempDirs();
+  });
+  return {
+    get url(): string {
+      if (!dev) throw new Error('the dev server is not up yet: use it inside a test');
+      return dev.url;
+    },
+  };
 }
 
 /** The real CLI (`node bin/spool ARGS`) in cwd, talking to the server at url. */
