@@ -1,3 +1,4 @@
+import { SpoolError } from '../common/errors.js';
 import type { SqlClient } from './sql.js';
 import type { Store } from './store.js';
 import type {
@@ -9,14 +10,18 @@ import type {
   ScheduleRecord,
   ThrottleRequest,
   JournalEntry,
+  JournalTime,
   LogLine,
   NewActivity,
   NewRun,
   RunPatch,
   RunRecord,
+  RunPage,
+  RunPageFilter,
   RunStatus,
   RunnerSettings,
   Wait,
+  WorkflowSummary,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -137,6 +142,23 @@ function toSchedule(row: Row): ScheduleRecord {
     input: row.input ?? null,
     overlap: row.overlap === 'allow' ? 'allow' : 'skip',
   };
+}
+
+/** A page cursor: the last run's exact creation time (to the microsecond, as the database keeps it) and id. */
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && !Number.isNaN(Date.parse(value[0]))) {
+      return [value[0], value[1]];
+    }
+  } catch {
+    // answered below
+  }
+  throw new SpoolError('usage', `'before' is not a page cursor this server handed out: '${cursor}'`);
 }
 
 /** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
@@ -272,10 +294,73 @@ export class SqlStore implements Store {
     return rows.map(toEntry);
   }
 
+  async readJournalTimes(runId: string): Promise<JournalTime[]> {
+    const rows = await this.db.query<Row>(
+      `select position, kind, recorded_at, pass from journal where run_id = $1 order by position, kind`,
+      [runId],
+    );
+    return rows.map((row) => ({
+      position: Number(row.position),
+      kind: row.kind as JournalEntry['kind'],
+      at: date(row.recorded_at),
+      pass: row.pass === null || row.pass === undefined ? null : Number(row.pass),
+    }));
+  }
+
+  async pageRuns(filter: RunPageFilter): Promise<RunPage> {
+    const cursor = filter.before ? decodeCursor(filter.before) : null;
+    // One more than asked for says whether there is a next page.
+    const rows = await this.db.query<Row>(
+      `select *, created_at::text as created_key from runs
+        where ($1::text is null or project = $1)
+          and ($2::text[] is null or status = any($2))
+          and ($3::text is null or workflow = $3)
+          and ($4::text is null or subject = $4)
+          and ($5::text is null or parent_id = $5)
+          and (not $6::boolean or parent_id is null)
+          and ($7::timestamptz is null or (created_at, id) < ($7::timestamptz, $8::text))
+        order by created_at desc, id desc limit $9`,
+      [
+        filter.project ?? null,
+        filter.status ?? null,
+        filter.workflow ?? null,
+        filter.subject ?? null,
+        filter.parentId ?? null,
+        filter.rootsOnly === true,
+        cursor?.[0] ?? null,
+        cursor?.[1] ?? null,
+        filter.limit + 1,
+      ],
+    );
+    const page = rows.slice(0, filter.limit);
+    const last = page.at(-1);
+    const next = rows.length > filter.limit && last ? encodeCursor(last.created_key as string, last.id as string) : null;
+    return { runs: page.map(toRun), next };
+  }
+
+  async listWorkflows(project: string | null): Promise<WorkflowSummary[]> {
+    // A pipeline's jobs and items run as `name#job[i]`: they belong to their pipeline, not listed.
+    const rows = await this.db.query<Row>(
+      `select distinct on (workflow) workflow, interpreter, id, status, created_at,
+              count(*) over (partition by workflow) as runs
+         from runs
+        where ($1::text is null or project = $1) and parent_id is null
+        order by workflow, created_at desc, id desc`,
+      [project],
+    );
+    return rows.map((row) => ({
+      name: row.workflow as string,
+      interpreter: row.interpreter as string,
+      runs: Number(row.runs),
+      lastRun: { id: row.id as string, status: row.status as RunStatus, createdAt: date(row.created_at) },
+    }));
+  }
+
   async appendJournal(entry: JournalEntry): Promise<JournalEntry> {
     const inserted = await this.one(
-      `insert into journal (run_id, position, kind, verb, name, occurrence, data)
-       values ($1, $2, $3, $4, $5, $6, $7::jsonb) on conflict do nothing returning *`,
+      // The pass is the run's current one: the pass that reached the call and recorded it.
+      `insert into journal (run_id, position, kind, verb, name, occurrence, data, pass)
+       values ($1, $2, $3, $4, $5, $6, $7::jsonb, (select passes from runs where id = $1)) on conflict do nothing returning *`,
       [entry.runId, entry.position, entry.kind, entry.verb, entry.name, entry.occurrence, json(entry.data)],
     );
     if (inserted) return toEntry(inserted);
@@ -362,16 +447,18 @@ export class SqlStore implements Store {
     return row !== null;
   }
 
-  async incrCell(project: string, scope: string, key: string, by: number): Promise<Cell> {
+  async incrCell(project: string, scope: string, key: string, by: number): Promise<Cell | null> {
+    // numeric, not bigint: a counter never overflows into a database error.
     const row = await this.one(
       `insert into cells (project, scope, key, value) values ($1, $2, $3, $4::bigint::text)
        on conflict (project, scope, key) do update
-         set value = ((case when cells.value ~ '^-?[0-9]+$' then cells.value::bigint else 0 end) + $4::bigint)::text,
+         set value = (cells.value::numeric + $4::bigint)::text,
              version = cells.version + 1, updated_at = now()
+         where cells.value ~ '^-?[0-9]+$'
        returning *`,
       [project, scope, key, by],
     );
-    return toCell(row ?? {});
+    return row ? toCell(row) : null;
   }
 
   async casCell(project: string, scope: string, key: string, expected: string | null, next: string) {

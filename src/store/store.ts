@@ -7,12 +7,16 @@ import type {
   ScheduleRecord,
   ThrottleRequest,
   JournalEntry,
+  JournalTime,
   LogLine,
   NewActivity,
   NewRun,
   RunPatch,
+  RunPage,
+  RunPageFilter,
   RunRecord,
   RunStatus,
+  WorkflowSummary,
 } from './types.js';
 
 export type * from './types.js';
@@ -42,6 +46,12 @@ export interface Store {
   recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]>;
 
   readJournal(runId: string): Promise<JournalEntry[]>;
+  /** When each entry of the journal was written and by which pass (the run page's timeline). */
+  readJournalTimes(runId: string): Promise<JournalTime[]>;
+  /** One page of the runs list, newest first; `before` is the `next` of the page before. */
+  pageRuns(filter: RunPageFilter): Promise<RunPage>;
+  /** The workflows that runs were started from (not counting runs other runs started). */
+  listWorkflows(project: string | null): Promise<WorkflowSummary[]>;
   /** Insert-only; a second write of the same position and kind is ignored and the first returned. */
   appendJournal(entry: JournalEntry): Promise<JournalEntry>;
 
@@ -61,7 +71,8 @@ export interface Store {
   setCell(project: string, scope: string, key: string, value: string): Promise<Cell>;
   /** Claims the key: true if this call created it, false if it was taken. */
   addCell(project: string, scope: string, key: string, value: string): Promise<boolean>;
-  incrCell(project: string, scope: string, key: string, by: number): Promise<Cell>;
+  /** Adds `by` to a whole number (an absent cell counts as 0); null, and nothing changed, when the cell holds anything else. */
+  incrCell(project: string, scope: string, key: string, by: number): Promise<Cell | null>;
   /** Sets `next` if the value is `expected` (null: the cell is absent). */
   casCell(project: string, scope: string, key: string, expected: string | null, next: string): Promise<boolean>;
   deleteCell(project: string, scope: string, key: string): Promise<boolean>;

@@ -168,3 +168,39 @@ export interface ThrottleRequest {
   /** Refuse (and take no slot) rather than answer a later start time. */
   drop: boolean;
 }
+
+/** When a journal entry was written, and by which pass of its run (null: written before passes were kept). */
+export interface JournalTime {
+  position: number;
+  kind: JournalKind;
+  at: Date;
+  pass: number | null;
+}
+
+/** Which runs a page of the runs list holds, newest first. */
+export interface RunPageFilter {
+  project?: string;
+  status?: RunStatus[];
+  workflow?: string;
+  subject?: string;
+  parentId?: string;
+  /** Only runs that no other run started (not a pipeline's jobs, nor spawned or called runs). */
+  rootsOnly?: boolean;
+  /** The `next` of the page before. */
+  before?: string;
+  limit: number;
+}
+
+export interface RunPage {
+  runs: RunRecord[];
+  /** Where the next (older) page starts; null on the last page. */
+  next: string | null;
+}
+
+/** A workflow as the runs it has show it: runs that no other run started, by workflow name. */
+export interface WorkflowSummary {
+  name: string;
+  interpreter: string;
+  runs: number;
+  lastRun: { id: string; status: RunStatus; createdAt: Date };
+}
