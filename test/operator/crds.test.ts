@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateManifest } from '../../src/operator/api/validate.js';
 import { startControlPlane, type ControlPlane } from '../support/kube.js';
+import { getTable } from '../support/kube-table.js';
 
 /**
  * crds/ on a real kube-apiserver: the CRDs install (structural schemas, CEL rules that compile),
@@ -184,18 +185,50 @@ describe('crds/ on kube-apiserver', () => {
     expect(badStatus.stderr).toContain('status.phase');
   });
 
-  it('kubectl get runs shows WORKFLOW PHASE AWAITING PASSES MESSAGE AGE, and -o wide the run id and times; workflows READY, schedules the next tick and last run', async () => {
+  it('kubectl get runs shows WORKFLOW PHASE AWAITING PASSES DURATION MESSAGE AGE, and -o wide the subject, run id and times; workflows READY, schedules the next tick and last run', async () => {
     const table = await ok(['get', 'runs', '-n', namespace]);
     const [header, ...rows] = table.trim().split('\n');
-    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'PHASE', 'AWAITING', 'PASSES', 'MESSAGE', 'AGE']);
+    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'PHASE', 'AWAITING', 'PASSES', 'DURATION', 'MESSAGE', 'AGE']);
     const saga = rows.find((row) => row.startsWith('saga-1 '));
     expect(saga).toMatch(/^saga-1\s+saga\s+Waiting\s+signal approve\s+2\s+\S+$/);
     const wide = (await ok(['get', 'runs', '-n', namespace, '-o', 'wide'])).split('\n')[0]?.split(/\s{2,}/);
-    expect(wide?.slice(-3)).toEqual(['RUN ID', 'STARTED', 'FINISHED']);
+    expect(wide?.slice(-4)).toEqual(['SUBJECT', 'RUN ID', 'STARTED', 'FINISHED']);
     const schedules = await ok(['get', 'ssch', '-n', namespace]);
     expect(schedules.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'EVERY', 'CRON', 'LAST', 'LAST RUN', 'NEXT', 'AGE']);
     const workflows = await ok(['get', 'swf', '-n', namespace]);
     expect(workflows.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'FILENAME', 'READY', 'AGE']);
+  });
+
+  it("answers kubectl's Table request with each column's cell: an ended run's DURATION, its SUBJECT in wide, a Workflow's READY, a Schedule's NEXT and LAST RUN", async () => {
+    const status = {
+      status: {
+        runId: 'k8s:spool-samples:refund-1042', phase: 'Failed', passes: 3, message: "script exited 1 (step 'charge' exited 1)",
+        startedAt: '2026-01-01T10:00:00Z', finishedAt: '2026-01-01T10:01:12Z', duration: '1m12s',
+      },
+    };
+    await ok(['patch', 'run', 'refund-1042', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+    const runs = await getTable(plane.kubeConfig(), `/apis/${apiVersion}/namespaces/${namespace}/runs`);
+    expect(runs.columns.map(({ name, priority }) => `${name}${priority ? ' (wide)' : ''}`)).toEqual([
+      'Name', 'Workflow', 'Phase', 'Awaiting', 'Passes', 'Duration', 'Message', 'Age', 'Subject (wide)', 'Run ID (wide)', 'Started (wide)', 'Finished (wide)',
+    ]);
+    expect(runs.rows.find((row) => row.name === 'refund-1042')?.cells).toMatchObject({
+      Workflow: 'refund', Phase: 'Failed', Passes: 3, Duration: '1m12s', Message: "script exited 1 (step 'charge' exited 1)", Subject: 'order-1042',
+    });
+
+    await ok(['patch', 'workflow', 'refund', '-n', namespace, '--subresource=status', '--type=merge', '-p',
+      JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Parsed', message: '', lastTransitionTime: '2026-01-01T10:00:00Z' }] } })]);
+    const workflows = await getTable(plane.kubeConfig(), `/apis/${apiVersion}/namespaces/${namespace}/workflows`);
+    expect(workflows.rows.find((row) => row.name === 'refund')?.cells).toMatchObject({ Ready: 'True' });
+
+    await ok(['patch', 'schedule', 'ticket-poll', '-n', namespace, '--subresource=status', '--type=merge', '-p',
+      JSON.stringify({ status: { lastRunName: 'ticket-poll-29400000', lastScheduleTime: '2026-01-01T10:00:00Z', nextScheduleTime: '2099-01-01T10:05:00Z' } })]);
+    const schedules = await getTable(plane.kubeConfig(), `/apis/${apiVersion}/namespaces/${namespace}/schedules`);
+    const poll = schedules.rows.find((row) => row.name === 'ticket-poll')?.cells;
+    expect(poll).toMatchObject({ Workflow: 'ticket-poll', 'Last Run': 'ticket-poll-29400000' });
+    // The API server prints a date column as an age, and a time to come as '<invalid>': the next
+    // tick is a time.
+    expect(poll?.Next).toBe('2099-01-01T10:05:00Z');
+    expect(poll?.Last).toMatch(/^\d+d$/);
   });
 
   it('kubectl explain shows the descriptions', async () => {

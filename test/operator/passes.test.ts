@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { PatchStrategy, setHeaderOptions, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getTable } from '../support/kube-table.js';
 import { processesMentioning, removeTempDirs, tempDir } from '../support/spool.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
@@ -124,8 +125,15 @@ describe('a Run on a real kube-apiserver', () => {
     expect(metrics).toMatch(/^hyperspool_oldest_running_pass_seconds 0$/m);
 
     const table = cluster.kubectl('get', 'runs', '-n', cluster.namespace);
-    expect(table.split('\n')[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+AWAITING\s+PASSES\s+MESSAGE\s+AGE/);
-    expect(table).toMatch(/nap-1\s+nap\s+Succeeded\s+2\s+/);
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+AWAITING\s+PASSES\s+DURATION\s+MESSAGE\s+AGE/);
+    expect(table).toMatch(/nap-1\s+nap\s+Succeeded\s+2\s+\d+s\s+/);
+    // The operator writes how long the run took once it ends (two passes around a 2 s sleep), and
+    // the DURATION column shows it as people write durations.
+    const seconds = (Date.parse(done.status?.finishedAt ?? '') - Date.parse(done.status?.startedAt ?? '')) / 1000;
+    expect(seconds).toBeGreaterThanOrEqual(2);
+    const cells = (await getTable(cluster.kubeConfig, `/apis/hyperspool.dev/v1alpha1/namespaces/${cluster.namespace}/runs`)).rows.find((row) => row.name === 'nap-1')?.cells;
+    expect(cells?.Duration).toBe(done.status?.duration);
+    expect(Math.abs(Number(/^(\d+)s$/.exec(String(cells?.Duration))?.[1]) - seconds)).toBeLessThanOrEqual(1);
   });
 
   it("given two runs, then one run's agent token is refused on the other run, and a request without a valid token is refused", async () => {

@@ -287,8 +287,17 @@ export const RUN_SCHEMA: OpenApiSchema = {
           minimum: 0,
         },
         message: { description: 'A one-line explanation of the phase, such as why a run failed.', type: 'string' },
-        startedAt: { description: "When the run's first pass started.", type: 'string', format: 'date-time' },
+        startedAt: {
+          description: 'When the run was admitted (its first pass starts then, or later when admission queues it).',
+          type: 'string',
+          format: 'date-time',
+        },
         finishedAt: { description: 'When the run reached a final phase.', type: 'string', format: 'date-time' },
+        duration: {
+          description:
+            'How long an ended run took, from startedAt to finishedAt, as people write it (such as 1m12s). Written once, when the run ends.',
+          type: 'string',
+        },
         observedGeneration: {
           description: 'The metadata.generation of the spec this status describes.',
           type: 'integer',
@@ -580,7 +589,13 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
     spec: {
       description: 'The script and how to run it. Written by users; the operator never changes it.',
       type: 'object',
-      required: ['filename', 'script'],
+      required: ['filename'],
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.script) != has(self.scriptFrom)',
+          message: 'give a Workflow exactly one of script and scriptFrom',
+        },
+      ],
       properties: {
         filename: {
           description:
@@ -595,6 +610,35 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
           type: 'string',
           minLength: 1,
           maxLength: 262144,
+        },
+        scriptFrom: {
+          description:
+            "Where the script's text is kept instead of script: a key of a ConfigMap in the Workflow's namespace, so a repository can hold deploy.sh as a file and kustomize's configMapGenerator make the ConfigMap (config/kustomize/name-reference.yaml makes its hash-suffixed name follow into Workflows). Read when a run starts and copied into it, like script: a run in flight keeps the script it started with. While the ConfigMap or its key is missing the Workflow is not Ready and its new runs wait (Pending) for it.",
+          type: 'object',
+          required: ['configMapKeyRef'],
+          properties: {
+            configMapKeyRef: {
+              description: 'The ConfigMap and the key whose value is the script (at most 256 KiB).',
+              type: 'object',
+              required: ['name', 'key'],
+              properties: {
+                name: {
+                  description: "The ConfigMap's name, in the Workflow's namespace.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 253,
+                  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                },
+                key: {
+                  description: 'The key in the ConfigMap, such as deploy.sh.',
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 253,
+                  pattern: '^[-._a-zA-Z0-9]+$',
+                },
+              },
+            },
+          },
         },
         image: {
           description:
@@ -1118,10 +1162,15 @@ export interface RunStatus {
   passes?: number;
   /** A one-line explanation of the phase, such as why a run failed. */
   message?: string;
-  /** When the run's first pass started. */
+  /** When the run was admitted (its first pass starts then, or later when admission queues it). */
   startedAt?: string;
   /** When the run reached a final phase. */
   finishedAt?: string;
+  /**
+   * How long an ended run took, from startedAt to finishedAt, as people write it (such as 1m12s).
+   * Written once, when the run ends.
+   */
+  duration?: string;
   /** The metadata.generation of the spec this status describes. */
   observedGeneration?: number;
   /** The Run's conditions, such as Succeeded. */
@@ -1199,7 +1248,16 @@ export interface WorkflowSpec {
    * (at most 256 KiB): it is stored in etcd; large data belongs in the run's input or outside the
    * cluster.
    */
-  script: string;
+  script?: string;
+  /**
+   * Where the script's text is kept instead of script: a key of a ConfigMap in the Workflow's
+   * namespace, so a repository can hold deploy.sh as a file and kustomize's configMapGenerator make
+   * the ConfigMap (config/kustomize/name-reference.yaml makes its hash-suffixed name follow into
+   * Workflows). Read when a run starts and copied into it, like script: a run in flight keeps the
+   * script it started with. While the ConfigMap or its key is missing the Workflow is not Ready and
+   * its new runs wait (Pending) for it.
+   */
+  scriptFrom?: ScriptFrom;
   /**
    * The image the script container of each pass runs, instead of the operator's runner image: any
    * image with the script's interpreter (bash for .sh, python3 for .py, node for .mjs). The pass
@@ -1239,6 +1297,33 @@ export interface WorkflowSpec {
 }
 
 /**
+ * Where the script's text is kept instead of script: a key of a ConfigMap in the Workflow's
+ * namespace, so a repository can hold deploy.sh as a file and kustomize's configMapGenerator make
+ * the ConfigMap (config/kustomize/name-reference.yaml makes its hash-suffixed name follow into
+ * Workflows). Read when a run starts and copied into it, like script: a run in flight keeps the
+ * script it started with. While the ConfigMap or its key is missing the Workflow is not Ready and
+ * its new runs wait (Pending) for it.
+ *
+ * Used by Workflow.spec.scriptFrom.
+ */
+export interface ScriptFrom {
+  /** The ConfigMap and the key whose value is the script (at most 256 KiB). */
+  configMapKeyRef: ConfigMapKeyRef;
+}
+
+/**
+ * The ConfigMap and the key whose value is the script (at most 256 KiB).
+ *
+ * Used by Workflow.spec.scriptFrom.configMapKeyRef.
+ */
+export interface ConfigMapKeyRef {
+  /** The ConfigMap's name, in the Workflow's namespace. */
+  name: string;
+  /** The key in the ConfigMap, such as deploy.sh. */
+  key: string;
+}
+
+/**
  * One environment variable, with a value or a valueFrom.
  *
  * Used by Workflow.spec.env[].
@@ -1261,7 +1346,7 @@ export interface ValueFrom {
   /** A key of a Secret in the Workflow's namespace. */
   secretKeyRef?: SecretKeyRef;
   /** A key of a ConfigMap in the Workflow's namespace. */
-  configMapKeyRef?: ConfigMapKeyRef;
+  configMapKeyRef?: ValueFromConfigMapKeyRef;
   /** A field of the pass's pod, such as metadata.name or spec.nodeName. */
   fieldRef?: FieldRef;
   /** A resource of the script container, such as limits.memory. */
@@ -1287,7 +1372,7 @@ export interface SecretKeyRef {
  *
  * Used by Workflow.spec.env[].valueFrom.configMapKeyRef.
  */
-export interface ConfigMapKeyRef {
+export interface ValueFromConfigMapKeyRef {
   /** The ConfigMap's name. */
   name: string;
   /** The key in the ConfigMap. */

@@ -1,5 +1,6 @@
 import type { RunRecord, RunStatus as StoreStatus } from '../../store/types.js';
 import type { Condition, Run, RunStatus } from '../api/generated.js';
+import { formatDuration } from '../../common/duration.js';
 import { apiTime } from '../api-time.js';
 import type { PodTrouble } from '../passes/pod-trouble.js';
 
@@ -53,7 +54,7 @@ export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: Pod
     passes: run.passes,
     ...(run.error ? { message: run.error } : stuck ? { message: `pass ${run.passes}: ${stuck.message}` } : {}),
     startedAt: apiTime(run.createdAt),
-    ...(run.finishedAt ? { finishedAt: apiTime(run.finishedAt) } : {}),
+    ...(run.finishedAt ? { finishedAt: apiTime(run.finishedAt), duration: formatDuration(Math.max(0, run.finishedAt.getTime() - run.createdAt.getTime())) } : {}),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     conditions: [condition, ...pod],
   };

@@ -99,12 +99,12 @@ export async function startCluster(namespace: string): Promise<Cluster> {
 }
 
 
-/** Given: a Workflow of one script, in the cluster's namespace. */
+/** Given: a Workflow of one script (its text, or the ConfigMap key holding it), in the cluster's namespace. */
 export async function givenWorkflow(
   cluster: Cluster,
   name: string,
   filename: string,
-  script: string,
+  script: string | { configMapKeyRef: { name: string; key: string } },
   env?: { name: string; value: string }[],
   image?: string,
 ): Promise<void> {
@@ -113,13 +113,13 @@ export async function givenWorkflow(
     version: 'v1alpha1',
     namespace: cluster.namespace,
     plural: 'workflows',
-    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, script, ...(env ? { env } : {}), ...(image ? { image } : {}) } },
+    body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, labels: { [TEST_LABEL]: 'true' } }, spec: { filename, ...(typeof script === 'string' ? { script } : { scriptFrom: script }), ...(env ? { env } : {}), ...(image ? { image } : {}) } },
   });
 }
 
 export interface RunResource {
   metadata: { name: string; uid: string; labels?: Record<string, string> };
-  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string; conditions?: { type: string; status: string; reason: string }[] };
+  status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string; startedAt?: string; finishedAt?: string; duration?: string; conditions?: { type: string; status: string; reason: string }[] };
 }
 
 /** When: a Run of that Workflow is created. */
