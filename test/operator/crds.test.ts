@@ -241,5 +241,21 @@ describe('crds/ on kube-apiserver', () => {
     }
     expect(explained.stderr).toBe('');
     expect(explained.stdout).toContain('The name of a Workflow in the same namespace.');
+
+    // `kubectl explain run.status` (and every object field's) reads as documentation: each field
+    // it lists is followed by its description.
+    for (const path of ['run.status', 'run.spec', 'run.status.conditions', 'workflow.spec', 'workflow.spec.template', 'schedule.spec', 'schedule.status', 'handler.spec']) {
+      const text = await ok(['explain', path]);
+      const fields = text.slice(text.indexOf('FIELDS:')).split('\n').slice(1);
+      const listed = fields.flatMap((line, index) => {
+        const field = /^ {2}(\S+)\t<.+>/.exec(line)?.[1];
+        // An enum's values come on a line of their own before the description.
+        const after = fields.slice(index + 1).find((next) => !next.startsWith('  enum: ')) ?? '';
+        return field ? [{ field, next: after }] : [];
+      });
+      expect(listed.length, path).toBeGreaterThan(0);
+      const bare = listed.filter(({ next }) => !/^ {4}\S/.test(next) || next.trim() === '<no description>').map(({ field }) => `${path}.${field}`);
+      expect(bare, `${path}: fields without a description`).toEqual([]);
+    }
   });
 });
