@@ -388,6 +388,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.incrCell('p1', 's', 'm', 2)).toMatchObject({ value: '42', version: 2 });
       });
 
+      it('leaves a cell that holds no whole number as it is, and says so with null; counts past 64 bits', async () => {
+        await store.setCell('p1', 's', 'word', 'abc');
+        expect(await store.incrCell('p1', 's', 'word', 1)).toBeNull();
+        expect(await store.getCell('p1', 's', 'word')).toEqual({ key: 'word', value: 'abc', version: 1 });
+        await store.setCell('p1', 's', 'big', '9223372036854775807');
+        expect(await store.incrCell('p1', 's', 'big', 1)).toMatchObject({ value: '9223372036854775808' });
+      });
+
       it('compares and sets; an expected null means the cell is absent', async () => {
         expect(await store.casCell('p1', 's', 'k', null, 'a')).toBe(true);
         expect(await store.casCell('p1', 's', 'k', null, 'b')).toBe(false);

@@ -17,6 +17,9 @@ var unitMillis = map[string]float64{
 	"d":  86_400_000,
 }
 
+// MaxDurationMillis is the longest duration anything takes: 100 years, as the engine checks it.
+const MaxDurationMillis = 36_525 * 86_400_000
+
 // ParseDurationMillis reads a duration as the verbs take it: 500ms, 30s, 5m, 2h, 14d, or a
 // combination such as 1h30m; a part may have a fraction (1.5h). It returns whole milliseconds
 // as a float64, the number the Node client sends, which may be past what a time.Duration holds.
@@ -26,6 +29,9 @@ func ParseDurationMillis(text string) (float64, error) {
 	if trimmed == "" {
 		return 0, &UsageError{"empty duration; use a form like 30s, 5m, 2h, 14d or 1h30m"}
 	}
+	if trimmed[0] == '-' {
+		return 0, &UsageError{"a duration cannot be negative: '" + text + "'"}
+	}
 	total := 0.0
 	for rest := trimmed; rest != ""; {
 		n, unit, size := durationPart(rest)
@@ -34,6 +40,9 @@ func ParseDurationMillis(text string) (float64, error) {
 		}
 		total += n * unitMillis[unit]
 		rest = rest[size:]
+	}
+	if total > MaxDurationMillis {
+		return 0, &UsageError{"duration '" + text + "' is too long; the longest is 36525d (100 years)"}
 	}
 	return roundHalfUp(total), nil
 }

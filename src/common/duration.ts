@@ -8,12 +8,16 @@ const UNIT_MS: Record<string, number> = {
   d: 86_400_000,
 };
 
+/** The longest duration anything takes: 100 years, short of a date JavaScript cannot hold. */
+export const MAX_DURATION_MS = 36_525 * 86_400_000;
+
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
 
 /** Parses `500ms`, `30s`, `5m`, `2h`, `14d` and combinations such as `1h30m` into milliseconds. */
 export function parseDuration(text: string): number {
   const trimmed = text.trim();
   if (trimmed === '') throw new UsageError('empty duration; use a form like 30s, 5m, 2h, 14d or 1h30m');
+  if (trimmed.startsWith('-')) throw new UsageError(`a duration cannot be negative: '${text}'`);
   PART.lastIndex = 0;
   let total = 0;
   let consumed = 0;
@@ -24,6 +28,7 @@ export function parseDuration(text: string): number {
   if (consumed !== trimmed.length) {
     throw new UsageError(`bad duration '${text}'; use a form like 500ms, 30s, 5m, 2h, 14d or 1h30m`);
   }
+  if (total > MAX_DURATION_MS) throw new UsageError(`duration '${text}' is too long; the longest is 36525d (100 years)`);
   return Math.round(total);
 }
 

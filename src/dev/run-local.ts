@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
+import { readTextFile } from '../common/text-file.js';
 import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { newRunId } from '../common/ids.js';
@@ -38,13 +39,13 @@ export function parseInput(text: string | undefined): unknown {
 export function readScript(file: string): { script: string; interpreter: string } {
   if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
   if (isPipelineFile(file)) {
-    const script = readFileSync(file, 'utf8');
+    const script = readTextFile(file);
     parsePipeline(script, file);
     return { script, interpreter: PIPELINE };
   }
   const interpreter = interpreterFor(file);
   checkInterpreter(interpreter, file);
-  return { script: readFileSync(file, 'utf8'), interpreter: interpreter.join(' ') };
+  return { script: readTextFile(file), interpreter: interpreter.join(' ') };
 }
 
 /** A wait `spool run` can see through by itself; signals and events need a server to arrive. */
@@ -59,6 +60,7 @@ function resolvesLocally(run: RunRecord): boolean {
 export async function runLocal(file: string, options: LocalRunOptions): Promise<number> {
   const { script, interpreter } = readScript(file);
   const input = parseInput(options.input);
+  const limit = maxResultBytes(options.maxResultBytes);
   const store = await openStore(options);
   try {
     const project = options.project ?? 'default';
@@ -73,7 +75,7 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
       lenient: options.lenient ?? false,
     });
     say(`run: ${run.id}`);
-    return await follow(store, run.id, options);
+    return await follow(store, run.id, options, limit);
   } finally {
     await store.close();
   }
@@ -81,6 +83,7 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
 
 /** `spool resume RUN`: carries on a run whose runner died, replaying its journal. */
 export async function resumeLocal(runId: string, options: LocalRunOptions): Promise<number> {
+  const limit = maxResultBytes(options.maxResultBytes);
   const store = await openStore(options);
   try {
     const run = await store.getRun(runId);
@@ -95,7 +98,7 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
     if (!options.databaseUrl) await store.requeueRunningActivities();
     if (run.status === 'waiting') await store.wakeRun(runId, new Date());
     say(`run: ${run.id} (resumed)`);
-    return await follow(store, runId, options);
+    return await follow(store, runId, options, limit);
   } finally {
     await store.close();
   }
@@ -107,8 +110,7 @@ function maxResultBytes(text: string | undefined): number | undefined {
   return Number(text);
 }
 
-async function follow(store: Store, rootId: string, options: LocalRunOptions): Promise<number> {
-  const limit = maxResultBytes(options.maxResultBytes);
+async function follow(store: Store, rootId: string, options: LocalRunOptions, limit: number | undefined): Promise<number> {
   const family = new Set([rootId]);
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import { MAX_DURATION_MS } from '../common/duration.js';
 import { UsageError } from '../common/errors.js';
 
 /**
@@ -11,7 +12,7 @@ import { UsageError } from '../common/errors.js';
 /** The one rule for names: steps, locks, signals, event types, cells, entities, activities, outputs. */
 export const NAME_RULE = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$' } as const;
 /** Milliseconds: whole, not negative, and short of a date JavaScript cannot hold (about 100 years). */
-const MS = { type: 'number', minimum: 0, maximum: 3_155_760_000_000 } as const;
+const MS = { type: 'number', minimum: 0, maximum: MAX_DURATION_MS } as const;
 const TEXT = { type: 'string' } as const;
 const ANY = {} as const;
 

@@ -1,4 +1,5 @@
-import { readFileSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
+import { readTextFile } from '../common/text-file.js';
 import { resolve } from 'node:path';
 import { interpreterFor } from '../agent/interpreters.js';
 import type { PassOutcome } from '../agent/run-pass.js';
@@ -8,7 +9,7 @@ import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
 import { MAX_FAN_OUT_ITEMS } from './defaults.js';
 import { evaluate, evaluateCondition, interpolate, parseExpression } from './expressions.js';
-import { approvalScript, scriptJob, stepsScript } from './job-scripts.js';
+import { approvalScript, gateInput, gateOutputs, scriptJob, stepsScript } from './job-scripts.js';
 import { parsePipeline } from './parse.js';
 import type { ExpressionScope, Job } from './types.js';
 
@@ -144,7 +145,10 @@ export class Coordinator {
   private async start(job: Job, state: JobState): Promise<void> {
     state.status = 'running';
     state.attempt += 1;
-    if (job.approval) return this.spawn(job, approvalScript(this.run.id, job, job.approval, this.scope), 'bash -eu', null);
+    if (job.approval) {
+      const script = approvalScript(this.run.id, job, job.approval, this.scope);
+      return this.spawn(job, script, 'bash -eu', gateInput(job, job.approval, this.scope));
+    }
     if (job.steps) return this.spawn(job, stepsScript(job, job.steps, this.scope), 'bash -eu', this.run.input);
     if (job.script !== null) return this.spawn(job, scriptJob(job, job.script, this.scope), 'bash -eu', this.run.input);
     if (job.fanOut) {
@@ -171,7 +175,7 @@ export class Coordinator {
       const item = fan.items[index];
       if (spec.workflow) {
         const file = resolve(this.run.cwd ?? '.', spec.workflow);
-        await this.spawn(job, readFileSync(file, 'utf8'), interpreterFor(file).join(' '), item, `[${index}]`);
+        await this.spawn(job, readTextFile(file), interpreterFor(file).join(' '), item, `[${index}]`);
       } else {
         await this.spawn(job, stepsScript(job, spec.steps ?? [], { ...this.scope, item }), 'bash -eu', item, `[${index}]`);
       }
@@ -187,7 +191,10 @@ export class Coordinator {
     const state = this.states.get(job.name);
     if (!state) return;
     if (state.fan && started.item !== undefined) return this.itemEnded(job, state.fan, started.item, ended, replayed);
-    if (ended.status === 'succeeded') return this.finish(job, 'succeeded', typed(ended.outputs), null, replayed);
+    if (ended.status === 'succeeded') {
+      const outputs = typed(ended.outputs);
+      return this.finish(job, 'succeeded', job.approval ? gateOutputs(outputs) : outputs, null, replayed);
+    }
     if (job.retry && state.attempt < job.retry.attempts) {
       this.say(`${job.name}: attempt ${state.attempt} ${ended.status}, retrying`, replayed);
       await this.call({ verb: 'sleep', ms: job.retry.backoffMs * 2 ** (state.attempt - 1) });

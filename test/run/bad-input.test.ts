@@ -39,6 +39,18 @@ describe('a bad in-script call', () => {
     ['a duration with an unknown unit', `spool sleep 5x`, /^spool sleep: bad duration '5x'/],
     ['a step without --', `spool step a echo hi`, /^spool step: missing '--' before the command/],
     ['an unknown activity command', `spool activity frob`, /^spool activity: unknown activity command 'frob'; use submit, run, wait, collect or wait-all/],
+    ['a negative duration', `spool sleep -1s`, /^spool sleep: a duration cannot be negative: '-1s'/],
+    ['a duration longer than 100 years', `spool sleep 999999999999d`, /^spool sleep: duration '999999999999d' is too long; the longest is 36525d/],
+    [
+      'an incr of a cell that holds no number',
+      `spool state set n abc && spool state incr n`,
+      /^state cell 'n' holds 'abc', not a whole number; incr only counts whole numbers$/,
+    ],
+    [
+      'a spawn of a file that is not UTF-8',
+      `printf 'echo ok\\necho caf\\351\\n' > latin1.sh && spool spawn latin1.sh`,
+      /^spool spawn: latin1.sh is not UTF-8 text \(line 2\); Hyperspool runs a script as the text it keeps/,
+    ],
     [
       'malformed JSON in a payload',
       `spool event emit x --payload '{bad'`,
@@ -92,6 +104,32 @@ describe('a bad in-script call', () => {
 });
 
 describe('a bad spool run', () => {
+  it('given a script that is not UTF-8, then spool run exits 2 naming the line, and creates no run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'latin1.sh': Buffer.from('echo ok\necho caf\xe9\n', 'latin1') });
+    const before = await countRuns();
+
+    const { code, output } = await spool(['run', 'latin1.sh', '--data-dir', dataDir], { cwd: dir });
+
+    expect(linesOf(output)).toEqual([
+      'spool: latin1.sh is not UTF-8 text (line 2); Hyperspool runs a script as the text it keeps, so save the file as UTF-8',
+    ]);
+    expect(code).toBe(2);
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+
+  it('given --max-result-bytes that is not a number, then spool run exits 2 and creates no run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'ok.sh': 'spool step a -- echo hi\n' });
+    const before = await countRuns();
+
+    const { code, output } = await spool(['run', 'ok.sh', '--data-dir', dataDir, '--max-result-bytes', 'abc'], { cwd: dir });
+
+    expect(linesOf(output)).toEqual(["spool: --max-result-bytes takes a number of bytes, not 'abc'"]);
+    expect(code).toBe(2);
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+
   it('given a script file that does not exist, then spool run exits 2 with one line and creates no run', async () => {
     const dir = tempDir();
     const before = await countRuns();

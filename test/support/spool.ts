@@ -124,7 +124,7 @@ export function linesOf(text: string): string[] {
 }
 
 /** Writes files into dir: `{ 'x.sh': '...' }`. */
-export function writeFiles(dir: string, files: Record<string, string>): void {
+export function writeFiles(dir: string, files: Record<string, string | Uint8Array>): void {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
 }
 

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { interpreterFor } from '../../agent/interpreters.js';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
+import { notUtf8 } from '../../common/text-file.js';
 import type { ActivitySpec, Request } from '../../engine/protocol.js';
 
 /** A parsed in-script call: the request, and the command to run if the agent says execute. */
@@ -135,11 +136,17 @@ function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; comma
 function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
   const { values, positionals } = parse(verb, args, { input: { type: 'string' } }, [1, 1]);
   const file = positionals[0] ?? '';
-  let script: string;
+  let bytes: Buffer;
   try {
-    script = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch {
     fail(verb, `cannot read ${file}`);
+  }
+  let script: string;
+  try {
+    script = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    fail(verb, notUtf8(file, bytes));
   }
   const input = json(verb, '--input', str(values.input));
   return {
@@ -162,6 +169,8 @@ export function parseScriptCall(args: string[]): ScriptCall {
       };
     }
     case 'sleep': {
+      // Before parseArgs, which would take '-1s' for an unknown option '-1'.
+      if (/^-\d/.test(rest[0] ?? '')) fail('sleep', `a duration cannot be negative: '${rest[0] ?? ''}'`);
       const { positionals } = parse('sleep', rest, {}, [1, 1]);
       return { request: { verb: 'sleep', ms: duration('sleep', positionals[0]) ?? 0 } };
     }

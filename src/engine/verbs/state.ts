@@ -1,3 +1,5 @@
+import { UsageError } from '../../common/errors.js';
+import type { Store } from '../../store/store.js';
 import type { Pass } from '../pass.js';
 import type { Answer, StateRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
@@ -39,29 +41,39 @@ export async function state(pass: Pass, request: StateRequest): Promise<Answer> 
     case 'state.incr':
     case 'state.cas': {
       const op = request.op ?? request.key;
-      const reached = pass.take(
-        pass.peek(request.verb, op, (position) => {
-          const other = pass.findRecorded(RECORDED_OPS, op, position);
-          if (other) {
-            pass.refuse(
-              `--op '${op}' is already used in this run (call ${other.position + 1}); each incr or cas is its own ` +
-                `question, so give each one its own --op name`,
-            );
-          }
-        }),
-      );
-      if (reached.result) return opAnswer(reached.result.data, true);
+      const reached = pass.peek(request.verb, op, (position) => {
+        const other = pass.findRecorded(RECORDED_OPS, op, position);
+        if (other) {
+          pass.refuse(
+            `--op '${op}' is already used in this run (call ${other.position + 1}); each incr or cas is its own ` +
+              `question, so give each one its own --op name`,
+          );
+        }
+      });
+      if (reached.result) return opAnswer(pass.take(reached).result?.data ?? {}, true);
       const result = await store.transaction(async (tx) => {
         const data =
           request.verb === 'state.incr'
-            ? { value: (await tx.incrCell(run.project, scope, request.key, request.by)).value }
+            ? { value: await incremented(tx, run.project, scope, request.key, request.by) }
             : { won: await tx.casCell(run.project, scope, request.key, request.expected, request.value) };
         if (!reached.call) await pass.record(reached, 'call', { key: request.key, ...entityField }, tx);
         return pass.record(reached, 'result', data, tx);
       });
+      // Taken once recorded: a refused incr (a cell that is not a number) takes no position.
+      pass.take(reached);
       return opAnswer(result.data, false);
     }
   }
+}
+
+/** The counter's new value; a cell that holds anything but a whole number refuses the call, unchanged. */
+async function incremented(tx: Store, project: string, scope: string, key: string, by: number): Promise<string> {
+  const cell = await tx.incrCell(project, scope, key, by);
+  if (cell) return cell.value;
+  const held = (await tx.getCell(project, scope, key))?.value ?? '';
+  throw new UsageError(
+    `state cell '${key}' holds '${held.length > 40 ? `${held.slice(0, 40)}...` : held}', not a whole number; incr only counts whole numbers`,
+  );
 }
 
 /** A taken key exits 3 and prints nothing: the script says what that means for it. */

@@ -135,6 +135,10 @@ func parseScriptCall(args []string) (*scriptCall, error) {
 	case "step":
 		return parseStep(rest)
 	case "sleep":
+		// Before parseArgs, which would take '-1s' for an unknown option '-1'.
+		if len(rest) > 0 && len(rest[0]) > 1 && rest[0][0] == '-' && rest[0][1] >= '0' && rest[0][1] <= '9' {
+			return nil, usageFailure("sleep", "a duration cannot be negative: '"+rest[0]+"'")
+		}
 		parsed, err := parse("sleep", rest, nil, 1, 1)
 		if err != nil {
 			return nil, err

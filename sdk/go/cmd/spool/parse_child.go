@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	hyperspool "hyperspool.dev/go"
-	"hyperspool.dev/go/internal/nodecompat"
 )
 
 const supportedExtensions = ".sh, .bash, .py, .mjs, .js, .cjs"
@@ -23,6 +24,9 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 	if err != nil {
 		return nil, usageFailure(verb, "cannot read "+file)
 	}
+	if !utf8.Valid(script) {
+		return nil, usageFailure(verb, notUTF8(file, script))
+	}
 	var input json.RawMessage
 	if text, ok := parsed.str("input"); ok {
 		if input, err = jsonValue(verb, "--input", text); err != nil {
@@ -35,7 +39,7 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 	}
 	request := hyperspool.NewRequest(verb).
 		With("workflow", file).
-		With("script", nodecompat.WellFormed(script)).
+		With("script", string(script)).
 		With("interpreter", interpreter)
 	if input != nil {
 		request.With("input", input)
@@ -53,4 +57,21 @@ func extname(path string) string {
 		return ""
 	}
 	return base[dot:]
+}
+
+// notUTF8 refuses a file that is not UTF-8, naming the line of its first bad byte, as the Node
+// client does: the engine keeps a script as text, and rewriting the bytes would run another script.
+func notUTF8(file string, bytes []byte) string {
+	line := 1
+	for len(bytes) > 0 {
+		r, size := utf8.DecodeRune(bytes)
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		if r == '\n' {
+			line++
+		}
+		bytes = bytes[size:]
+	}
+	return file + " is not UTF-8 text (line " + strconv.Itoa(line) + "); Hyperspool runs a script as the text it keeps, so save the file as UTF-8"
 }

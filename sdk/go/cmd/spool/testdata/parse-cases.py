@@ -14,6 +14,7 @@ c('step','a','-\U0001F600','--','t'); c('step','a','--\u00e9=1','--','t'); c('st
 # sleep
 for d in ['500ms','30s','5m','2h','14d','1h30m','1.5h',' 2s ','0s','1m5s','1.','1.5.5s','-1','','  ','5','5x','1ms2','1e3s','0.0004ms','0.5ms','99999999999999999999999d','1'*400+'s','\u00a05s\ufeff','\u2003']:
     c('sleep', d)
+c('sleep','-1s'); c('sleep','-0.5m'); c('sleep','999999999999d'); c('sleep','36525d'); c('sleep','36526d'); c('wait','signal','go','--timeout=-5s')
 c('sleep'); c('sleep','5s','6s'); c('sleep','--','-1'); c('sleep','5s','--','x'); c('sleep','---x'); c('sleep','-'); c('sleep','--')
 # wait
 c('wait','signal','go'); c('wait','signal','go','--timeout','1h'); c('wait','event','order.paid','--timeout=30s'); c('wait','event','t','--timeout','x')
