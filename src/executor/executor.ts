@@ -35,6 +35,8 @@ export interface ExecutorOptions {
   owns?(runId: string): Promise<boolean>;
   /** Called after each pass has been settled onto its run. */
   onPassEnd?(run: RunRecord): void;
+  /** What went wrong in the loop (stderr unless given: the operator logs it as a JSON line). */
+  onError?(message: string, error: unknown, runId?: string): void;
   maxConcurrentPasses?: number;
   pollMs?: number;
   capabilities?: string[];
@@ -165,7 +167,7 @@ export class Executor {
       if (!this.options.noActivities) await this.dispatchActivities();
       if (!this.again) delay = await this.untilNextDue();
     } catch (error) {
-      process.stderr.write(`spool: executor: ${ensureError(error).message}\n`);
+      this.reportError('executor tick failed', error);
       delay = this.options.pollMs ?? 250;
     } finally {
       this.ticking = false;
@@ -220,7 +222,7 @@ export class Executor {
       if (settled) this.options.onPassEnd?.(settled);
     } catch (error) {
       // The run stays running in the store; whoever executes next recovers it and it replays.
-      process.stderr.write(`spool: executor: could not settle ${run.id}: ${ensureError(error).message}\n`);
+      this.reportError('settling a pass failed', error, run.id);
     }
   }
 
@@ -255,6 +257,11 @@ export class Executor {
         .catch((error: unknown) => process.stderr.write(`spool: activity ${activity.name}: ${ensureError(error).message}\n`))
         .finally(() => this.settled(this.activities, activity.id));
     }
+  }
+
+  private reportError(message: string, error: unknown, runId?: string): void {
+    if (this.options.onError) this.options.onError(message, error, runId);
+    else process.stderr.write(`spool: executor: ${message}${runId ? ` (${runId})` : ''}: ${ensureError(error).message}\n`);
   }
 
   private settled(set: { delete(id: string): boolean }, id: string): void {

@@ -1,5 +1,5 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
-import { ensureError } from '../common/errors.js';
+import { jsonLogger, type Logger } from '../common/json-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cancelRun } from '../engine/cancel.js';
@@ -13,7 +13,7 @@ import { startInformer, type Informer } from './kube/informer.js';
 import type { OperatorMetrics } from './kube/metrics.js';
 import { objectKey, splitKey } from './kube/object-key.js';
 import { createWorkQueue, type WorkQueue } from './kube/work-queue.js';
-import { CLUSTER_ENV, LABELS, MANAGED_BY, runKey, workflowOf } from './naming.js';
+import { CLUSTER_ENV, LABELS, MANAGED_BY, passJobName, runKey, workflowOf } from './naming.js';
 import { KubePasses } from './passes/kube-passes.js';
 import type { PodTrouble } from './passes/pod-trouble.js';
 import type { PassJobSettings } from './passes/job-builder.js';
@@ -35,6 +35,8 @@ export interface ControllersOptions {
   sweepMs?: number;
   resyncPeriodMs?: number;
   now?: () => Date;
+  /** The operator's structured log (JSON lines on stderr unless given). */
+  log?: Logger;
 }
 
 type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
@@ -54,6 +56,7 @@ export class Controllers {
     jobs: Informer<V1Job>;
   };
   private readonly queue: WorkQueue;
+  private readonly log: Logger;
   private readonly runs: RunReconciler;
   private readonly triggers: TriggerReconciler;
   private readonly resources: Resources;
@@ -69,6 +72,7 @@ export class Controllers {
 
   constructor(private readonly options: ControllersOptions) {
     const { kubeConfig, store, metrics } = options;
+    const log = (this.log = options.log ?? jsonLogger());
     const now = options.now ?? (() => new Date());
     this.resources = new Resources(kubeConfig);
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -82,8 +86,9 @@ export class Controllers {
       workers: 4,
       process: (key) => this.reconcile(key),
       onError: (error, key) => {
-        metrics.reconcileErrors.inc({ kind: key.split('/')[0] ?? '' });
-        process.stderr.write(`spool operator: reconcile ${key}: ${ensureError(error).message}\n`);
+        const [kind = '', namespace = '', name = ''] = key.split('/');
+        metrics.reconcileErrors.inc({ kind, namespace });
+        log.error('reconcile failed', error, { kind, namespace, name });
       },
     });
     this.runs = new RunReconciler({
@@ -94,7 +99,13 @@ export class Controllers {
       now,
       poke,
       onPhase: (run) => {
-        if (run.status === 'failed') metrics.runsFailed.inc();
+        if (run.status === 'failed') metrics.runsFailed.inc({ namespace: run.project });
+        if (!TERMINAL_STATUSES.includes(run.status)) return;
+        const ended = run.finishedAt ?? now();
+        log.info('run finished', {
+          kind: 'Run', namespace: run.project, name: this.runResource(run.id)?.metadata.name, runId: run.id,
+          phase: run.status, passes: run.passes, seconds: Math.round((ended.getTime() - run.createdAt.getTime()) / 1000), message: run.error ?? undefined,
+        });
       },
       podTrouble: (runId) => this.podTroubles.get(runId),
     });
@@ -107,7 +118,8 @@ export class Controllers {
       ownerOf: (run) => this.ownerOf(run),
       onScriptStarting: (seconds) => metrics.passStartLatency.observe(seconds),
       onPassStarted: (run) => {
-        metrics.passesStarted.inc();
+        metrics.passesStarted.inc({ namespace: run.project });
+        log.info('pass dispatched', { kind: 'Run', namespace: run.project, name: this.runResource(run.id)?.metadata.name, runId: run.id, pass: run.passes, job: passJobName(run.id, run.passes) });
         this.passStarts.set(run.id, now());
         this.enqueueRun(run.id);
       },
@@ -131,6 +143,7 @@ export class Controllers {
       schedules: true,
       env: CLUSTER_ENV,
       now,
+      onError: (message, error, runId) => log.error(message, error, { runId }),
       onPassEnd: (run) => {
         this.passStarts.delete(run.id);
         this.enqueueRun(run.id);
@@ -143,7 +156,7 @@ export class Controllers {
       path: `/apis/${GROUP}/${VERSION}/${plural}`,
       list: async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<T & { metadata?: object }> as never,
       resyncPeriodMs: resync,
-      onError: (error: Error) => process.stderr.write(`spool operator: watch ${plural}: ${error.message}\n`),
+      onError: (error: Error) => log.error('watch failed', error, { resource: `${plural}.${GROUP}` }),
     });
     const enqueue = (kind: Kind) => (object: KubernetesObject) => this.enqueue(kind, object);
     this.informers = {
@@ -175,7 +188,7 @@ export class Controllers {
         resyncPeriodMs: resync,
         onAdd: (pod) => this.kubePasses.podChanged(pod),
         onUpdate: (pod) => this.kubePasses.podChanged(pod),
-        onError: (error) => process.stderr.write(`spool operator: watch pods: ${error.message}\n`),
+        onError: (error) => log.error('watch failed', error, { resource: 'pods' }),
       }),
       jobs: startInformer<V1Job>({
         kubeConfig,
@@ -186,7 +199,7 @@ export class Controllers {
         onAdd: (job) => this.kubePasses.jobChanged(job),
         onUpdate: (job) => this.kubePasses.jobChanged(job),
         onDelete: (job) => this.kubePasses.jobChanged(job, true),
-        onError: (error) => process.stderr.write(`spool operator: watch jobs: ${error.message}\n`),
+        onError: (error) => log.error('watch failed', error, { resource: 'jobs.batch' }),
       }),
     };
   }
@@ -269,7 +282,7 @@ export class Controllers {
       for (const id of cancelled) this.executor.abortPass(id);
       this.deletedRuns.delete(runId);
     } catch (error) {
-      process.stderr.write(`spool operator: cancelling the run of deleted Run ${resource.metadata.name ?? ''}: ${ensureError(error).message}\n`);
+      this.log.error('cancelling the run of a deleted Run failed', error, { kind: 'Run', namespace: resource.metadata.namespace, name: resource.metadata.name, runId });
     }
   }
 
@@ -319,7 +332,7 @@ export class Controllers {
    */
   private sweep(): void {
     void this.sweepOnce()
-      .catch((error: unknown) => process.stderr.write(`spool operator: sweep: ${ensureError(error).message}\n`))
+      .catch((error: unknown) => this.log.error('sweep failed', error))
       .finally(() => {
         if (!this.stopped) this.sweeper = setTimeout(() => this.sweep(), this.options.sweepMs ?? 1000);
       });
@@ -327,13 +340,19 @@ export class Controllers {
 
   private async sweepOnce(): Promise<void> {
     const { metrics, store } = this.options;
-    const phases = new Map<string, number>();
+    const phases = new Map<string, Map<string, number>>();
     for (const run of this.informers.runs.list()) {
       const phase = run.status?.phase ?? 'Pending';
-      phases.set(phase, (phases.get(phase) ?? 0) + 1);
+      const namespace = run.metadata.namespace ?? 'default';
+      const counts = phases.get(namespace) ?? new Map<string, number>();
+      phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
       if (!['Succeeded', 'Failed', 'Cancelled'].includes(phase)) this.enqueue('Run', run);
     }
-    for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ phase }, phases.get(phase) ?? 0);
+    // A namespace whose last Run went leaves no series behind.
+    metrics.runs.reset();
+    for (const [namespace, counts] of phases) {
+      for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ namespace, phase }, counts.get(phase) ?? 0);
+    }
     metrics.queueDepth.set(this.queue.depth);
     for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import express, { type Request, type Response } from 'express';
 import { ensureError } from '../common/errors.js';
+import { jsonLogger, type Logger } from '../common/json-log.js';
 import { createApp } from '../server/app.js';
 import { RemotePasses } from '../server/remote-passes.js';
 import { openStore } from '../store/open.js';
@@ -9,7 +10,7 @@ import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { userAuthorizer } from './auth/user-auth.js';
 import { Controllers } from './controllers.js';
-import { startHealthServer, type HealthServer } from './kube/health-server.js';
+import { hostPort, startHealthServer, type HealthServer } from './kube/health-server.js';
 import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
 import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
 import { RUN } from './api/generated.js';
@@ -36,11 +37,15 @@ export interface OperatorOptions {
   sweepMs?: number;
   resyncPeriodMs?: number;
   version?: string;
+  /** Where the operator's JSON log lines go (stderr unless given; tests read them). */
+  log?: Logger;
 }
 
 export interface Operator {
   url: string;
   healthUrl: string;
+  /** The addresses really listened on (`0.0.0.0:7456`), API and probes, as the log's first line says. */
+  listening: { api: string; probes: string };
   store: Store;
   metrics: OperatorMetrics;
   isLeader(): boolean;
@@ -57,6 +62,7 @@ export interface Operator {
  */
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const { kubeConfig } = options;
+  const log = (options.log ?? jsonLogger()).with({ replica: options.name });
   const metrics = createMetrics({
     version: options.version ?? '0.1.0',
     oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
@@ -95,6 +101,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  const api = typeof address === 'object' && address ? hostPort(address.address, address.port) : `${host}:${port}`;
 
   const health: HealthServer = await startHealthServer({
     port: options.metricsPort,
@@ -106,12 +113,16 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       return { ready: true };
     },
   });
+  const listening = { api, probes: health.address };
+  log.info('listening', { ...listening, version: options.version ?? '0.1.0' });
 
   /** The leader's controllers, from the Lease's acquisition until the signal says it is lost. */
   let leading: Promise<void> = Promise.resolve();
   const lead = async (signal: AbortSignal): Promise<void> => {
     metrics.isLeader.set(1);
+    log.info('leadership gained', { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
     const mine = new Controllers({
+      log,
       kubeConfig,
       store,
       passes,
@@ -136,10 +147,15 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     identity: `${options.name}@${options.advertiseUrl ?? url}`,
     ...(options.leaseDurationSeconds ? { leaseDurationSeconds: options.leaseDurationSeconds } : {}),
     onStartedLeading: (signal) => (leading = lead(signal)),
-    onStoppedLeading: () => metrics.isLeader.set(0),
+    onStoppedLeading: () => {
+      metrics.isLeader.set(0);
+      // What only the leader knows must not linger, stale, on a replica that no longer leads.
+      metrics.forgetLeaderOnly();
+      log.info('leadership lost', { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
+    },
     onError: (error) => {
       // Retries come every retry period: a failure that persists is said once.
-      if (error.message !== lastElectionError) process.stderr.write(`spool operator: leader election: ${error.message}\n`);
+      if (error.message !== lastElectionError) log.error('leader election failed', error, { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
       lastElectionError = error.message;
     },
   });
@@ -155,6 +171,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   return {
     url,
     healthUrl: health.url,
+    listening,
     store,
     metrics,
     isLeader: () => election?.isLeader() ?? false,
@@ -192,3 +209,4 @@ function readBody(req: Request): Promise<string> {
     req.on('error', reject);
   });
 }
+

@@ -120,7 +120,7 @@ describe('a Run on a real kube-apiserver', () => {
     // Pass 1's agent asked for its script; pass 2's did not (it went straight to its calls).
     const metrics = await (await fetch(`${operator.healthUrl}/metrics`)).text();
     expect(metrics).toMatch(/^hyperspool_pass_start_latency_seconds_count 1$/m);
-    expect(metrics).toMatch(/^hyperspool_passes_started_total 2$/m);
+    expect(metrics).toMatch(/^hyperspool_passes_started_total\{namespace="team-a"\} 2$/m);
     expect(Number(/^hyperspool_journal_write_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(4);
     expect(metrics).toMatch(/^hyperspool_oldest_running_pass_seconds 0$/m);
 

@@ -55,7 +55,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
           startTimeoutSeconds: positive(options.passStartTimeout, '--pass-start-timeout'),
         },
       });
-      process.stderr.write(`  spool operator listening on ${operator.url}, probes and metrics on ${operator.healthUrl}\n`);
+      // The operator's first log line says where it listens (the addresses it really bound).
       await waitForStop();
       await operator.close();
     });

@@ -28,6 +28,8 @@ export interface HealthServer {
   /** `http://host:port`, loopback when listening on all interfaces. */
   url: string;
   port: number;
+  /** The address really listened on, such as `0.0.0.0:9464` or `[::]:9464`. */
+  address: string;
   close(): Promise<void>;
 }
 
@@ -44,11 +46,12 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   const host = options.host === undefined || options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
+    address: hostPort(address, port),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -110,4 +113,9 @@ function send(response: ServerResponse, status: number, body: string, contentTyp
   }
   response.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
   response.end(response.req.method === 'HEAD' ? undefined : body);
+}
+
+/** An address and port as people write them: `0.0.0.0:9464`, `[::]:9464`. */
+export function hostPort(address: string, port: number): string {
+  return `${address.includes(':') ? `[${address}]` : address}:${port}`;
 }

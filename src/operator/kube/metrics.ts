@@ -7,21 +7,29 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  */
 export interface OperatorMetrics {
   readonly registry: Registry;
-  /** Runs by phase; the operator sets every phase it knows (0 included) so series do not vanish. */
-  readonly runs: Gauge<'phase'>;
-  readonly runsFailed: Counter;
-  readonly passesStarted: Counter;
+  /**
+   * Run resources by namespace and phase; the leader sets every phase (0 included) of each
+   * namespace it has runs in, so series do not vanish. Leader only.
+   */
+  readonly runs: Gauge<'namespace' | 'phase'>;
+  readonly runsFailed: Counter<'namespace'>;
+  readonly passesStarted: Counter<'namespace'>;
   /** From a run becoming due (woken, submitted) to its pass's script starting. */
   readonly passStartLatency: Histogram;
   readonly journalWrite: Histogram;
   readonly queueDepth: Gauge;
-  /** Reconcile failures by kind (`Run`, `Schedule`, ...). */
-  readonly reconcileErrors: Counter<'kind'>;
+  /** Reconcile failures by kind (`Run`, `Schedule`, ...) and the object's namespace. */
+  readonly reconcileErrors: Counter<'kind' | 'namespace'>;
   /** 1 on the replica holding the lease, 0 elsewhere: alerts want exactly one. */
   readonly isLeader: Gauge;
   readonly buildInfo: Gauge<'version'>;
   /** Age of the longest-running pass: a stuck pass shows here before anyone complains. */
   readonly oldestRunningPass: Gauge;
+  /**
+   * Clears what only the leader knows (runs by phase, queue depth, the oldest pass): a replica
+   * that stops leading reports none of them rather than the numbers it had when it led.
+   */
+  forgetLeaderOnly(): void;
   /** The exposition text for /metrics. */
   metricsText(): Promise<string>;
   /** The Content-Type to serve `metricsText()` with. */
@@ -48,11 +56,17 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   const registers = [registry];
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: PREFIX });
 
-  const runs = new Gauge({ name: `${PREFIX}runs`, help: 'Runs by phase.', labelNames: ['phase'], registers });
-  const runsFailed = new Counter({ name: `${PREFIX}runs_failed_total`, help: 'Runs that ended failed.', registers });
+  const runs = new Gauge({
+    name: `${PREFIX}runs`,
+    help: 'Run resources by namespace and phase; reported by the leader only.',
+    labelNames: ['namespace', 'phase'],
+    registers,
+  });
+  const runsFailed = new Counter({ name: `${PREFIX}runs_failed_total`, help: 'Runs that ended failed, by namespace.', labelNames: ['namespace'], registers });
   const passesStarted = new Counter({
     name: `${PREFIX}passes_started_total`,
-    help: 'Passes started (one Job each).',
+    help: 'Passes started (one Job each), by namespace.',
+    labelNames: ['namespace'],
     registers,
   });
   const passStartLatency = new Histogram({
@@ -70,13 +84,13 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   });
   const queueDepth = new Gauge({
     name: `${PREFIX}queue_depth`,
-    help: 'Keys waiting in the work queue.',
+    help: "Keys waiting in the leader's work queue; 0 on other replicas.",
     registers,
   });
   const reconcileErrors = new Counter({
     name: `${PREFIX}reconcile_errors_total`,
-    help: 'Reconciles that failed and were requeued, by kind.',
-    labelNames: ['kind'],
+    help: "Reconciles that failed and were requeued, by kind and the object's namespace.",
+    labelNames: ['kind', 'namespace'],
     registers,
   });
   const isLeader = new Gauge({
@@ -93,7 +107,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   const startedAt = options.oldestRunningPassStartedAt;
   const oldestRunningPass = new Gauge({
     name: `${PREFIX}oldest_running_pass_seconds`,
-    help: 'Seconds the oldest running pass has been running; 0 when none runs.',
+    help: 'Seconds the oldest pass under way has been running; 0 when none runs, and on replicas that do not lead.',
     registers,
     ...(startedAt && {
       collect(this: Gauge) {
@@ -120,6 +134,11 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     isLeader,
     buildInfo,
     oldestRunningPass,
+    forgetLeaderOnly() {
+      runs.reset();
+      queueDepth.set(0);
+      oldestRunningPass.set(0);
+    },
     metricsText: () => registry.metrics(),
     contentType: registry.contentType,
   };

@@ -14,8 +14,10 @@ describe('health server and metrics', () => {
       version: '1.2.3',
       oldestRunningPassStartedAt: () => new Date(Date.now() - 90_000),
     });
-    metrics.runs.set({ phase: 'Running' }, 3);
-    metrics.reconcileErrors.inc({ kind: 'Run' });
+    metrics.runs.set({ namespace: 'team-a', phase: 'Running' }, 3);
+    metrics.reconcileErrors.inc({ kind: 'Run', namespace: 'team-a' });
+    metrics.runsFailed.inc({ namespace: 'team-a' });
+    metrics.passesStarted.inc({ namespace: 'team-b' }, 2);
     metrics.passStartLatency.observe(0.7);
     let readiness: Readiness = { ready: false, detail: 'informers not synced' };
     server = await startHealthServer({ port: 0, ready: () => readiness, metrics });
@@ -34,13 +36,13 @@ describe('health server and metrics', () => {
     expect(scrape.headers.get('content-type')).toContain('text/plain');
     const text = await scrape.text();
     expect(text).toContain('hyperspool_build_info{version="1.2.3"} 1');
-    expect(text).toContain('hyperspool_runs{phase="Running"} 3');
-    expect(text).toContain('hyperspool_reconcile_errors_total{kind="Run"} 1');
+    expect(text).toContain('hyperspool_runs{namespace="team-a",phase="Running"} 3');
+    expect(text).toContain('hyperspool_reconcile_errors_total{kind="Run",namespace="team-a"} 1');
     expect(text).toContain('hyperspool_pass_start_latency_seconds_bucket{le="1"} 1');
     expect(text).toContain('hyperspool_is_leader 0');
     expect(text).toContain('hyperspool_queue_depth 0');
-    expect(text).toContain('hyperspool_runs_failed_total 0');
-    expect(text).toContain('hyperspool_passes_started_total 0');
+    expect(text).toContain('hyperspool_runs_failed_total{namespace="team-a"} 1');
+    expect(text).toContain('hyperspool_passes_started_total{namespace="team-b"} 2');
     expect(text).toContain('hyperspool_journal_write_seconds_count 0');
     expect(text).toMatch(/hyperspool_oldest_running_pass_seconds 9\d/);
     expect(text).toContain('hyperspool_process_cpu_user_seconds_total');
@@ -76,8 +78,23 @@ describe('health server and metrics', () => {
   it('two metric sets do not share series', async () => {
     const one = createMetrics({ version: 'a', processMetrics: false });
     const two = createMetrics({ version: 'b', processMetrics: false });
-    one.passesStarted.inc(5);
-    expect(await one.metricsText()).toContain('hyperspool_passes_started_total 5');
-    expect(await two.metricsText()).toContain('hyperspool_passes_started_total 0');
+    one.passesStarted.inc({ namespace: 'a' }, 5);
+    expect(await one.metricsText()).toContain('hyperspool_passes_started_total{namespace="a"} 5');
+    expect(await two.metricsText()).not.toContain('hyperspool_passes_started_total{');
+  });
+
+  it('a replica that stops leading reports none of what only the leader knows', async () => {
+    const metrics = createMetrics({ version: 'a', processMetrics: false });
+    metrics.runs.set({ namespace: 'a', phase: 'Waiting' }, 7);
+    metrics.queueDepth.set(4);
+    metrics.oldestRunningPass.set(30);
+    metrics.passesStarted.inc({ namespace: 'a' });
+    metrics.forgetLeaderOnly();
+    const text = await metrics.metricsText();
+    expect(text).not.toMatch(/^hyperspool_runs\{/m);
+    expect(text).toMatch(/^hyperspool_queue_depth 0$/m);
+    expect(text).toMatch(/^hyperspool_oldest_running_pass_seconds 0$/m);
+    // Counters are this replica's own history: they stay.
+    expect(text).toContain('hyperspool_passes_started_total{namespace="a"} 1');
   });
 });

@@ -15,6 +15,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
+import type { Logger } from '../../../src/common/json-log.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
@@ -42,7 +43,7 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -87,6 +88,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600, ...(overrides.startTimeoutSeconds ? { startTimeoutSeconds: overrides.startTimeoutSeconds } : {}) },
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
+        ...(overrides.log ? { log: overrides.log } : {}),
       });
       operators.push(operator);
       return operator;
