@@ -3,6 +3,7 @@ import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
 import type { Answer, Request } from './protocol.js';
 import { EXIT } from './protocol.js';
+import { checkRequestValues } from './limits.js';
 import { checkRequest } from './request-schema.js';
 import { handleVerb } from './verbs/index.js';
 
@@ -13,6 +14,7 @@ export interface PassHost {
   capabilities: readonly string[];
   /** Why this host runs no activities, if it runs none (the operator, for now). */
   noActivities?: string;
+  /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
   maxResultBytes: number;
   env: string;
   /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */
@@ -80,6 +82,7 @@ export class Pass {
     if (this.failure) return { status: 'error', kind: 'determinism', message: this.failure, exitCode: EXIT.failure };
     try {
       checkRequest(request);
+      checkRequestValues(request, this.host.maxResultBytes);
       return await handleVerb(this, request);
     } catch (raw) {
       const error = ensureError(raw);

@@ -89,32 +89,42 @@ export function checkRequest(request: unknown): void {
   const valid: boolean = validate(fields);
   // Read from the request, not from `fields`: the validator's type guard narrows a failed one to never.
   const { verb: name } = request as { verb?: unknown };
-  if (!valid) throw new UsageError(`bad ${String(name)} request: ${describe(request as Record<string, unknown>, validate.errors?.[0])}`);
+  if (!valid) throw new UsageError(`bad ${String(name)} request: ${describeError(String(name), validate.errors?.[0])}`);
 }
 
-function describe(request: Record<string, unknown>, error: ErrorObject | undefined): string {
+/**
+ * One line naming the field an ajv error is about and what is wrong with it; `where` is what the
+ * field belongs to (a verb, a route), for a field that is not one of its own.
+ */
+export function describeError(where: string | null, error: ErrorObject | undefined): string {
   if (!error) return 'its fields do not match the protocol (docs/protocol.md)';
   const field = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
-  const named = field ? `'${field}'` : 'the request';
+  const named = field ? `'${field}'` : 'the value';
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return `'${String(params.missingProperty)}' is missing`;
     case 'additionalProperties':
-      return `'${String(params.additionalProperty)}' is not a field of ${String(request.verb)}`;
+      return `'${String(params.additionalProperty)}' is not a field of ${where ?? 'this'}`;
     case 'type':
-      return `${named} must be ${String(params.type).replace(',', ' or ')}`;
+      return `${named} must be ${String(params.type).replaceAll(',', ' or ')}`;
     case 'minLength':
       return `${named} must not be empty`;
     case 'maxLength':
       return `${named} is longer than ${String(params.limit)} characters`;
     case 'pattern':
-      return `${named} must not contain control characters (a newline, a tab...)`;
+      return params.pattern === NAME_RULE.pattern
+        ? `${named} must not contain control characters (a newline, a tab...)`
+        : `${named} ${error.message ?? 'is not valid'}`;
     case 'minimum':
     case 'maximum':
       return `${named} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
     case 'minItems':
       return `${named} must not be empty`;
+    case 'enum':
+      return `${named} must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
+    case 'const':
+      return `${named} must be ${JSON.stringify(params.allowedValue)}`;
     default:
       return `${named} ${error.message ?? 'is not valid'}`;
   }

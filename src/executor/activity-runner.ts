@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ActivityRecord, ActivityResult } from '../store/types.js';
 
-/** Runs one attempt of an activity's command, capturing stdout; stderr goes where the host says. */
-export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' | number): Promise<ActivityResult> {
+/**
+ * Runs one attempt of an activity's command, capturing stdout; stderr goes where the host says.
+ * Output past the recorded-result limit ends the attempt (exit 1, with a line saying why) rather
+ * than growing in memory and then in the store.
+ */
+export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' | number, maxBytes: number): Promise<ActivityResult> {
   return new Promise((resolve) => {
     const [program, ...args] = activity.argv;
     const child = spawn(program ?? 'false', args, {
@@ -11,7 +15,23 @@ export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' |
       env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
     });
     const chunks: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    let overLimit = false;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (overLimit) return;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      overLimit = true;
+      chunks.length = 0;
+      child.kill('SIGKILL');
+      process.stderr.write(
+        `spool: activity ${activity.name} printed over the ${maxBytes}-byte limit for a recorded result; ` +
+          `write the output to a file and record its path or an id instead\n`,
+      );
+    });
     child.once('error', (error) => {
       process.stderr.write(`spool: activity ${activity.name}: ${error.message}\n`);
       resolve({ stdout: '', exitCode: 127, attempts: activity.attempt });
@@ -19,7 +39,7 @@ export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' |
     child.once('close', (code, signal) =>
       resolve({
         stdout: Buffer.concat(chunks).toString('utf8'),
-        exitCode: code ?? (signal ? 128 + 9 : 1),
+        exitCode: overLimit ? 1 : (code ?? (signal ? 128 + 9 : 1)),
         attempts: activity.attempt,
       }),
     );

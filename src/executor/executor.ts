@@ -1,5 +1,6 @@
 import { runPass, type PassOutcome } from '../agent/run-pass.js';
 import { ensureError } from '../common/errors.js';
+import { maxValueBytes } from '../engine/limits.js';
 import type { Change, PassHost } from '../engine/pass.js';
 import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
 import { tickSchedules } from '../engine/schedules.js';
@@ -52,7 +53,6 @@ export interface ExecutorOptions {
  */
 export const ABANDONED = 'executor abandoned';
 
-export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
 
 /**
@@ -77,7 +77,7 @@ export class Executor {
       now: options.now ?? (() => new Date()),
       capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
-      maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),
     };
@@ -245,7 +245,7 @@ export class Executor {
       if (!activity) return;
       this.activities.add(activity.id);
       void (async () => {
-        const result = await runActivityAttempt(activity, 'inherit');
+        const result = await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes);
         const retryAt = nextAttemptAt(activity, result, this.host.now());
         await this.store.finishActivityAttempt(activity.id, {
           result,

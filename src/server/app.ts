@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
+import { checkApiRequests } from './api-schema.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
 import { loopbackGuard } from './loopback-guard.js';
@@ -18,6 +19,7 @@ export function createApp(ctx: ServerContext): Express {
     res.json({ ok: true });
   });
   app.use('/v1', authorizeRequests(ctx));
+  app.use('/v1', checkApiRequests);
   app.use('/v1', agentRoutes(ctx));
   app.use('/v1', runsRoutes(ctx));
   app.use('/v1', triggersRoutes(ctx));

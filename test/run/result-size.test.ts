@@ -28,3 +28,26 @@ spool step after -- echo "not reached"
     expect(journal.some((entry) => entry.name === 'after')).toBe(false);
   }, 120_000);
 });
+
+describe('the recorded value size limit', () => {
+  it.each([
+    ['an annotation', `spool annotate "$big"`, 'the annotation is 200 bytes'],
+    ['a state value', `spool state set k "$big"`, 'state set value is 200 bytes'],
+    ['an output', `spool output set report "$big"`, "output 'report' is 200 bytes"],
+    ['an event payload', `spool event emit big.one --payload "\\"$big\\""`, "event 'big.one' payload is 200 bytes"],
+  ])('given --max-result-bytes 100, when a script records %s of 200 bytes, then the call fails naming it, and nothing is kept', async (_, call, message) => {
+    const dir = tempDir();
+    const dataDir = `${dir}/data`;
+    writeFiles(dir, { 'big.sh': `big=$(printf '%0200d' 0)\nspool step small -- echo fits\n${call}\nspool step after -- echo "not reached"\n` });
+
+    const { code, output } = await spool(['run', 'big.sh', '--data-dir', dataDir, '--max-result-bytes', '100'], { cwd: dir });
+
+    expect(output).toContain(`${message}, over the 100-byte limit for a recorded value`);
+    expect(output).not.toContain('not reached');
+    expect(code).toBe(1);
+    const { run, journal } = await recorded(dataDir, runIdOf(output));
+    expect(run?.status).toBe('failed');
+    expect(journal.map((entry) => `${entry.kind} ${entry.verb} ${entry.name}`)).toEqual(['call step small', 'result step small']);
+    expect(run?.outputs ?? {}).toEqual({});
+  }, 120_000);
+});

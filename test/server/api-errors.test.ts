@@ -40,6 +40,60 @@ describe('the HTTP API at its boundary', () => {
     expect(answer.error.message).toBe(`'limit' must be a whole number from 1 to 1000, not '${limit}'`);
   });
 
+  const post = (path: string, body: unknown, method = 'POST') =>
+    call(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const script = { workflow: 'x.sh', interpreter: 'bash -eu', script: 'true' };
+
+  it.each([
+    ['an unknown key', { ...script, inputs: { a: 1 } }, "'inputs' is not a field of POST /v1/runs"],
+    ['a wrong type', { ...script, lenient: 'yes' }, "'lenient' must be boolean"],
+    ['an unknown interpreter', { ...script, interpreter: 'perl' }, `'interpreter' must be one of "bash -eu", "python3", "node", "pipeline"`],
+    ['a period past any date', { ...script, throttle: { limit: 1, periodMs: 1e300, key: 'k' } }, "'throttle.periodMs' must be at most 3155760000000"],
+    ['a project with a newline', { ...script, project: 'a/b\nc' }, "'project' must not contain control characters (a newline, a tab...)"],
+    ['a missing script', { workflow: 'x.sh', interpreter: 'bash -eu' }, "'script' is missing"],
+  ])('given a submit with %s, then 400 naming the field, and no run is made', async (_, body, message) => {
+    const before = ((await (await fetch(`${dev.url}/v1/runs?limit=1000`)).json()) as { runs: unknown[] }).runs.length;
+    expect(await post('/runs', body)).toEqual({ status: 400, error: { code: 'bad_request', message } });
+    const after = ((await (await fetch(`${dev.url}/v1/runs?limit=1000`)).json()) as { runs: unknown[] }).runs.length;
+    expect(after).toBe(before);
+  });
+
+  it('given an unknown query parameter or one out of bounds, then 400 naming it', async () => {
+    expect(await call('/runs?statu=failed')).toEqual({ status: 400, error: { code: 'bad_request', message: "query: 'statu' is not a field of GET /v1/runs" } });
+    const { run } = (await (await fetch(`${dev.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(script) })).json()) as { run: { id: string } };
+    expect(await call(`/runs/${encodeURIComponent(run.id)}/logs?after=-1e309`)).toMatchObject({ status: 400, error: { message: "'after' must be a whole number from 0 to 9007199254740991, not '-1e309'" } });
+  });
+
+  it('given a path parameter with a NUL or a bad escape, then 400 (not a database error)', async () => {
+    expect(await call('/runs/a%00b')).toEqual({
+      status: 400,
+      error: { code: 'bad_request', message: "'id' in the path must not contain control characters (a newline, a tab...)" },
+    });
+    expect((await call('/runs/a%E0%A4%A')).status).toBe(400);
+    expect((await call(`/handlers/${'h'.repeat(300)}`, { method: 'DELETE' })).error.message).toBe("'name' in the path is longer than 256 characters");
+  });
+
+  it('given a method a path does not take, then 405 with Allow', async () => {
+    const response = await fetch(`${dev.url}/v1/runs`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST, GET');
+    expect(await response.json()).toEqual({ error: { code: 'method_not_allowed', message: 'DELETE is not allowed on /v1/runs; use POST or GET' } });
+    expect((await call('/no-such-thing')).status).toBe(404);
+  });
+
+  it('given a signal payload, an event payload or a cell value over the recorded-value limit, then 413 and nothing is kept', async () => {
+    process.env.SPOOL_MAX_RESULT_BYTES = '1000';
+    try {
+      const big = 'x'.repeat(2000);
+      const event = await post('/events', { type: 'big.one', payload: { big } });
+      expect(event).toEqual({ status: 413, error: { code: 'too_large', message: "'payload' is 2010 bytes, over the 1000-byte limit for a recorded value; keep it in a file or a store of its own and record its path or an id instead" } });
+      expect((await post('/state/e/k', { value: big }, 'PUT')).status).toBe(413);
+      expect((await call('/state/e/k')).status).toBe(404);
+    } finally {
+      delete process.env.SPOOL_MAX_RESULT_BYTES;
+    }
+  });
+
   /** A request with headers fetch will not let a caller set (Host). */
   const raw = (method: string, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; code: string }> =>
     new Promise((resolve, reject) => {

@@ -1,4 +1,3 @@
-import { SpoolError } from '../../common/errors.js';
 import type { Answer } from '../protocol.js';
 
 /** A recorded command result (step, locked section, activity) as the client prints it. */
@@ -19,14 +18,3 @@ export function textAnswer(text: string, replayed = false): Answer {
 export type OkAnswer = Extract<Answer, { status: 'ok' }>;
 
 export const OK: OkAnswer = { status: 'ok', exitCode: 0 };
-
-export function checkResultSize(what: string, text: string, limit: number): void {
-  const size = Buffer.byteLength(text);
-  if (size > limit) {
-    throw new SpoolError(
-      'limit',
-      `${what} printed ${size} bytes, over the ${limit}-byte limit for a recorded result; ` +
-        `write the output to a file and record its path or an id instead`,
-    );
-  }
-}

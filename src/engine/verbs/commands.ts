@@ -1,7 +1,8 @@
 import { idempotencyKey } from '../../common/ids.js';
 import type { Pass, Reached } from '../pass.js';
 import type { Answer, DoneRequest, LockRequest, StepFnRequest, StepRequest } from '../protocol.js';
-import { checkResultSize, commandAnswer } from './answers.js';
+import { checkResultSize } from '../limits.js';
+import { commandAnswer } from './answers.js';
 
 /** Scripts are one job; pipelines (later) give each job its own name here. */
 const SCRIPT_JOB = 'main';

@@ -1,0 +1,250 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { NextFunction, Request, Response } from 'express';
+import { MAX_DURATION_MS } from '../common/duration.js';
+import { checkValueSize, maxValueBytes } from '../engine/limits.js';
+import { NAME_RULE, describeError } from '../engine/request-schema.js';
+import { PIPELINE } from '../pipeline/admission.js';
+import { HttpError, badRequest } from './http-error.js';
+
+/**
+ * Every route of the HTTP API with the body and query parameters it takes, described once: the
+ * server checks each request against it before a route sees it (unknown keys, types, bounds, the
+ * name rule, value sizes), and docs/api.md's field reference is written from it
+ * (`npm run gen:docs`). A path the table knows with another method is a 405.
+ */
+
+const TEXT = { type: 'string', maxLength: 256, pattern: NAME_RULE.pattern } as const;
+const NULLABLE = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const ANY = { description: 'any JSON' } as const;
+/** Query values arrive as text; the route reads a number from one and names it when it cannot. */
+const WHOLE = (max: number) => ({ type: 'string', description: `a whole number, at most ${max}` });
+
+/** The interpreters a script may name: the ones spool picks by file extension, and pipelines. */
+export const INTERPRETERS = ['bash -eu', 'python3', 'node', PIPELINE];
+
+const SCRIPT_SOURCE = {
+  workflow: { ...TEXT, description: 'the script file name, which names the workflow' },
+  interpreter: { enum: INTERPRETERS },
+  script: { type: 'string', description: 'the script text' },
+  cwd: NULLABLE({ type: 'string', maxLength: 4096, description: 'an existing absolute directory (spool dev only)' }),
+  project: NULLABLE(NAME_RULE),
+};
+
+interface Fields {
+  required?: Record<string, object>;
+  optional?: Record<string, object>;
+}
+
+export interface ApiRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Express path; each `:param` is checked by the name rule. */
+  path: string;
+  body?: Fields;
+  query?: Fields;
+  /** Body fields whose size counts against the recorded-value limit. */
+  values?: string[];
+}
+
+const project = { optional: { project: NAME_RULE } };
+
+export const API_ROUTES: ApiRoute[] = [
+  {
+    method: 'POST',
+    path: '/runs',
+    body: {
+      required: { workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      optional: {
+        cwd: SCRIPT_SOURCE.cwd,
+        project: SCRIPT_SOURCE.project,
+        input: ANY,
+        idempotencyKey: NULLABLE(TEXT),
+        throttle: NULLABLE({
+          type: 'object',
+          properties: {
+            limit: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+            periodMs: { type: 'integer', minimum: 1, maximum: MAX_DURATION_MS },
+            key: NAME_RULE,
+          },
+          required: ['key'],
+          additionalProperties: false,
+        }),
+        lenient: { type: 'boolean' },
+      },
+    },
+    values: ['script', 'input'],
+  },
+  {
+    method: 'GET',
+    path: '/runs',
+    query: {
+      optional: {
+        status: { type: 'string', pattern: '^[a-z]+(,[a-z]+)*$', description: 'statuses, comma-separated' },
+        limit: WHOLE(1000),
+        project: NAME_RULE,
+        workflow: TEXT,
+        subject: TEXT,
+        parent: TEXT,
+        before: TEXT,
+      },
+    },
+  },
+  { method: 'GET', path: '/runs/:id' },
+  { method: 'POST', path: '/runs/:id/cancel', body: {} },
+  { method: 'GET', path: '/runs/:id/logs', query: { optional: { after: WHOLE(Number.MAX_SAFE_INTEGER) } } },
+  { method: 'GET', path: '/runs/:id/journal' },
+  { method: 'GET', path: '/runs/:id/timeline' },
+  { method: 'GET', path: '/runs/:id/approvals' },
+  {
+    method: 'POST',
+    path: '/runs/:id/signals',
+    body: { required: { name: NAME_RULE }, optional: { payload: ANY } },
+    values: ['payload'],
+  },
+  {
+    method: 'POST',
+    path: '/runs/:id/approvals/:job',
+    body: {
+      required: { decision: { enum: ['approve', 'reject'] } },
+      optional: {
+        values: {
+          type: 'object',
+          propertyNames: NAME_RULE,
+          additionalProperties: { type: ['string', 'number', 'boolean'] },
+          description: "the approval form's fields",
+        },
+      },
+    },
+    values: ['values'],
+  },
+  { method: 'GET', path: '/workflows', query: project },
+  {
+    method: 'POST',
+    path: '/events',
+    body: { required: { type: NAME_RULE }, optional: { id: NAME_RULE, subject: NULLABLE(NAME_RULE), payload: ANY, project: NAME_RULE } },
+    values: ['payload'],
+  },
+  { method: 'GET', path: '/handlers', query: project },
+  {
+    method: 'PUT',
+    path: '/handlers/:name',
+    body: {
+      required: { eventType: NAME_RULE, workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      optional: { cwd: SCRIPT_SOURCE.cwd, project: SCRIPT_SOURCE.project },
+    },
+    values: ['script'],
+  },
+  { method: 'DELETE', path: '/handlers/:name', query: project },
+  { method: 'GET', path: '/schedules', query: project },
+  {
+    method: 'PUT',
+    path: '/schedules/:name',
+    body: {
+      required: { workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      optional: {
+        everyMs: NULLABLE({ type: 'integer', minimum: 1, maximum: MAX_DURATION_MS }),
+        cron: NULLABLE({ type: 'string', minLength: 1, maxLength: 256 }),
+        cwd: SCRIPT_SOURCE.cwd,
+        project: SCRIPT_SOURCE.project,
+      },
+    },
+    values: ['script'],
+  },
+  { method: 'DELETE', path: '/schedules/:name', query: project },
+  { method: 'POST', path: '/schedules/:name/trigger', query: project, body: {} },
+  { method: 'GET', path: '/state/:entity', query: project },
+  { method: 'GET', path: '/state/:entity/:key', query: project },
+  { method: 'PUT', path: '/state/:entity/:key', body: { required: { value: { type: 'string' } }, optional: { project: NAME_RULE } }, values: ['value'] },
+  { method: 'DELETE', path: '/state/:entity/:key', query: project },
+  // A pod's agent (docs/api.md, Agents); a call's body is a protocol request, checked by the engine.
+  { method: 'GET', path: '/agent/runs/:run/passes/:pass' },
+  { method: 'POST', path: '/agent/runs/:run/passes/:pass/calls', body: { optional: {} }, values: [] },
+  { method: 'POST', path: '/agent/runs/:run/passes/:pass/logs', body: { required: { text: { type: 'string' } } } },
+  {
+    method: 'POST',
+    path: '/agent/runs/:run/passes/:pass/exit',
+    body: { required: { code: { type: ['integer', 'null'] }, signal: { type: ['string', 'null'], maxLength: 32 } } },
+  },
+];
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+
+const objectSchema = (fields: Fields, open = false): object => ({
+  type: 'object',
+  properties: { ...fields.required, ...fields.optional },
+  required: Object.keys(fields.required ?? {}),
+  ...(open ? {} : { additionalProperties: false }),
+});
+
+interface CompiledRoute {
+  route: ApiRoute;
+  pattern: RegExp;
+  params: string[];
+  body?: ValidateFunction;
+  query: ValidateFunction;
+}
+
+const compiled: CompiledRoute[] = API_ROUTES.map((route) => {
+  const params: string[] = [];
+  const source = route.path.replace(/:(\w+)/g, (_, name: string) => {
+    params.push(name);
+    return '([^/]+)';
+  });
+  // The calls route carries a protocol request, whose own schema the engine checks.
+  const openBody = route.path.endsWith('/calls');
+  return {
+    route,
+    pattern: new RegExp(`^${source}/?$`),
+    params,
+    ...(route.body ? { body: ajv.compile(objectSchema(route.body, openBody)) } : {}),
+    query: ajv.compile(objectSchema(route.query ?? {})),
+  };
+});
+const checkName = ajv.compile(NAME_RULE);
+
+/** Reads a path parameter as Express will; a malformed escape is a bad request, not a 500. */
+function decoded(raw: string, name: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw badRequest(`'${name}' in the path is not valid percent-encoding`);
+  }
+}
+
+const label = (route: ApiRoute): string => `${route.method} /v1${route.path}`;
+
+/**
+ * Checks a /v1 request against API_ROUTES before any route runs; a path no route has falls
+ * through to the 404.
+ */
+export function checkApiRequests(req: Request, _res: Response, next: NextFunction): void {
+  const path = req.path;
+  const matching = compiled.filter((entry) => entry.pattern.test(path));
+  if (matching.length === 0) return next();
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const entry = matching.find((candidate) => candidate.route.method === method);
+  if (!entry) {
+    const allowed = matching.map((candidate) => candidate.route.method);
+    _res.setHeader('Allow', allowed.join(', '));
+    throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on /v1${path}; use ${allowed.join(' or ')}`);
+  }
+  const values = entry.pattern.exec(path)?.slice(1) ?? [];
+  entry.params.forEach((name, index) => {
+    const value = decoded(values[index] ?? '', name);
+    if (!checkName(value)) throw badRequest(`'${name}' in the path ${describeError(null, checkName.errors?.[0]).replace(/^the value /, '')}`);
+  });
+  if (!entry.query(req.query)) throw badRequest(`query: ${describeError(label(entry.route), entry.query.errors?.[0])}`);
+  const body: unknown = req.body ?? {};
+  if (entry.body) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
+    if (!entry.body(body)) throw badRequest(describeError(label(entry.route), entry.body.errors?.[0]));
+    const limit = maxValueBytes();
+    for (const field of entry.route.values ?? []) {
+      try {
+        checkValueSize(`'${field}'`, (body as Record<string, unknown>)[field], limit);
+      } catch (error) {
+        throw new HttpError(413, 'too_large', (error as Error).message);
+      }
+    }
+  }
+  next();
+}
