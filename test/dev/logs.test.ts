@@ -44,6 +44,22 @@ describe('spool logs', () => {
     await cliOk(dev.url, dir, ['cancel', id]);
   });
 
+  it("given a long step, then what it prints reaches spool logs while it runs, and a cancel keeps what it printed", async () => {
+    const dir = tempDir();
+    // stdout is the step's result (recorded when it ends); stderr is not recorded: both show live.
+    writeFiles(dir, { 'long.sh': "spool step build -- sh -c 'echo compiling; echo warning >&2; sleep 60; echo linked'\n" });
+    const id = await submit(dev.url, dir, 'long.sh');
+    await poll('the first lines while the step runs', async () => {
+      const text = await cliOk(dev.url, dir, ['logs', id]);
+      return text.includes('compiling\n') && text.includes('warning\n') && text;
+    }, 20_000);
+    expect((await cliOk(dev.url, dir, ['status', id])).match(/^running\s+(.*)$/m)?.[1]).toBe('step build (call 1)');
+    await cliOk(dev.url, dir, ['cancel', id]);
+    expect((await waitForRun(dev.url, id)).status).toBe('cancelled');
+    const kept = await cliOk(dev.url, dir, ['logs', id]);
+    expect(kept.split('\n').filter(Boolean).sort()).toEqual(['compiling', 'warning']);
+  });
+
   it('given spool runs --watch, then a run is printed again as its status changes, until interrupted', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'nap.sh': 'spool step a -- true\nspool sleep 1s\n' });

@@ -138,12 +138,12 @@ describe('Hyperspool on a real cluster', () => {
   });
 
   it("given a pass's pod deleted in the middle of a step, then the pass is dispatched again: the finished step is not re-run, the interrupted one is, and the run finishes", async () => {
-    const key = await givenRunOf('slow', 'slow.sh', 'spool step a -- echo one\nspool step slow -- sleep 6\necho finished\n');
+    const key = await givenRunOf('slow', 'slow.sh', "spool step a -- echo one\nspool step slow -- sh -c 'echo half; sleep 6'\necho finished\n");
     const pod = await eventually('pass 1 in step slow', async () => {
       const running = (await podsOf(key)).find((each) => each.status?.phase === 'Running');
       if (!running) return null;
       const log = await kubectl('-n', namespace, 'logs', running.metadata.name, '-c', 'script');
-      return log.includes('one') && running;
+      return log.includes('half') && running;
     }, 120_000);
     // A graceful delete, as a drain or an eviction does it: SIGTERM, then the grace period.
     await kubectl('-n', namespace, 'delete', 'pod', pod.metadata.name, '--wait=false');
@@ -151,7 +151,19 @@ describe('Hyperspool on a real cluster', () => {
     const done = await whenRun('slow-1', 'Succeeded');
     expect(done.status?.passes).toBe(2);
     // Step a replays without printing again; step slow runs again; the script goes on to its end.
-    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('finished\n');
+    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('half\nfinished\n');
+    // What the interrupted step printed in pass 1 is kept in the run's log, before pass 2's lines.
+    expect(await spool('logs', 'slow-1', '--passes')).toBe('--- pass 1 ---\none\nhalf\n--- pass 2 ---\nhalf\nfinished\n');
+  });
+
+  it('given a long step, then what it prints reaches kubectl logs and spool logs while it runs, and a cancel keeps it', async () => {
+    const key = await givenRunOf('long', 'long.sh', "spool step build -- sh -c 'echo compiling; sleep 300; echo linked'\n");
+    await eventually('compiling in the pod log', async () => (await kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script')) === 'compiling\n', 120_000);
+    await eventually('compiling in spool logs', async () => (await spool('logs', 'long-1')) === 'compiling\n', 10_000);
+    expect((await phaseOf('long-1')).status?.phase).toBe('Running');
+    await spool('cancel', 'long-1');
+    await eventually('long-1 Cancelled', async () => (await phaseOf('long-1')).status?.phase === 'Cancelled', 60_000);
+    expect(await spool('logs', 'long-1')).toBe('compiling\n');
   });
 
   it('given runs sleeping, when the leading operator pod is killed, then another replica picks them up and they finish on time', async () => {

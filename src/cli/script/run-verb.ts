@@ -19,14 +19,22 @@ function writesToRunLog(fd: number): boolean {
   }
 }
 
-/** Runs the command in the script's own environment: stdout captured, stderr straight through. */
+/**
+ * Runs the command in the script's own environment: stdout captured as the step's result and
+ * printed as it comes (a long step shows its progress in spool logs and kubectl logs while it
+ * runs, and a step that is cancelled or killed half-way leaves what it printed); stderr straight
+ * through.
+ */
 function runCommand(command: string[], idempotencyKey: string | undefined): Promise<{ stdout: string; exitCode: number }> {
   return new Promise((resolve) => {
     const [program, ...args] = command;
     const env = idempotencyKey ? { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey } : process.env;
     const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'inherit'], env });
     const chunks: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      process.stdout.write(chunk);
+    });
     child.once('error', (error: NodeJS.ErrnoException) => {
       process.stderr.write(`spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}\n`);
       resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126 });
@@ -38,10 +46,11 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
   });
 }
 
-function finish(answer: Answer, printed?: string): number {
+/** Prints a call's answer; `executed` when the step's command ran here and printed its stdout already. */
+function finish(answer: Answer, executed = false): number {
   switch (answer.status) {
     case 'ok': {
-      const stdout = printed ?? answer.stdout ?? '';
+      const stdout = executed ? '' : (answer.stdout ?? '');
       if (stdout && !(answer.replayed && writesToRunLog(1))) process.stdout.write(stdout);
       if (answer.stderr && !(answer.replayed && writesToRunLog(2))) process.stderr.write(`${answer.stderr}\n`);
       return answer.exitCode ?? EXIT.ok;
@@ -87,7 +96,7 @@ export async function runScriptVerb(args: string[]): Promise<number> {
     if (answer.status === 'execute' && call.command) {
       const result = await runCommand(call.command, answer.idempotencyKey);
       answer = await client.request({ verb: 'done', position: answer.position, ...result });
-      if (answer.status === 'ok') return finish(answer, result.stdout);
+      if (answer.status === 'ok') return finish(answer, true);
     }
     if (answer.status === 'suspended') return await awaitSuspension();
     return finish(answer);

@@ -57,13 +57,13 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 			return 0, err
 		}
 		if answer.Status == hyperspool.StatusOK {
-			return finish(answer, &result.stdout), nil
+			return finish(answer, true), nil
 		}
 	}
 	if answer.Status == hyperspool.StatusSuspended {
 		awaitSuspension()
 	}
-	return finish(answer, nil), nil
+	return finish(answer, false), nil
 }
 
 // awaitSuspension never returns: the agent is ending this script's process group, and going on
@@ -73,14 +73,14 @@ func awaitSuspension() {
 	os.Exit(exitSuspendedLong)
 }
 
-// finish prints an answer and returns its exit code. printed, when set, is the command's own
-// output, printed in place of the answer's.
-func finish(answer *hyperspool.Answer, printed *string) int {
+// finish prints an answer and returns its exit code. executed says the step's command ran here
+// and printed its stdout already.
+func finish(answer *hyperspool.Answer, executed bool) int {
 	switch answer.Status {
 	case hyperspool.StatusOK:
 		stdout := answer.Stdout
-		if printed != nil {
-			stdout = *printed
+		if executed {
+			stdout = ""
 		}
 		if stdout != "" && !(answer.Replayed && writesToRunLog(1)) {
 			os.Stdout.WriteString(stdout)

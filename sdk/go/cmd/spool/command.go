@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +20,10 @@ type commandResult struct {
 	exitCode int
 }
 
-// runCommand runs a step's command in the script's own environment: stdout captured (and
-// printed once the agent has recorded it), stdin and stderr straight through.
+// runCommand runs a step's command in the script's own environment: stdout captured as the
+// step's result and printed as it comes (a long step shows its progress in spool logs and kubectl
+// logs while it runs, and one cancelled or killed half-way leaves what it printed), stdin and
+// stderr straight through.
 func runCommand(command []string, idempotencyKey string) commandResult {
 	program := command[0]
 	env := os.Environ()
@@ -28,7 +31,7 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 		env = setEnv(env, "SPOOL_IDEMPOTENCY_KEY", idempotencyKey)
 	}
 	var stdout bytes.Buffer
-	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: &stdout, Stderr: os.Stderr}
+	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: os.Stderr}
 	path, err := lookPath(program, os.Getenv("PATH"))
 	if err == nil {
 		cmd.Path = path
