@@ -6,8 +6,8 @@ import {
   DEFAULT_THROTTLE_POLICY,
 } from './defaults.js';
 import { PipelineProblem, type DocumentPath } from './problem.js';
-import type { RawConcurrency, RawFanOut, RawJob, RawPipeline, RawStep, RawThrottle } from './raw.js';
-import type { Approval, Concurrency, FanOut, Job, Pipeline, Retry, Step, ThrottleSpec } from './types.js';
+import type { RawConcurrency, RawFanOut, RawFormField, RawJob, RawPipeline, RawStep, RawThrottle } from './raw.js';
+import type { Approval, Concurrency, FanOut, FormField, Job, Pipeline, Retry, Step, ThrottleSpec } from './types.js';
 
 /**
  * Turns a schema-valid document into a Pipeline: durations to milliseconds, shorthands expanded
@@ -55,11 +55,28 @@ function toSteps(raw: RawStep[], path: DocumentPath): Step[] {
   return raw.map((step) => ({ name: step.name, run: step.run }));
 }
 
+/** The outputs every gate sets itself; a form field of the same name would be overwritten. */
+export const GATE_OUTPUTS = ['approved', 'timed_out', 'answered_by'];
+
 function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): Approval {
   return {
     prompt: raw.prompt,
     timeoutMs: raw.timeout === undefined ? null : positiveDuration(raw.timeout, [...path, 'timeout']),
+    form: Object.entries(raw.form ?? {}).map(([name, field]) => toFormField(name, field, [...path, 'form', name])),
   };
+}
+
+function toFormField(name: string, raw: RawFormField, path: DocumentPath): FormField {
+  if (GATE_OUTPUTS.includes(name))
+    throw new PipelineProblem(`form field '${name}' would hide the gate's own output of that name; pick another name`, path);
+  if (raw.options && raw.type !== 'string')
+    throw new PipelineProblem(`'options' belongs to a field of type string, not ${raw.type}`, [...path, 'options']);
+  const fallback = raw.default ?? null;
+  if (fallback !== null && typeof fallback !== raw.type)
+    throw new PipelineProblem(`the default of form field '${name}' must be a ${raw.type}, not ${JSON.stringify(fallback)}`, [...path, 'default']);
+  if (fallback !== null && raw.options && !raw.options.includes(String(fallback)))
+    throw new PipelineProblem(`the default of form field '${name}' is not one of its options (${raw.options.join(', ')})`, [...path, 'default']);
+  return { name, type: raw.type, label: raw.label ?? name, required: raw.required ?? false, default: fallback, options: raw.options ?? null };
 }
 
 function toFanOut(raw: RawFanOut, path: DocumentPath): FanOut {

@@ -1,4 +1,4 @@
-import type { Approval, ExpressionScope, Job, Step } from './types.js';
+import type { Approval, ExpressionScope, FormField, Job, Step } from './types.js';
 import { interpolate } from './expressions.js';
 
 /** Quotes a value for bash, whatever it holds. */
@@ -26,8 +26,22 @@ export function scriptJob(job: Job, script: string, scope: ExpressionScope): str
 }
 
 /**
+ * What a gate's run is given as its input: what the run page and the approvals API show a person
+ * (the prompt as it reads with this run's values, the form to fill in, how long the gate waits).
+ */
+export interface GateInput {
+  approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[] };
+}
+
+export function gateInput(job: Job, approval: Approval, scope: ExpressionScope): GateInput {
+  return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs: approval.timeoutMs, form: approval.form } };
+}
+
+/**
  * An approval gate as a run that waits for the `approve` signal (rejecting cancels the whole
- * pipeline run instead), and records the outcome as the job's outputs.
+ * pipeline run instead), and records the outcome as the job's outputs. The signal's payload is the
+ * answer (`{by, values}`, src/server/approvals.ts); the coordinator spreads it into the job's
+ * outputs (`answered_by` and one output per form field).
  */
 export function approvalScript(pipelineRun: string, job: Job, approval: Approval, scope: ExpressionScope): string {
   const timeout = approval.timeoutMs === null ? '' : ` --timeout ${approval.timeoutMs}ms`;
@@ -35,9 +49,10 @@ export function approvalScript(pipelineRun: string, job: Job, approval: Approval
     // A step, so the prompt shows once in the log however many passes the gate takes.
     `spool step prompt -- echo ${shellQuote(`waiting for approval: ${interpolate(approval.prompt, scope)} (spool approve ${pipelineRun} ${job.name}, or spool reject)`)}`,
     'rc=0',
-    `spool wait signal approve${timeout} > /dev/null || rc=$?`,
+    `answer="$(spool wait signal approve${timeout})" || rc=$?`,
     'if [ "$rc" -eq 0 ]; then',
     '  spool output set approved true; spool output set timed_out false',
+    '  spool output set answer "$answer"',
     `  echo ${shellQuote(`${job.name}: approved`)}`,
     'elif [ "$rc" -eq 124 ]; then',
     '  spool output set approved false; spool output set timed_out true',
@@ -47,4 +62,17 @@ export function approvalScript(pipelineRun: string, job: Job, approval: Approval
     'fi',
     '',
   ].join('\n');
+}
+
+/**
+ * A gate's outputs as the jobs after it read them: the answer's form values and who answered,
+ * beside `approved` and `timed_out`. An answer that is not an object (an approve signal sent by
+ * hand, or by a server from before forms) adds nothing.
+ */
+export function gateOutputs(outputs: Record<string, unknown>): Record<string, unknown> {
+  const { answer, ...rest } = outputs;
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return rest;
+  const { by, values } = answer as { by?: unknown; values?: unknown };
+  const fields = typeof values === 'object' && values !== null && !Array.isArray(values) ? values : {};
+  return { ...fields, ...(typeof by === 'string' ? { answered_by: by } : {}), ...rest };
 }

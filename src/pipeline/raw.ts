@@ -29,12 +29,20 @@ export interface RawFanOut {
   workflow?: string;
 }
 
+export interface RawFormField {
+  type: 'string' | 'number' | 'boolean';
+  label?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  options?: string[];
+}
+
 export interface RawJob {
   depends_on?: string | string[];
   if?: string;
   steps?: RawStep[];
   script?: string;
-  approval?: { prompt: string; timeout?: string };
+  approval?: { prompt: string; timeout?: string; form?: Record<string, RawFormField> };
   fan_out?: RawFanOut;
   retry?: number | { attempts: number; backoff?: string };
   /** No policy here: a job waits for its group's lock (schema.json, jobConcurrency). */

@@ -31,9 +31,23 @@ export interface Retry {
   backoffMs: number;
 }
 
+/** A field of an approval's form; its value becomes an output of the gate's job. */
+export interface FormField {
+  name: string;
+  type: 'string' | 'number' | 'boolean';
+  /** What the form shows; the name when the document gives none. */
+  label: string;
+  required: boolean;
+  default: string | number | boolean | null;
+  /** The values a string field may take. */
+  options: string[] | null;
+}
+
 export interface Approval {
   prompt: string;
   timeoutMs: number | null;
+  /** Empty when the gate asks only Approve or Reject. */
+  form: FormField[];
 }
 
 export interface FanOut {

@@ -4,7 +4,7 @@ import type { ServerContext } from './context.js';
 /** What a request to the API does, in the terms of Kubernetes RBAC on hyperspool.dev resources. */
 export interface Access {
   verb: 'get' | 'list' | 'create' | 'update' | 'delete';
-  resource: 'runs' | 'handlers' | 'schedules' | 'events' | 'state';
+  resource: 'runs' | 'handlers' | 'schedules' | 'events' | 'state' | 'workflows';
   /** The project (namespace on a cluster) the request touches. */
   project: string;
   name?: string;
@@ -39,6 +39,8 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
     case 'schedules':
       if (!id) return { verb: 'list', resource: collection, project };
       return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: collection, project, name: id };
+    case 'workflows':
+      return { verb: 'list', resource: 'workflows', project };
     case 'state':
       return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: 'state', project };
     default:
@@ -54,11 +56,12 @@ export const USER_AUTHORIZATION = 'x-spool-authorization';
 
 /** Lets through only requests the context's authorizer allows (all of them where there is none). */
 export function authorizeRequests(ctx: ServerContext) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const authorize = ctx.authorize;
     if (!authorize || req.path.startsWith('/agent/')) return next();
     const access = accessOf(req, ctx.defaultProject);
-    if (access) await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access);
+    // Who asked, for what a route records about them (who answered an approval).
+    if (access) res.locals.user = await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access);
     next();
   };
 }

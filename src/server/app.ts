@@ -5,8 +5,10 @@ import { checkApiRequests } from './api-schema.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
 import { loopbackGuard } from './loopback-guard.js';
+import { runPageRoutes } from './run-page-routes.js';
 import { runsRoutes } from './runs-routes.js';
 import { triggersRoutes } from './triggers-routes.js';
+import { uiRoutes } from './ui-routes.js';
 
 /** The HTTP API (docs/api.md) over the engine; served by `spool dev` and by the operator alike. */
 export function createApp(ctx: ServerContext): Express {
@@ -23,6 +25,8 @@ export function createApp(ctx: ServerContext): Express {
   app.use('/v1', agentRoutes(ctx));
   app.use('/v1', runsRoutes(ctx));
   app.use('/v1', triggersRoutes(ctx));
+  app.use('/v1', runPageRoutes(ctx));
+  app.use(uiRoutes());
   app.use((req) => {
     throw notFound(`${req.method} ${req.path}`);
   });

@@ -13,10 +13,10 @@ export interface ServerContext {
   /** End the script of a pass under way for this run. */
   abortPass(runId: string): void;
   /**
-   * Refuses (throws an HttpError 401 or 403) a caller who may not do this; absent on the dev server,
-   * which trusts whoever reaches its loopback port.
+   * Refuses (throws an HttpError 401 or 403) a caller who may not do this, else answers their user
+   * name; absent on the dev server, which trusts whoever reaches its loopback port.
    */
-  authorize?: (authorization: string, access: Access) => Promise<void>;
+  authorize?: (authorization: string, access: Access) => Promise<string | undefined | void>;
   /**
    * Serve only what a loopback client asks for (the dev server, which runs whatever it is sent):
    * a Host that is not a loopback name (DNS rebinding) and a cross-origin browser request that

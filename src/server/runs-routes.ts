@@ -64,12 +64,21 @@ export function runsRoutes(ctx: ServerContext): Router {
     if (unknown) throw badRequest(`unknown status '${unknown}'; use ${STATUSES.join(', ')}`);
     // Where requests are authorized, a list was authorized for one project (accessOf): only it.
     const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : undefined;
-    const runs = await store.listRuns({
+    const given = (name: string): string | undefined => (typeof req.query[name] === 'string' && req.query[name] ? req.query[name] : undefined);
+    const parent = given('parent');
+    const before = given('before');
+    const workflow = given('workflow');
+    const subject = given('subject');
+    const page = await store.pageRuns({
       ...(project ? { project } : {}),
       ...(status ? { status: status as RunStatus[] } : {}),
+      ...(workflow ? { workflow } : {}),
+      ...(subject ? { subject } : {}),
+      ...(parent === 'none' ? { rootsOnly: true } : parent ? { parentId: parent } : {}),
+      ...(before ? { before } : {}),
       limit: queryInteger(req.query, 'limit', 100, 1, 1000),
     });
-    res.json({ runs: runs.map((run) => runView(run)) });
+    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next });
   });
 
   router.get('/runs/:id', async (req, res) => {
@@ -93,25 +102,6 @@ export function runsRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/journal', async (req, res) => {
     const run = await load(req.params.id);
     res.json({ journal: journalView(await store.readJournal(run.id)) });
-  });
-
-  router.post('/runs/:id/approvals/:job', async (req, res) => {
-    const run = await load(req.params.id);
-    const decision = text(object(req.body), 'decision');
-    if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
-    const gate = (await store.listRuns({ parentId: run.id, limit: 10_000 })).find(
-      (child) => child.workflow === `${run.workflow}#${req.params.job}` && child.status !== 'succeeded' && child.status !== 'failed' && child.status !== 'cancelled',
-    );
-    if (!gate) throw notFound(`an approval gate '${req.params.job}' waiting in run ${run.id}`);
-    if (decision === 'reject') {
-      const cancelled = await cancelRun(store, run.id, ctx.now(), `rejected at ${req.params.job}`);
-      for (const id of cancelled) ctx.abortPass(id);
-    } else {
-      await store.sendSignal(gate.id, 'approve', 'approved');
-      await wakeIfOver(store, gate.id, ctx.now());
-    }
-    ctx.poke();
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision });
   });
 
   router.post('/runs/:id/signals', async (req, res) => {

@@ -1,0 +1,182 @@
+import { cancelRun } from '../engine/cancel.js';
+import { wakeIfOver } from '../engine/wake.js';
+import { PIPELINE } from '../pipeline/admission.js';
+import type { GateInput } from '../pipeline/job-scripts.js';
+import { parsePipeline } from '../pipeline/parse.js';
+import type { FormField } from '../pipeline/types.js';
+import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
+import type { ServerContext } from './context.js';
+import { badRequest, notFound } from './http-error.js';
+
+/** A form value as the gate's job reads it: typed as its field declares. */
+export type FormValue = string | number | boolean;
+
+/** Who answered a gate, how and when; the payload of the `approve` signal a gate waits for. */
+export interface GateAnswer {
+  by: string | null;
+  at: string;
+  values: Record<string, FormValue>;
+}
+
+/** An approval gate of a pipeline run, waiting or settled, as the run page and the approvals API show it. */
+export interface Gate {
+  job: string;
+  /** The gate's own run (a child of the pipeline run). */
+  runId: string;
+  state: 'waiting' | 'approved' | 'rejected' | 'timed_out' | 'cancelled' | 'failed';
+  prompt: string;
+  form: FormField[];
+  timeoutMs: number | null;
+  /** When the gate began to wait. */
+  since: string;
+  /** When it stops waiting and succeeds with timed_out, if it has a timeout. */
+  deadline: string | null;
+  answeredBy: string | null;
+  answeredAt: string | null;
+  values: Record<string, FormValue> | null;
+}
+
+export type Decision = 'approve' | 'reject';
+
+/** The job of a pipeline run's child, from its workflow (`refund.yaml#ask`), or null. */
+function jobOf(parent: RunRecord, child: RunRecord): string | null {
+  const prefix = `${parent.workflow}#`;
+  return child.workflow.startsWith(prefix) && !child.workflow.endsWith(']') ? child.workflow.slice(prefix.length) : null;
+}
+
+function gateInputOf(run: RunRecord): GateInput['approval'] | null {
+  const input = run.input as Partial<GateInput> | null;
+  return input && typeof input === 'object' && input.approval && typeof input.approval.prompt === 'string' ? input.approval : null;
+}
+
+function answerOf(outputs: Record<string, string>): GateAnswer | null {
+  try {
+    const answer = JSON.parse(outputs.answer ?? 'null') as Partial<GateAnswer> | null;
+    if (!answer || typeof answer !== 'object') return null;
+    return { by: typeof answer.by === 'string' ? answer.by : null, at: String(answer.at ?? ''), values: answer.values ?? {} };
+  } catch {
+    return null;
+  }
+}
+
+/** Rejecting cancels the pipeline run with this reason; the gate's page reads who rejected from it. */
+const REJECTED = /^rejected at (\S+)(?: by (.+))?$/;
+
+/** The approval gates a pipeline run has started, in the order it started them (none for a script run). */
+export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gate[]> {
+  if (run.interpreter !== PIPELINE) return [];
+  // The form and prompt are in each gate's input; runs started before gates had one fall back to the document.
+  let document: Map<string, { prompt: string; timeoutMs: number | null; form: FormField[] }> | null = null;
+  const declared = (job: string) => {
+    try {
+      document ??= new Map(parsePipeline(run.script, run.workflow).jobs.flatMap((j) => (j.approval ? [[j.name, j.approval] as const] : [])));
+    } catch {
+      document = new Map();
+    }
+    return document.get(job) ?? null;
+  };
+  const children = (await ctx.store.listRuns({ parentId: run.id, limit: 10_000 })).reverse();
+  const gates: Gate[] = [];
+  for (const child of children) {
+    const job = jobOf(run, child);
+    if (job === null) continue;
+    const spec = gateInputOf(child) ?? declared(job);
+    if (!spec) continue;
+    const answer = answerOf(child.outputs);
+    const rejected = REJECTED.exec(child.error ?? '');
+    const state: Gate['state'] =
+      child.status === 'succeeded'
+        ? child.outputs.timed_out === 'true' ? 'timed_out' : 'approved'
+        : child.status === 'cancelled'
+          ? rejected?.[1] === job ? 'rejected' : 'cancelled'
+          : child.status === 'failed' ? 'failed' : 'waiting';
+    const deadline = state === 'waiting' && child.wait?.kind === 'signal' ? (child.wait.deadline ?? null) : null;
+    gates.push({
+      job,
+      runId: child.id,
+      state,
+      prompt: spec.prompt,
+      form: spec.form,
+      timeoutMs: spec.timeoutMs,
+      since: child.createdAt.toISOString(),
+      deadline,
+      answeredBy: state === 'rejected' ? (rejected?.[2] ?? null) : (answer?.by ?? null),
+      answeredAt: state === 'rejected' ? (child.finishedAt?.toISOString() ?? null) : (answer?.at || null),
+      values: answer?.values ?? null,
+    });
+  }
+  return gates;
+}
+
+/** The form's values as the gate's job will read them; a person is told which field is wrong and why. */
+export function formValues(form: FormField[], raw: unknown): Record<string, FormValue> {
+  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) throw badRequest(`'values' must be an object of form fields`);
+  const given = (raw ?? {}) as Record<string, unknown>;
+  const unknown = Object.keys(given).find((name) => !form.some((field) => field.name === name));
+  if (unknown !== undefined) {
+    const known = form.map((field) => field.name).join(', ');
+    throw badRequest(form.length ? `the form has no field '${unknown}' (its fields: ${known})` : `this gate has no form, so it takes no values ('${unknown}')`);
+  }
+  const values: Record<string, FormValue> = {};
+  for (const field of form) {
+    const value = typed(field, given[field.name]);
+    if (value === null) {
+      if (field.required) throw badRequest(`'${field.label}' (${field.name}) is required`);
+      if (field.default !== null) values[field.name] = field.default;
+      continue;
+    }
+    if (field.options && !field.options.includes(String(value))) throw badRequest(`'${field.label}' must be one of ${field.options.join(', ')}, not '${String(value)}'`);
+    values[field.name] = value;
+  }
+  return values;
+}
+
+/** A value as its field's type, null when left empty; strings from a form or a terminal are read as their type. */
+function typed(field: FormField, value: unknown): FormValue | null {
+  if (value === undefined || value === null || value === '') return null;
+  switch (field.type) {
+    case 'number': {
+      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+      if (!Number.isFinite(number)) throw badRequest(`'${field.label}' must be a number, not '${String(value)}'`);
+      return number;
+    }
+    case 'boolean':
+      if (value === true || value === 'true') return true;
+      if (value === false || value === 'false') return false;
+      throw badRequest(`'${field.label}' must be true or false, not '${String(value)}'`);
+    default:
+      if (typeof value !== 'string') throw badRequest(`'${field.label}' must be text, not ${JSON.stringify(value)}`);
+      return value;
+  }
+}
+
+/**
+ * Answers the gate of `job` that waits in the run: approve sends the gate its `approve` signal with
+ * the answer (who, when, the form's values), reject cancels the whole run. 404 when no gate of that
+ * job waits: it was answered already, timed out, or there is none.
+ */
+export async function answerGate(
+  ctx: ServerContext,
+  run: RunRecord,
+  job: string,
+  decision: Decision,
+  rawValues: unknown,
+  by: string | null,
+): Promise<{ gate: Gate; values: Record<string, FormValue> }> {
+  const gate = (await listGates(ctx, run)).find((candidate) => candidate.job === job && candidate.state === 'waiting');
+  const gateRun = gate && (await ctx.store.getRun(gate.runId));
+  if (!gate || !gateRun || TERMINAL_STATUSES.includes(gateRun.status)) throw notFound(`an approval gate '${job}' waiting in run ${run.id}`);
+  const now = ctx.now();
+  if (decision === 'reject') {
+    const cancelled = await cancelRun(ctx.store, run.id, now, `rejected at ${job}${by ? ` by ${by}` : ''}`);
+    for (const id of cancelled) ctx.abortPass(id);
+    ctx.poke();
+    return { gate, values: {} };
+  }
+  const values = formValues(gate.form, rawValues);
+  const answer: GateAnswer = { by, at: now.toISOString(), values };
+  await ctx.store.sendSignal(gate.runId, 'approve', JSON.stringify(answer));
+  await wakeIfOver(ctx.store, gate.runId, now);
+  ctx.poke();
+  return { gate, values };
+}

@@ -1,0 +1,64 @@
+import { userInfo } from 'node:os';
+import { Router, type Response } from 'express';
+import type { RunRecord } from '../store/types.js';
+import { answerGate, listGates } from './approvals.js';
+import { object, text } from './body.js';
+import type { ServerContext } from './context.js';
+import { badRequest, notFound } from './http-error.js';
+import { runView } from './runs-routes.js';
+import { timeline } from './timeline.js';
+
+/** Who the person calling is: the user the cluster authenticated, or on `spool dev` whoever runs it. */
+export function callerOf(ctx: ServerContext, res: Response): string | null {
+  const user = (res.locals as { user?: unknown }).user;
+  if (typeof user === 'string' && user) return user;
+  if (ctx.authorize) return null;
+  try {
+    return userInfo().username;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the run page reads besides the run itself (docs/api.md): its timeline, its approval gates
+ * (and answering them), and the workflows runs were started from.
+ */
+export function runPageRoutes(ctx: ServerContext): Router {
+  const router = Router();
+  const { store } = ctx;
+
+  const load = async (id: string): Promise<RunRecord> => {
+    const run = await store.getRun(id);
+    if (!run) throw notFound(`run ${id}`);
+    return run;
+  };
+
+  router.get('/runs/:id/timeline', async (req, res) => {
+    const run = await load(req.params.id);
+    const [entries, times] = await Promise.all([store.readJournal(run.id), store.readJournalTimes(run.id)]);
+    res.json({ run: runView(run), timeline: timeline(entries, times) });
+  });
+
+  router.get('/runs/:id/approvals', async (req, res) => {
+    const run = await load(req.params.id);
+    res.json({ approvals: await listGates(ctx, run) });
+  });
+
+  router.post('/runs/:id/approvals/:job', async (req, res) => {
+    const run = await load(req.params.id);
+    const body = object(req.body);
+    const decision = text(body, 'decision');
+    if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
+    const { values } = await answerGate(ctx, run, req.params.job, decision, body.values, callerOf(ctx, res));
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values });
+  });
+
+  router.get('/workflows', async (req, res) => {
+    // Where requests are authorized, a list was authorized for one project (accessOf): only it.
+    const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : null;
+    res.json({ workflows: await store.listWorkflows(project) });
+  });
+
+  return router;
+}

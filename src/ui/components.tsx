@@ -1,0 +1,103 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { runPath, type ApiError, type Phase } from './api.js';
+import { formatDuration, formatFullTime, formatRelative, formatTime } from './format.js';
+import { Link } from './router.js';
+
+const PHASE_LABEL: Record<Phase, string> = {
+  pending: 'Pending',
+  running: 'Running',
+  waiting: 'Waiting',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+const PHASE_MARK: Record<Phase, string> = { pending: '○', running: '◐', waiting: '◷', succeeded: '✓', failed: '✕', cancelled: '⊘' };
+
+/** A phase as a badge: a mark and a word, so it does not rest on colour alone. */
+export function PhaseBadge({ phase }: { phase: Phase }): JSX.Element {
+  return (
+    <span class={`phase phase-${phase}`} data-phase={phase}>
+      <span aria-hidden="true">{PHASE_MARK[phase]}</span> {PHASE_LABEL[phase]}
+    </span>
+  );
+}
+
+/** A time in the viewer's zone; hovering (or a screen reader) gives the full date and zone. */
+export function Time({ iso, relative = false, now }: { iso: string; relative?: boolean; now?: number }): JSX.Element {
+  return (
+    <time dateTime={iso} title={formatFullTime(iso)}>
+      {relative ? formatRelative(iso, now) : formatTime(iso)}
+    </time>
+  );
+}
+
+export function Duration({ ms }: { ms: number }): JSX.Element {
+  return <span class="duration">{formatDuration(ms)}</span>;
+}
+
+/** The short form of a run id (`run-…`), the whole id in its title and its address. */
+export function RunLink({ id, children }: { id: string; children?: ComponentChildren }): JSX.Element {
+  return (
+    <Link href={runPath(id)} class="run-id" title={id}>
+      {children ?? id.split(':').at(-1)}
+    </Link>
+  );
+}
+
+/** Nothing to show yet, and what to do about it. */
+export function Empty({ title, children }: { title: string; children?: ComponentChildren }): JSX.Element {
+  return (
+    <div class="empty" role="status">
+      <p class="empty-title">{title}</p>
+      {children && <div class="empty-hint">{children}</div>}
+    </div>
+  );
+}
+
+/** Why the page cannot show what it should, and what a person can do. */
+export function ErrorBox({ error, what }: { error: ApiError; what: string }): JSX.Element {
+  const hint =
+    error.status === 0
+      ? 'Check that the server is running; this page retries on its own.'
+      : error.status === 401
+        ? 'Your credentials were not accepted. On a cluster, open the UI with `spool ui`, which sends your kubeconfig’s token.'
+        : error.status === 403
+          ? 'Ask for access (Kubernetes RBAC on hyperspool.dev resources in this namespace), or open another namespace.'
+          : error.status === 404
+            ? 'Check the address; the run may belong to another project or namespace.'
+            : 'Try again; if it persists, the server’s log has the details.';
+  return (
+    <div class="error" role="alert">
+      <p>
+        <strong>Could not load {what}:</strong> {error.message}
+      </p>
+      <p class="error-hint">{hint}</p>
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }): JSX.Element {
+  return (
+    <p class="loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** A value of any shape, as text; JSON pretty-printed. */
+export function Value({ value }: { value: unknown }): JSX.Element {
+  if (value === null || value === undefined) return <span class="muted">none</span>;
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  return text.includes('\n') || text.length > 80 ? <pre class="value">{text}</pre> : <code class="value">{text}</code>;
+}
+
+/** A page's title line, which also names the browser tab. */
+export function Title({ children, text }: { children: ComponentChildren; text: string }): JSX.Element {
+  document.title = `${text} · Hyperspool`;
+  return <h1>{children}</h1>;
+}
+
+export function Code({ children }: { children: ComponentChildren }): JSX.Element {
+  return <code class="command">{children}</code>;
+}

@@ -1,0 +1,160 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, ApiError, runPath, type FormField, type Gate } from '../api.js';
+import { RunLink, Time } from '../components.js';
+import { formatDuration } from '../format.js';
+
+type Values = Record<string, string | number | boolean>;
+
+function initial(form: FormField[]): Values {
+  const values: Values = {};
+  for (const field of form) values[field.name] = field.default ?? (field.type === 'boolean' ? false : '');
+  return values;
+}
+
+function Field({ field, value, onChange }: { field: FormField; value: string | number | boolean; onChange: (value: string | number | boolean) => void }): JSX.Element {
+  const id = `field-${field.name}`;
+  const label = (
+    <>
+      {field.label}
+      {field.required && <span class="required"> (required)</span>}
+    </>
+  );
+  if (field.type === 'boolean') {
+    return (
+      <label class="check" for={id}>
+        <input id={id} name={field.name} type="checkbox" checked={value === true} onChange={(event) => onChange(event.currentTarget.checked)} /> {label}
+      </label>
+    );
+  }
+  return (
+    <label for={id}>
+      {label}
+      {field.options ? (
+        <select id={id} name={field.name} required={field.required} value={String(value)} onChange={(event) => onChange(event.currentTarget.value)}>
+          {!field.required && <option value="">—</option>}
+          {field.options.map((option) => (
+            <option value={option}>{option}</option>
+          ))}
+        </select>
+      ) : (
+        field.type === 'number' ? (
+          <input id={id} name={field.name} type="number" step="any" required={field.required} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
+        ) : (
+          <input id={id} name={field.name} type="text" required={field.required} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
+        )
+      )}
+    </label>
+  );
+}
+
+function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Gate; now: number; onAnswered: () => void }): JSX.Element {
+  const [values, setValues] = useState<Values>(() => initial(gate.form));
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  const answer = async (decision: 'approve' | 'reject') => {
+    setBusy(true);
+    setFailure(null);
+    try {
+      await api.post(`${runPath(runId)}/approvals/${encodeURIComponent(gate.job)}`, decision === 'approve' ? { decision, values } : { decision });
+      onAnswered();
+    } catch (error) {
+      setFailure(error instanceof ApiError ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      class="gate-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void answer('approve');
+      }}
+    >
+      {gate.form.length > 0 && (
+        <fieldset>
+          <legend>Fill in to approve</legend>
+          {gate.form.map((field) => (
+            <Field field={field} value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })} />
+          ))}
+        </fieldset>
+      )}
+      <div class="buttons">
+        <button type="submit" class="approve" disabled={busy}>
+          Approve
+        </button>
+        <button type="button" class="danger" disabled={busy} onClick={() => void answer('reject')}>
+          Reject
+        </button>
+        <span class="muted">Rejecting cancels the whole run.</span>
+      </div>
+      {failure && (
+        <p role="alert" class="form-error">
+          {failure}
+        </p>
+      )}
+      <p class="muted">
+        Waiting since <Time iso={gate.since} relative now={now} />
+        {gate.deadline ? (
+          <>
+            ; without an answer it times out <Time iso={gate.deadline} relative now={now} /> (<Time iso={gate.deadline} />) and the run goes on with <code>timed_out</code>.
+          </>
+        ) : (
+          '; it has no timeout.'
+        )}
+      </p>
+    </form>
+  );
+}
+
+const STATE_TEXT: Record<Gate['state'], string> = {
+  waiting: 'Waiting for an answer',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  timed_out: 'No answer in time',
+  cancelled: 'Cancelled with the run',
+  failed: 'Failed',
+};
+
+/** The run's approval gates: the prompt, a form and Approve and Reject while one waits; who answered and how after. */
+export function Approvals({ runId, gates, now, onAnswered }: { runId: string; gates: Gate[]; now: number; onAnswered: () => void }): JSX.Element {
+  return (
+    <section aria-labelledby="approvals-title">
+      <h2 id="approvals-title">Approvals</h2>
+      {gates.map((gate) => (
+        <div class={`card gate gate-${gate.state}`} data-gate={gate.job} key={gate.runId}>
+          <h3>
+            {gate.prompt} <span class="muted gate-job">job {gate.job}</span>
+          </h3>
+          <p class="gate-state">
+            <strong>{STATE_TEXT[gate.state]}</strong>
+            {gate.answeredBy && <> by {gate.answeredBy}</>}
+            {gate.answeredAt && (
+              <>
+                {' '}
+                <Time iso={gate.answeredAt} relative now={now} />
+              </>
+            )}
+            {gate.state === 'timed_out' && gate.timeoutMs !== null && <> (it waited {formatDuration(gate.timeoutMs)})</>}
+            {' · '}
+            <RunLink id={gate.runId}>gate run</RunLink>
+          </p>
+          {gate.values && Object.keys(gate.values).length > 0 && (
+            <dl class="summary">
+              {Object.entries(gate.values).map(([name, value]) => (
+                <>
+                  <dt>{gate.form.find((field) => field.name === name)?.label ?? name}</dt>
+                  <dd>{String(value)}</dd>
+                </>
+              ))}
+            </dl>
+          )}
+          {gate.state === 'waiting' && <WaitingGate runId={runId} gate={gate} now={now} onAnswered={onAnswered} />}
+        </div>
+      ))}
+    </section>
+  );
+}

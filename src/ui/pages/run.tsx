@@ -1,0 +1,409 @@
+import type { JSX } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, ENDED, runPath, type Gate, type LogLine, type Run, type TimelineEntry } from '../api.js';
+import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
+import { useNow, usePoll } from '../hooks.js';
+import { Link } from '../router.js';
+import { Approvals } from './approvals.js';
+import { Timeline } from './timeline.js';
+
+interface RunData {
+  run: Run;
+  timeline: TimelineEntry[];
+  approvals: Gate[];
+  children: Run[];
+}
+
+async function loadRun(id: string): Promise<RunData> {
+  const path = runPath(id);
+  const [{ run, timeline }, { runs: children }] = await Promise.all([
+    api.get<{ run: Run; timeline: TimelineEntry[] }>(`${path}/timeline`),
+    api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
+  ]);
+  const approvals = run.interpreter === 'pipeline' ? (await api.get<{ approvals: Gate[] }>(`${path}/approvals`)).approvals : [];
+  return { run, timeline, approvals, children: children.reverse() };
+}
+
+const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(run.status));
+
+/** The run page: what a run is doing or did, its journal as a timeline, its log, and what a person can do to it. */
+export function RunPage({ id }: { id: string }): JSX.Element {
+  const { data, error, reload } = usePoll(() => loadRun(id), [id], 1500, (loaded) => !ended(loaded?.run));
+  const now = useNow(1000);
+  const short = id.split(':').at(-1) ?? id;
+  useEffect(() => {
+    if (data) performance.mark('spool:run-rendered');
+  }, [Boolean(data)]);
+
+  if (!data) {
+    return (
+      <section>
+        <Title text={short}>Run {short}</Title>
+        {error ? <ErrorBox error={error} what={`run ${id}`} /> : <Loading what="the run" />}
+      </section>
+    );
+  }
+  const { run } = data;
+  const finished = run.finishedAt ?? (ended(run) ? run.updatedAt : null);
+  const annotations = data.timeline.filter((entry) => entry.verb === 'annotate' && entry.label);
+  return (
+    <article class="run-page" aria-labelledby="page-title" data-ready={data ? 'true' : 'false'}>
+      <div class="page-head">
+        <Title text={`${short} ${run.status}`}>
+          <span id="page-title">
+            Run <span class="run-id">{short}</span>
+          </span>
+        </Title>
+        <PhaseBadge phase={run.status} />
+        {!ended(run) && <CancelButton id={run.id} onDone={reload} />}
+      </div>
+      {error && <ErrorBox error={error} what="the latest state (showing the last one loaded)" />}
+      <dl class="summary">
+        <dt>Run id</dt>
+        <dd>
+          <code>{run.id}</code>
+        </dd>
+        <dt>Workflow</dt>
+        <dd>
+          <Link href={`/runs?workflow=${encodeURIComponent(run.workflow)}`}>{run.workflow}</Link>
+        </dd>
+        {run.awaiting && (
+          <>
+            <dt>Awaiting</dt>
+            <dd class="awaiting">
+              {run.awaiting}, since <Time iso={run.updatedAt} relative now={now} />
+              {run.wakeAt && (
+                <>
+                  {' '}
+                  · wakes <Time iso={run.wakeAt} relative now={now} /> (<Time iso={run.wakeAt} />)
+                </>
+              )}
+            </dd>
+          </>
+        )}
+        {run.error && (
+          <>
+            <dt>Error</dt>
+            <dd class="run-error">{run.error}</dd>
+          </>
+        )}
+        <dt>Started</dt>
+        <dd>
+          <Time iso={run.createdAt} /> · <Time iso={run.createdAt} relative now={now} />
+        </dd>
+        <dt>{finished ? 'Took' : 'Running for'}</dt>
+        <dd>
+          <Duration ms={(finished ? new Date(finished).getTime() : now) - new Date(run.createdAt).getTime()} />
+          {finished && (
+            <>
+              {' '}
+              · ended <Time iso={finished} />
+            </>
+          )}
+        </dd>
+        <dt>Passes</dt>
+        <dd>{run.passes}</dd>
+        {run.subject && (
+          <>
+            <dt>Subject</dt>
+            <dd>{run.subject}</dd>
+          </>
+        )}
+        {run.handler && (
+          <>
+            <dt>Handler</dt>
+            <dd>
+              <Link href="/handlers">{run.handler}</Link>
+            </dd>
+          </>
+        )}
+        {run.parentId && (
+          <>
+            <dt>Started by</dt>
+            <dd>
+              <RunLink id={run.parentId}>{run.parentId}</RunLink>
+            </dd>
+          </>
+        )}
+        {run.idempotencyKey && (
+          <>
+            <dt>Idempotency key</dt>
+            <dd>
+              <code>{run.idempotencyKey}</code>
+            </dd>
+          </>
+        )}
+      </dl>
+
+      {data.approvals.length > 0 && <Approvals runId={run.id} gates={data.approvals} now={now} onAnswered={reload} />}
+      {!ended(run) && <SignalForm run={run} onSent={reload} />}
+
+      {data.children.length > 0 && <Children runs={data.children} parent={run} />}
+
+      <Timeline run={run} entries={data.timeline} />
+      <Log run={run} />
+      <section aria-labelledby="io-title" class="io">
+        <h2 id="io-title">Input and outputs</h2>
+        <div class="io-grid">
+          <div>
+            <h3>Input</h3>
+            <Value value={run.input} />
+          </div>
+          <div>
+            <h3>Outputs</h3>
+            {Object.keys(run.outputs).length === 0 ? (
+              <p class="muted">
+                None. A script sets them with <code>spool output set KEY VALUE</code>.
+              </p>
+            ) : (
+              <table class="kv">
+                <tbody>
+                  {Object.entries(run.outputs).map(([key, value]) => (
+                    <tr>
+                      <th scope="row">{key}</th>
+                      <td>
+                        <Value value={value} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </div>
+          {annotations.length > 0 && (
+            <div>
+              <h3>Annotations</h3>
+              <ul class="annotations">
+                {annotations.map((entry) => (
+                  <li>{entry.label}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+      </section>
+
+    </article>
+  );
+}
+
+function CancelButton({ id, onDone }: { id: string; onDone: () => void }): JSX.Element {
+  const [asking, setAsking] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <button type="button" class="danger-outline" onClick={() => setAsking(true)}>
+        Cancel run…
+      </button>
+    );
+  }
+  const cancel = async () => {
+    setBusy(true);
+    try {
+      await api.post(`${runPath(id)}/cancel`);
+      setAsking(false);
+      onDone();
+    } catch (error) {
+      setFailure(error instanceof ApiError ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="confirm" role="group" aria-label="Cancel this run?">
+      <span>Cancel this run? A pass under way is stopped, and the run never resumes.</span>
+      <button type="button" class="danger" ref={confirm} disabled={busy} onClick={() => void cancel()}>
+        Yes, cancel it
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+      {failure && (
+        <span role="alert" class="form-error">
+          {failure}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** The signal a run waits for, from its awaiting (`signal approve`), to fill in the name. */
+const awaitedSignal = (run: Run): string => /^signal (\S+)/.exec(run.awaiting ?? '')?.[1] ?? '';
+
+function SignalForm({ run, onSent }: { run: Run; onSent: () => void }): JSX.Element {
+  const awaited = awaitedSignal(run);
+  const [name, setName] = useState(awaited);
+  const [payload, setPayload] = useState('');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (awaited && !name) setName(awaited);
+  }, [awaited]);
+
+  const send = async (event: Event) => {
+    event.preventDefault();
+    let value: unknown = undefined;
+    if (payload.trim()) {
+      try {
+        value = JSON.parse(payload) as unknown;
+      } catch (error) {
+        setMessage({ ok: false, text: `The payload is not JSON (${(error as Error).message}). Quote text: "like this".` });
+        return;
+      }
+    }
+    setBusy(true);
+    try {
+      await api.post(`${runPath(run.id)}/signals`, value === undefined ? { name } : { name, payload: value });
+      setMessage({ ok: true, text: `Sent signal ${name}. The run takes it when it waits for ${name}; signals queue until then.` });
+      setPayload('');
+      onSent();
+    } catch (error) {
+      setMessage({ ok: false, text: error instanceof ApiError ? error.message : String(error) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="signal-title" class="card">
+      <h2 id="signal-title">Send a signal</h2>
+      {awaited ? (
+        <p>
+          This run waits for the signal <code>{awaited}</code>.
+        </p>
+      ) : (
+        <p class="muted">A signal queues until the run waits for one of its name (spool wait signal NAME).</p>
+      )}
+      <form class="signal-form" onSubmit={(event) => void send(event)}>
+        <label>
+          Name
+          <input name="signal-name" required value={name} onInput={(event) => setName(event.currentTarget.value)} autoComplete="off" />
+        </label>
+        <label>
+          Payload (JSON, optional)
+          <textarea name="signal-payload" rows={2} value={payload} placeholder='{"approved": true}' onInput={(event) => setPayload(event.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={busy || !name}>
+          Send signal
+        </button>
+      </form>
+      <p aria-live="polite" class={message ? (message.ok ? 'form-ok' : 'form-error') : ''}>
+        {message?.text}
+      </p>
+    </section>
+  );
+}
+
+function Children({ runs, parent }: { runs: Run[]; parent: Run }): JSX.Element {
+  const prefix = `${parent.workflow}#`;
+  return (
+    <section aria-labelledby="children-title">
+      <h2 id="children-title">Runs this run started ({runs.length})</h2>
+      <table class="children">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Job or workflow</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Awaiting</th>
+            <th scope="col">Took</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((child) => (
+            <tr key={child.id}>
+              <td>
+                <RunLink id={child.id} />
+              </td>
+              <td>{child.workflow.startsWith(prefix) ? child.workflow.slice(prefix.length) : child.workflow}</td>
+              <td>
+                <PhaseBadge phase={child.status} />
+              </td>
+              <td class="awaiting">{child.awaiting ?? ''}</td>
+              <td>{child.finishedAt ? <Duration ms={new Date(child.finishedAt).getTime() - new Date(child.createdAt).getTime()} /> : ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** The run's log, every pass in order, following new lines while the run goes on. */
+function Log({ run }: { run: Run }): JSX.Element {
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const box = useRef<HTMLPreElement>(null);
+  const state = useRef({ after: 0, ended: ended(run) });
+  state.current.ended = ended(run);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: number | undefined;
+    state.current.after = 0;
+    setLines([]);
+    const poll = async () => {
+      const endedBefore = state.current.ended;
+      try {
+        const { logs } = await api.get<{ logs: LogLine[] }>(`${runPath(run.id)}/logs?after=${state.current.after}`);
+        if (stopped) return;
+        setError(null);
+        if (logs.length > 0) {
+          const element = box.current;
+          const following = !element || element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+          state.current.after = logs.at(-1)?.seq ?? state.current.after;
+          setLines((old) => [...old, ...logs]);
+          if (following) requestAnimationFrame(() => element && (element.scrollTop = element.scrollHeight));
+        }
+      } catch (caught) {
+        if (!stopped) setError(caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught)));
+      }
+      // One more read after the run ended: its last words arrive before it settles.
+      if (!stopped && !endedBefore) timer = window.setTimeout(() => void poll(), 1000);
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [run.id, ended(run)]);
+
+  useEffect(() => {
+    if (lines.length > 0 || ended(run)) performance.mark('spool:log-rendered');
+  }, [lines.length > 0]);
+
+  const passes: { pass: number; text: string }[] = [];
+  for (const line of lines) {
+    const last = passes.at(-1);
+    if (last && last.pass === line.pass) last.text += line.text;
+    else passes.push({ pass: line.pass, text: line.text });
+  }
+  return (
+    <section aria-labelledby="log-title">
+      <div class="section-head">
+        <h2 id="log-title">Log</h2>
+        {!ended(run) && <span class="live">following</span>}
+      </div>
+      {error && <ErrorBox error={error} what="the log" />}
+      {lines.length === 0 ? (
+        <Empty title={ended(run) ? 'This run wrote nothing to its log.' : 'Nothing in the log yet.'}>
+          {!ended(run) && <p>What the script prints shows here as it runs.</p>}
+        </Empty>
+      ) : (
+        <pre class="log" ref={box} tabIndex={0} role="log" aria-label="Log of the run">
+          {passes.map((part) => (
+            <>
+              <span class="log-pass">— pass {part.pass} —{'\n'}</span>
+              {part.text}
+            </>
+          ))}
+        </pre>
+      )}
+    </section>
+  );
+}

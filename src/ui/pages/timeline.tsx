@@ -1,0 +1,196 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import type { Run, TimelineEntry } from '../api.js';
+import { Duration, Empty, RunLink } from '../components.js';
+import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
+
+const firstLine = (text: string): string => {
+  const line = text.split('\n').find((part) => part.trim() !== '') ?? '';
+  return line.length > 120 ? `${line.slice(0, 117)}…` : line;
+};
+
+const short = (value: unknown): string => {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 120 ? `${text.slice(0, 117)}…` : text;
+};
+
+/** What a call came to, in a few words: an exit code and the first line of its output, a payload, a run. */
+function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Element {
+  const { result, call } = entry;
+  if (!result) {
+    const open = !['succeeded', 'failed', 'cancelled'].includes(run.status);
+    return <span class="muted">{open ? (run.status === 'waiting' ? 'waiting' : 'under way') : 'no result recorded'}</span>;
+  }
+  if (entry.timedOut) return <span class="timed-out">timed out</span>;
+  const runs = entry.runIds.length > 0 && (
+    <span class="runs-links">
+      {entry.runIds.slice(0, 5).map((id) => (
+        <RunLink id={id} />
+      ))}
+      {entry.runIds.length > 5 && ` and ${entry.runIds.length - 5} more`}
+    </span>
+  );
+  if (entry.exitCode !== null) {
+    const stdout = typeof result.stdout === 'string' ? firstLine(result.stdout) : '';
+    return (
+      <span>
+        <span class={entry.failed ? 'exit exit-failed' : 'exit'}>exit {entry.exitCode}</span> {stdout && <code class="stdout">{stdout}</code>}
+      </span>
+    );
+  }
+  switch (entry.verb) {
+    case 'sleep':
+      return <span>until {typeof call?.until === 'string' ? <time dateTime={call.until}>{formatClock(call.until)}</time> : '?'}</span>;
+    case 'wait.signal':
+      return <span>payload {result.payload === '' ? <span class="muted">(none)</span> : <code>{short(result.payload)}</code>}</span>;
+    case 'wait.event': {
+      const event = result.event as { type?: string; subject?: string | null } | undefined;
+      return <span>event {event?.type}{event?.subject ? ` (${event.subject})` : ''}</span>;
+    }
+    case 'wait.children':
+      return (
+        <span>
+          {runs} {typeof result.status === 'string' ? result.status : ''}
+        </span>
+      );
+    case 'output.set':
+      return <code>{short(call?.value)}</code>;
+    case 'annotate':
+      return <span>{entry.label}</span>;
+    case 'step_fn':
+      return <code>{short(result.value)}</code>;
+    default:
+      if (runs) return runs;
+      return Object.keys(result).length ? <code>{short(result)}</code> : <span class="muted">done</span>;
+  }
+}
+
+/**
+ * The journal as a timeline, after Temporal's compact history: one line per durable call, where it
+ * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
+ * replayed it). Failed calls are marked, so a run of 500 calls is read at a glance.
+ */
+export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] }): JSX.Element {
+  const [open, setOpen] = useState<Set<number>>(new Set());
+  const [failedOnly, setFailedOnly] = useState(false);
+  const failed = entries.filter((entry) => entry.failed).length;
+  const start = new Date(run.createdAt).getTime();
+  const lastEnd = Math.max(start + 1, ...entries.map((entry) => new Date(entry.endedAt ?? entry.startedAt ?? run.createdAt).getTime()));
+  const end = Math.max(lastEnd, run.finishedAt ? new Date(run.finishedAt).getTime() : lastEnd);
+  const span = end - start;
+  const shown = failedOnly ? entries.filter((entry) => entry.failed || entry.timedOut) : entries;
+  const toggle = (position: number) =>
+    setOpen((old) => {
+      const next = new Set(old);
+      if (next.has(position)) next.delete(position);
+      else next.add(position);
+      return next;
+    });
+
+  return (
+    <section aria-labelledby="timeline-title">
+      <div class="section-head">
+        <h2 id="timeline-title">Timeline</h2>
+        <p class="muted timeline-summary">
+          {plural(entries.length, 'durable call')}
+          {failed > 0 && (
+            <>
+              {' · '}
+              <span class="exit-failed">{failed} failed</span>
+            </>
+          )}
+          {' · '}
+          {plural(run.passes, 'pass', 'passes')}
+        </p>
+        {failed > 0 && (
+          <label class="check">
+            <input type="checkbox" checked={failedOnly} onChange={(event) => setFailedOnly(event.currentTarget.checked)} /> failed only
+          </label>
+        )}
+      </div>
+      {entries.length === 0 ? (
+        <Empty title="No durable calls yet.">
+          <p>Each spool step, sleep, wait, lock or spawn the script reaches shows here as it is recorded.</p>
+        </Empty>
+      ) : (
+        <table class="timeline">
+          <caption class="visually-hidden">The run’s durable calls in the order the script reached them</caption>
+          <thead>
+            <tr>
+              <th scope="col" class="num">#</th>
+              <th scope="col">Call</th>
+              <th scope="col">When</th>
+              <th scope="col" class="bar-col">
+                <span class="visually-hidden">Where in the run</span>
+              </th>
+              <th scope="col">Took</th>
+              <th scope="col">Result</th>
+              <th scope="col">Pass</th>
+              <th scope="col">
+                <span class="visually-hidden">Details</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((entry) => {
+              const began = entry.startedAt ? new Date(entry.startedAt).getTime() : null;
+              const replayed = entry.pass !== null && entry.pass < run.passes;
+              const expanded = open.has(entry.position);
+              const rowClass = entry.failed ? 'failed' : entry.timedOut ? 'timed-out-row' : '';
+              return (
+                <>
+                  <tr key={entry.position} class={rowClass} data-verb={entry.verb} data-name={entry.name}>
+                    <td class="num">{entry.position}</td>
+                    <td class="call">
+                      <span class="marker" aria-label={entry.failed ? 'failed' : entry.result ? 'done' : 'open'}>
+                        {entry.failed ? '✕' : entry.result ? '●' : '○'}
+                      </span>{' '}
+                      <span class="verb">{entry.verb}</span> <span class="name">{entry.name}</span>
+                      {entry.label && entry.verb !== 'annotate' && <span class="label"> ({entry.label})</span>}
+                    </td>
+                    <td class="when">{entry.startedAt && <time dateTime={entry.startedAt} title={formatFullTime(entry.startedAt)}>+{formatDuration(Math.max(0, (began ?? start) - start))}</time>}</td>
+                    <td class="bar-col" aria-hidden="true">
+                      {began !== null && (
+                        <span class="bar-track">
+                          <span
+                            class={`bar ${entry.failed ? 'bar-failed' : ''}`}
+                            style={{ left: `${((began - start) / span) * 100}%`, width: `${Math.max(((entry.durationMs ?? 0) / span) * 100, 0.6)}%` }}
+                          />
+                        </span>
+                      )}
+                    </td>
+                    <td class="took">{entry.durationMs !== null ? <Duration ms={entry.durationMs} /> : ''}</td>
+                    <td class="result">
+                      <Outcome entry={entry} run={run} />
+                    </td>
+                    <td class="pass">
+                      {entry.pass !== null && (
+                        <span title={replayed ? `recorded in pass ${entry.pass}; later passes replayed it` : `recorded in pass ${entry.pass}`}>
+                          {entry.pass}
+                          {replayed && <span class="replayed"> replayed</span>}
+                        </span>
+                      )}
+                    </td>
+                    <td>
+                      <button type="button" class="link-button" aria-expanded={expanded} aria-label={`details of call ${entry.position}`} onClick={() => toggle(entry.position)}>
+                        {expanded ? '▾' : '▸'}
+                      </button>
+                    </td>
+                  </tr>
+                  {expanded && (
+                    <tr class="details-row">
+                      <td />
+                      <td colSpan={7}>
+                        <pre class="value">{JSON.stringify({ call: entry.call, result: entry.result }, null, 2)}</pre>
+                      </td>
+                    </tr>
+                  )}
+                </>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
