@@ -90,6 +90,28 @@ export function checkRequest(request: unknown): void {
   // Read from the request, not from `fields`: the validator's type guard narrows a failed one to never.
   const { verb: name } = request as { verb?: unknown };
   if (!valid) throw new UsageError(`bad ${String(name)} request: ${describeError(String(name), validate.errors?.[0])}`);
+  const nul = fieldWithNul(request);
+  if (nul !== null) throw new UsageError(`bad ${String(name)} request: ${NUL_MESSAGE(nul)}`);
+}
+
+export const NUL_MESSAGE = (field: string): string =>
+  `${field ? `'${field}'` : 'a key'} contains a NUL character (\\0), which PostgreSQL cannot store; ` +
+  `encode binary data (base64) or keep it in a file and record its path`;
+
+/**
+ * The first field (dotted path) whose text holds a NUL, or null: PostgreSQL's text and jsonb
+ * cannot hold one, so a NUL anywhere in a value would fail deep in the store instead of here.
+ */
+export function fieldWithNul(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return path;
+    const found = fieldWithNul(item, at);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /**

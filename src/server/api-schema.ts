@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { checkValueSize, maxValueBytes } from '../engine/limits.js';
-import { NAME_RULE, describeError } from '../engine/request-schema.js';
+import { NAME_RULE, NUL_MESSAGE, describeError, fieldWithNul } from '../engine/request-schema.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { HttpError, badRequest } from './http-error.js';
 
@@ -237,6 +237,8 @@ export function checkApiRequests(req: Request, _res: Response, next: NextFunctio
   if (entry.body) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
     if (!entry.body(body)) throw badRequest(describeError(label(entry.route), entry.body.errors?.[0]));
+    const nul = fieldWithNul(body);
+    if (nul !== null) throw badRequest(NUL_MESSAGE(nul));
     const limit = maxValueBytes();
     for (const field of entry.route.values ?? []) {
       try {

@@ -31,12 +31,20 @@ export function errorHandler(raw: unknown, req: Request, res: Response, next: Ne
     res.status(400).json({ error: { code: 'bad_json', message: 'the request body is not valid JSON' } });
   } else if ((raw as { type?: string }).type === 'entity.too.large') {
     res.status(413).json({ error: { code: 'too_large', message: `the request body is over the ${BODY_LIMIT} limit` } });
+  } else if (clientStatus(raw) !== null) {
+    // Express's own refusals (a path whose percent-encoding is broken...) keep their 4xx.
+    res.status(clientStatus(raw) ?? 400).json({ error: { code: 'bad_request', message: error.message } });
   } else {
     // Never a database's or a runtime's own words to the caller: an id to find them in the log.
     const id = randomUUID().slice(0, 8);
     process.stderr.write(`spool: internal error ${id} on ${req.method} ${req.path}: ${error.stack ?? error.message}\n`);
     res.status(500).json({ error: { code: 'internal', message: `internal error ${id}; the server's log has the details` } });
   }
+}
+
+function clientStatus(raw: unknown): number | null {
+  const status = (raw as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
 }
 
 /** The largest request body the API reads. */

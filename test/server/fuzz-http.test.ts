@@ -1,0 +1,92 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from '../../src/server/api-schema.js';
+import { useDevServer } from '../support/dev.js';
+
+/**
+ * The HTTP API under random and mutated requests (issue 15): every route of the table, with its
+ * path parameters, query and body varied. Whatever is sent, the answer is never a 5xx, the server
+ * stays up, and a valid request afterwards works. Scripts in valid bodies are `true`, so the runs
+ * a valid request starts are harmless.
+ */
+const dev = useDevServer();
+
+/** A valid body for each route that takes one, to mutate. */
+const SOURCE = { workflow: 'f.sh', interpreter: 'bash -eu', script: 'true' };
+const VALID_BODIES: Record<string, Record<string, unknown>> = {
+  'POST /runs': { ...SOURCE, input: { a: 1 }, idempotencyKey: 'k', throttle: { limit: 1, periodMs: 1000, key: 't' }, lenient: false },
+  'POST /runs/:id/signals': { name: 'go', payload: { a: 1 } },
+  'POST /runs/:id/approvals/:job': { decision: 'approve', values: { reason: 'ok' } },
+  'POST /events': { type: 'fuzz.event', subject: 's', payload: { a: 1 } },
+  'PUT /handlers/:name': { eventType: 'fuzz.never', ...SOURCE },
+  'PUT /schedules/:name': { cron: '0 0 1 1 *', ...SOURCE },
+  'PUT /state/:entity/:key': { value: 'v' },
+  'POST /agent/runs/:run/passes/:pass/logs': { text: 'x' },
+  'POST /agent/runs/:run/passes/:pass/exit': { code: 0, signal: null },
+};
+
+const anyValue = fc.oneof(
+  fc.jsonValue(),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom('', 'a\u0000b', 'x'.repeat(300), -1, 1.5, 1e300, '1e309', 'perl', null, true, [], {}),
+);
+
+const segment = fc.oneof(
+  fc.constantFrom('x', 'dev:default:run-0000000000000000', '%00', '%E0%A4%A', '..', '%2F', 'a'.repeat(300), ''),
+  fc.string({ unit: 'binary', maxLength: 20 }).map(encodeURIComponent),
+);
+
+/** A request: a route of the table (or a near miss), a method, path parameters, query and body. */
+const request = fc
+  .tuple(
+    fc.constantFrom(...API_ROUTES),
+    fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'route'),
+    fc.array(segment, { minLength: 4, maxLength: 4 }),
+    fc.dictionary(fc.constantFrom('limit', 'after', 'status', 'project', 'parent', 'before', 'x', 'limit '), fc.oneof(fc.string(), fc.constantFrom('-5', '1.5', '1e309', 'a%00'))),
+    fc.constantFrom('drop', 'add', 'replace', 'none', 'garbage'),
+    fc.nat(),
+    fc.string(),
+    anyValue,
+  )
+  .map(([route, methodChoice, params, query, how, pick, key, value]) => {
+    let at = 0;
+    const path = route.path.replace(/:\w+/g, () => params[at++] ?? 'x');
+    const method = methodChoice === 'route' ? route.method : methodChoice;
+    const body: Record<string, unknown> = { ...(VALID_BODIES[`${route.method} ${route.path}`] ?? {}) };
+    const fields = Object.keys(body);
+    const field = fields[pick % Math.max(fields.length, 1)] ?? 'x';
+    if (how === 'drop') delete body[field];
+    else if (how === 'add') body[key || 'extra'] = value;
+    else if (how === 'replace') body[field] = value;
+    const search = new URLSearchParams(query).toString();
+    return {
+      method,
+      url: `/v1${path}${search ? `?${search}` : ''}`,
+      body: method === 'GET' ? undefined : how === 'garbage' ? JSON.stringify(value).slice(1) : JSON.stringify(body),
+    };
+  });
+
+describe('the HTTP API, fuzzed', () => {
+  it('never answers 5xx, stays up, and a valid request afterwards works', async () => {
+    await fc.assert(
+      fc.asyncProperty(request, async ({ method, url, body }) => {
+        const response = await fetch(`${dev.url}${url}`, {
+          method,
+          ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
+        });
+        const text = await response.text();
+        expect(response.status, `${method} ${url} ${body ?? ''} → ${response.status} ${text}`).toBeLessThan(500);
+        if (text) expect(() => JSON.parse(text) as unknown, text).not.toThrow();
+      }),
+      { numRuns: 400 },
+    );
+    expect((await fetch(`${dev.url}/healthz`)).status).toBe(200);
+    const submitted = await fetch(`${dev.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(SOURCE) });
+    expect(submitted.status).toBe(201);
+    // Whatever schedules and handlers valid mutations made are removed, so nothing keeps running.
+    for (const kind of ['schedules', 'handlers'] as const) {
+      const listed = (await (await fetch(`${dev.url}/v1/${kind}`)).json()) as Record<string, { name: string }[]>;
+      for (const { name } of listed[kind] ?? []) await fetch(`${dev.url}/v1/${kind}/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    }
+  }, 180_000);
+});
