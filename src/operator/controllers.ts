@@ -23,7 +23,8 @@ import { RunReconciler } from './runs/run-reconciler.js';
 import { runIdentity } from './runs/store-born.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
-import { workflowReadiness } from './workflow-source.js';
+import { resolveSource, workflowReadiness } from './workflow-source.js';
+import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
 
 export interface ControllersOptions {
   kubeConfig: KubeConfig;
@@ -33,6 +34,8 @@ export interface ControllersOptions {
   jobs: PassJobSettings;
   /** How often every unfinished Run is compared with the store, and store-born runs get a Run resource. */
   sweepMs?: number;
+  /** How long a ConfigMap read for a Workflow's scriptFrom is kept (5 s unless set). */
+  configMapCacheMs?: number;
   resyncPeriodMs?: number;
   now?: () => Date;
   /** The operator's structured log (JSON lines on stderr unless given). */
@@ -69,6 +72,9 @@ export class Controllers {
   readonly passStarts = new Map<string, Date>();
   /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
   private readonly podTroubles = new Map<string, PodTrouble>();
+  private readonly readConfigMap: ReadConfigMap;
+  /** The script each scriptFrom Workflow was last read with: an edited ConfigMap reaches its Handlers too. */
+  private readonly scriptsRead = new Map<string, string>();
 
   constructor(private readonly options: ControllersOptions) {
     const { kubeConfig, store, metrics } = options;
@@ -81,6 +87,8 @@ export class Controllers {
     const events = new EventRecorder(core);
     const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
     const poke = (): void => this.executor.poke();
+    this.readConfigMap = configMapReader(core, options.configMapCacheMs);
+    const source = (of: Workflow) => resolveSource(of, this.readConfigMap);
 
     this.queue = createWorkQueue({
       workers: 4,
@@ -96,6 +104,7 @@ export class Controllers {
       resources: this.resources,
       events,
       workflow,
+      source,
       now,
       poke,
       onPhase: (run) => {
@@ -109,7 +118,7 @@ export class Controllers {
       },
       podTrouble: (runId) => this.podTroubles.get(runId),
     });
-    this.triggers = new TriggerReconciler({ store, resources: this.resources, workflow, now, poke });
+    this.triggers = new TriggerReconciler({ store, resources: this.resources, workflow, source, now, poke });
     this.kubePasses = new KubePasses({
       store,
       passes: options.passes,
@@ -160,7 +169,12 @@ export class Controllers {
     });
     const enqueue = (kind: Kind) => (object: KubernetesObject) => this.enqueue(kind, object);
     this.informers = {
-      workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), onAdd: (w) => this.workflowChanged(w), onUpdate: (w) => this.workflowChanged(w) }),
+      workflows: startInformer<Workflow>({
+        ...custom$<Workflow>(WORKFLOW.plural),
+        onAdd: (w) => this.workflowChanged(w),
+        onUpdate: (w) => this.workflowChanged(w),
+        onDelete: (w) => this.scriptsRead.delete(objectKey(w)),
+      }),
       runs: startInformer<Run>({
         ...custom$<Run>(RUN.plural),
         onAdd: enqueue('Run'),
@@ -257,16 +271,32 @@ export class Controllers {
       if (resource) await this.triggers.reconcileSchedule(resource);
     } else {
       const resource = this.informers.workflows.get(namespace, name);
-      if (resource) await writeReady(this.resources, WORKFLOW.plural, resource, workflowReadiness(resource));
+      if (resource) await this.reconcileWorkflow(resource);
     }
+  }
+
+  private async reconcileWorkflow(workflow: Workflow): Promise<void> {
+    const script = await workflowScript(workflow, this.readConfigMap);
+    await writeReady(this.resources, WORKFLOW.plural, workflow, workflowReadiness(workflow, script));
+    if (!workflow.spec.scriptFrom) return;
+    // A ConfigMap edited in place (no hash suffix) changes no Workflow, so no informer event tells
+    // the Handlers and Schedules of it: they look again when the script read differs.
+    const key = objectKey(workflow);
+    const text = script.ok ? script.script : '';
+    if (this.scriptsRead.has(key) && this.scriptsRead.get(key) !== text) this.dependentsLookAgain(workflow);
+    this.scriptsRead.set(key, text);
   }
 
   /** Triggers and waiting Runs that name a Workflow look again when it appears or changes. */
   private workflowChanged(workflow: Workflow): void {
+    this.enqueue('Workflow', workflow);
+    this.dependentsLookAgain(workflow);
+  }
+
+  private dependentsLookAgain(workflow: Workflow): void {
     const namespace = workflow.metadata.namespace;
     const name = workflow.metadata.name;
     const refers = (object: { spec: { workflowRef: { name: string } } }): boolean => object.spec.workflowRef.name === name;
-    this.enqueue('Workflow', workflow);
     for (const handler of this.informers.handlers.list(namespace).filter(refers)) this.enqueue('Handler', handler);
     for (const schedule of this.informers.schedules.list(namespace).filter(refers)) this.enqueue('Schedule', schedule);
     for (const run of this.informers.runs.list(namespace).filter(refers)) if (!run.status?.runId || run.status.phase === 'Pending') this.enqueue('Run', run);
@@ -355,6 +385,8 @@ export class Controllers {
     }
     metrics.queueDepth.set(this.queue.depth);
     for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
+    // Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached).
+    for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.enqueue('Workflow', workflow);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const run of await store.listRuns({ limit: 200 })) {
       if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !this.deletedRuns.has(run.id) && !TERMINAL_STATUSES.includes(run.status)) {

@@ -5,6 +5,7 @@ import { ensureError } from '../common/errors.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import type { EnvFrom, EnvVar, Template, Workflow } from './api/generated.js';
 import type { Readiness } from './ready-condition.js';
+import { workflowScript, type ReadConfigMap, type WorkflowScript } from './workflow-script.js';
 
 /** What a pass's pod takes from the Workflow (a run's `runner`). */
 export interface PodSettings {
@@ -15,12 +16,22 @@ export interface PodSettings {
   template?: Template;
 }
 
+/** What runs of a Workflow start from, or why none can start yet (its ConfigMap is missing, say). */
+export type ResolvedSource = { ready: true; source: ScriptSource } | { ready: false; reason: string; message: string };
+
+/** Reads the Workflow's script (from its ConfigMap when it names one) and makes the runs' source of it. */
+export async function resolveSource(workflow: Workflow, readConfigMap: ReadConfigMap): Promise<ResolvedSource> {
+  const script = await workflowScript(workflow, readConfigMap);
+  return script.ok ? { ready: true, source: workflowSource(workflow, script.script) } : { ready: false, reason: script.reason, message: script.message };
+}
+
 /**
  * What runs of a Workflow run, copied into each run, handler and schedule when they are made: a
- * Workflow changed later never alters a run already in flight, neither its script nor its pods.
+ * Workflow (or its ConfigMap) changed later never alters a run already in flight, neither its
+ * script nor its pods.
  */
-export function workflowSource(workflow: Workflow): ScriptSource {
-  const { filename, script, image, env, envFrom, serviceAccountName, template } = workflow.spec;
+export function workflowSource(workflow: Workflow, script: string): ScriptSource {
+  const { filename, image, env, envFrom, serviceAccountName, template } = workflow.spec;
   const pod: PodSettings = {
     ...(image ? { image } : {}),
     ...(env?.length ? { env } : {}),
@@ -37,13 +48,18 @@ export function workflowSource(workflow: Workflow): ScriptSource {
   };
 }
 
-/** Whether the operator can run this Workflow: a pipeline document must parse (with its line and column if not). */
-export function workflowReadiness(workflow: Workflow): Readiness {
-  const { filename, script } = workflow.spec;
-  if (!isPipelineFile(filename)) return { ready: true, reason: 'Valid', message: `runs ${filename} with ${interpreterFor(filename).join(' ')}` };
+/**
+ * Whether the operator can run this Workflow: its script can be read (its ConfigMap and key exist)
+ * and a pipeline document parses (with its line and column if not).
+ */
+export function workflowReadiness(workflow: Workflow, script: WorkflowScript): Readiness {
+  const { filename } = workflow.spec;
+  if (!script.ok) return { ready: false, reason: script.reason, message: script.message };
+  const from = script.from ? ` from ${script.from}` : '';
+  if (!isPipelineFile(filename)) return { ready: true, reason: 'Valid', message: `runs ${filename}${from} with ${interpreterFor(filename).join(' ')}` };
   try {
-    parsePipeline(script, filename);
-    return { ready: true, reason: 'Valid', message: `pipeline ${filename}` };
+    parsePipeline(script.script, filename);
+    return { ready: true, reason: 'Valid', message: `pipeline ${filename}${from}` };
   } catch (error) {
     return { ready: false, reason: 'InvalidPipeline', message: ensureError(error).message };
   }

@@ -105,6 +105,7 @@ describe('config/ on a real kube-apiserver', () => {
         'hyperspool.dev/runs/finalizers:update',
         ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),
         ...['get', 'list', 'watch'].map((v) => `core/pods:${v}`),
+        'core/configmaps:get',
         'core/events:create',
         'authentication.k8s.io/tokenreviews:create',
         'authorization.k8s.io/subjectaccessreviews:create',
@@ -134,7 +135,9 @@ describe('config/ on a real kube-apiserver', () => {
     await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
     // Ready means the informers listed every kind: the Deployment's readiness probe, answered.
     await eventually('/readyz to answer 200', async () => (await fetch(`${operator.healthUrl}/readyz`)).ok);
-    await givenWorkflow(cluster, 'nap', 'nap.sh', SCRIPT);
+    // Its script in a ConfigMap (spec.scriptFrom), which the operator reads with get.
+    await cluster.core.createNamespacedConfigMap({ namespace: cluster.namespace, body: { metadata: { name: 'nap-script' }, data: { 'nap.sh': SCRIPT } } });
+    await givenWorkflow(cluster, 'nap', 'nap.sh', { configMapKeyRef: { name: 'nap-script', key: 'nap.sh' } });
 
     // The flow of passes.test.ts's first test, condensed.
     await whenRunCreated(cluster, 'nap-1', 'nap');

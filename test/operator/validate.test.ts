@@ -66,7 +66,7 @@ describe('validateManifest', () => {
   test('a missing required field is named by its path', () => {
     expect(messageOf(changed(samples.Run, (run) => delete run.spec.workflowRef))).toBe('spec.workflowRef: required');
     expect(messageOf(changed(samples.Run, (run) => (run.spec.workflowRef = {})))).toBe('spec.workflowRef.name: required');
-    expect(messageOf(changed(samples.Workflow, (wf) => delete wf.spec.script))).toBe('spec.script: required');
+    expect(messageOf(changed(samples.Workflow, (wf) => delete wf.spec.filename))).toBe('spec.filename: required');
     expect(messageOf(changed(samples.Handler, (h) => delete h.spec.event))).toBe('spec.event: required');
     expect(messageOf({ apiVersion, kind: 'Run', metadata: { name: 'r' } })).toBe('spec: required');
     expect(messageOf({ apiVersion, kind: 'Run', spec: {} })).toBe('metadata.name: required');
@@ -120,6 +120,19 @@ describe('validateManifest', () => {
     );
     expect(messageOf(changed(samples.Schedule, (s) => delete s.spec.cron))).toBe('spec: exactly one of every and cron must be set');
     expect(validateManifest(changed(samples.Schedule, (s) => ((s.spec.every = '1h30m'), delete s.spec.cron))).ok).toBe(true);
+  });
+
+  test('a Workflow needs exactly one of script and scriptFrom (the CRD rule), and scriptFrom a ConfigMap name and key', () => {
+    const ref = { configMapKeyRef: { name: 'scripts-5g7b2m9f', key: 'hello.py' } };
+    expect(validateManifest(changed(samples.Workflow, (wf) => ((wf.spec.scriptFrom = ref), delete wf.spec.script))).ok).toBe(true);
+    expect(messageOf(changed(samples.Workflow, (wf) => (wf.spec.scriptFrom = ref)))).toBe('spec: give a Workflow exactly one of script and scriptFrom');
+    expect(messageOf(changed(samples.Workflow, (wf) => delete wf.spec.script))).toBe('spec: give a Workflow exactly one of script and scriptFrom');
+    expect(messageOf(changed(samples.Workflow, (wf) => ((wf.spec.scriptFrom = { configMapKeyRef: { name: 'scripts' } }), delete wf.spec.script)))).toBe(
+      'spec.scriptFrom.configMapKeyRef.key: required',
+    );
+    expect(messageOf(changed(samples.Workflow, (wf) => ((wf.spec.scriptFrom = { configMapKeyRef: { name: 'Scripts', key: 'a.sh' } }), delete wf.spec.script)))).toMatch(
+      /^spec\.scriptFrom\.configMapKeyRef\.name: /,
+    );
   });
 
   test('unknown kinds, versions and fields are refused', () => {

@@ -136,19 +136,28 @@ async function applyWorkflow(target: ClusterTarget, name: string, filename: stri
   const { custom, namespace } = target;
   const manifest = checked({ apiVersion: API_VERSION, kind: WORKFLOW.kind, metadata: { name, namespace }, spec: { filename, script } }) as Workflow;
   const what = `Workflow ${name} in namespace ${namespace}`;
+  let existing: Workflow;
   try {
-    const existing = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name })) as Workflow;
-    if (existing.spec.filename === filename && existing.spec.script === script) return;
-    await custom.patchNamespacedCustomObject(
-      { group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name, body: { spec: { filename, script } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    existing = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name })) as Workflow;
   } catch (error) {
     if (httpStatus(error) !== 404) throw kubeError(error, what);
     await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, body: manifest }).catch((failed: unknown) => {
       throw kubeError(failed, `creating ${what}`);
     });
+    return;
   }
+  if (existing.spec.filename === filename && existing.spec.script === script) return;
+  // Its script lives in a ConfigMap (kept in git, most likely): writing one here would fight that.
+  const from = existing.spec.scriptFrom?.configMapKeyRef;
+  if (from) throw new UsageError(`${what} takes its script from ConfigMap ${from.name} key ${from.key} (scriptFrom): change it there, or pass --workflow NAME for another Workflow`);
+  await custom
+    .patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: WORKFLOW.plural, name, body: { spec: { filename, script } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )
+    .catch((failed: unknown) => {
+      throw kubeError(failed, what);
+    });
 }
 
 /** The CLI refuses what the API server would, with the field's name, before sending it. */

@@ -21,6 +21,8 @@ const exactlyOne = (self: unknown, keys: string[]): boolean => keys.filter((key)
 export const CEL_CHECKS: Record<string, ((self: unknown) => boolean) | 'update only'> = {
   // Run.spec: `self == oldSelf`.
   'spec is immutable: create a new Run': 'update only',
+  // Workflow.spec: `has(self.script) != has(self.scriptFrom)`.
+  'give a Workflow exactly one of script and scriptFrom': (self) => has(self, 'script') !== has(self, 'scriptFrom'),
   // Schedule.spec: `has(self.every) != has(self.cron)`.
   'exactly one of every and cron must be set': (self) => has(self, 'every') !== has(self, 'cron'),
   // Workflow.spec.env[]: `has(self.value) != has(self.valueFrom)`.

@@ -3,11 +3,11 @@ import { submitRun } from '../../engine/admission.js';
 import { apiTime } from '../api-time.js';
 import { admissionRules, PIPELINE } from '../../pipeline/admission.js';
 import type { Store } from '../../store/store.js';
-import type { RunRecord } from '../../store/types.js';
+import type { RunRecord, ScriptSource } from '../../store/types.js';
 import { RUN, type Run, type Workflow } from '../api/generated.js';
 import { CLUSTER_ENV, LABELS, runIdForResource, runIdOf, runKey } from '../naming.js';
 import type { Resources } from '../resources.js';
-import { workflowSource } from '../workflow-source.js';
+import type { ResolvedSource } from '../workflow-source.js';
 import type { EventRecorder } from './events.js';
 import { desiredRunStatus, statusPatch } from './run-status.js';
 import { failureDetail } from './failure-detail.js';
@@ -19,6 +19,8 @@ export interface RunReconcilerOptions {
   events: EventRecorder;
   /** The Workflow of that name in that namespace, from the informer's cache. */
   workflow(namespace: string, name: string): Workflow | null;
+  /** What a run of that Workflow starts from (its script read from its ConfigMap, if it names one). */
+  source(workflow: Workflow): Promise<ResolvedSource>;
   now(): Date;
   /** New work in the store: the executor looks now. */
   poke(): void;
@@ -50,9 +52,13 @@ export class RunReconciler {
     if (!run) {
       const workflowName = resource.spec.workflowRef.name;
       const workflow = this.options.workflow(namespace, workflowName);
-      if (!workflow) return this.waitForWorkflow(resource, workflowName);
+      if (!workflow) return this.wait(resource, `Workflow ${workflowName} not found in namespace ${namespace}; the run starts once it exists`);
+      // A script whose ConfigMap is not there yet (GitOps applies objects in no promised order)
+      // holds the run back, as a missing Workflow does, rather than failing it.
+      const resolved = await this.options.source(workflow);
+      if (!resolved.ready) return this.wait(resource, `Workflow ${workflowName} has no script yet: ${resolved.message}; the run starts once it has`);
       try {
-        run = await this.admit(resource, runId, workflow);
+        run = await this.admit(resource, runId, workflow, resolved.source);
       } catch (error) {
         // Bad input (a pipeline document with a mistake, say) is not retried: it fails the Run.
         if (error instanceof TerminalError) return this.refuse(resource, runId, error.message);
@@ -65,9 +71,8 @@ export class RunReconciler {
     await this.writeStatus(resource, run);
   }
 
-  private async admit(resource: Run, runId: string, workflow: Workflow): Promise<RunRecord> {
+  private async admit(resource: Run, runId: string, workflow: Workflow, source: ScriptSource): Promise<RunRecord> {
     const namespace = resource.metadata.namespace ?? 'default';
-    const source = workflowSource(workflow);
     const input = resource.spec.input ?? null;
     const rules = source.interpreter === PIPELINE ? admissionRules(source.script, workflow.spec.filename, input) : null;
     const { run } = await submitRun(
@@ -128,9 +133,9 @@ export class RunReconciler {
     await this.options.events.record(target, 'Warning', 'Invalid', message);
   }
 
-  private async waitForWorkflow(resource: Run, workflowName: string): Promise<void> {
+  /** The Run stays Pending, saying what it waits for; the sweep looks again every second. */
+  private async wait(resource: Run, message: string): Promise<void> {
     const namespace = resource.metadata.namespace ?? 'default';
-    const message = `Workflow ${workflowName} not found in namespace ${namespace}; the run starts once it exists`;
     if (resource.status?.message === message) return;
     await this.options.resources.patchStatus(RUN.plural, namespace, resource.metadata.name ?? '', {
       runId: RunReconciler.runIdOf(resource),

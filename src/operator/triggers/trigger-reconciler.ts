@@ -2,11 +2,10 @@ import { parseDuration } from '../../common/duration.js';
 import { checkCron, nextTick, type Cadence } from '../../engine/schedules.js';
 import { ensureError } from '../../common/errors.js';
 import type { Store } from '../../store/store.js';
-import type { ScriptSource } from '../../store/types.js';
 import { HANDLER, SCHEDULE, type Handler, type Schedule, type Workflow } from '../api/generated.js';
 import { runKey } from '../naming.js';
 import type { Resources } from '../resources.js';
-import { workflowSource } from '../workflow-source.js';
+import type { ResolvedSource } from '../workflow-source.js';
 import { apiTime } from '../api-time.js';
 import { writeReady } from '../ready-condition.js';
 
@@ -14,6 +13,8 @@ export interface TriggerReconcilerOptions {
   store: Store;
   resources: Resources;
   workflow(namespace: string, name: string): Workflow | null;
+  /** What a run of that Workflow starts from (its script read from its ConfigMap, if it names one). */
+  source(workflow: Workflow): Promise<ResolvedSource>;
   now(): Date;
   poke(): void;
 }
@@ -28,13 +29,13 @@ export class TriggerReconciler {
   async reconcileHandler(handler: Handler): Promise<void> {
     const namespace = handler.metadata.namespace ?? 'default';
     const name = handler.metadata.name ?? '';
-    const source = this.source(namespace, handler.spec.workflowRef.name);
-    if (source) {
-      await this.options.store.putHandler({ project: namespace, name, eventType: handler.spec.event, ...source });
+    const resolved = await this.source(namespace, handler.spec.workflowRef.name);
+    if (resolved.ready) {
+      await this.options.store.putHandler({ project: namespace, name, eventType: handler.spec.event, ...resolved.source });
     } else {
       await this.options.store.deleteHandler(namespace, name);
     }
-    await this.writeConditions(HANDLER.plural, handler, source, {});
+    await this.writeConditions(HANDLER.plural, handler, resolved, {});
   }
 
   async reconcileSchedule(schedule: Schedule): Promise<void> {
@@ -44,7 +45,8 @@ export class TriggerReconciler {
     // A cadence that does not parse cannot change until the spec does: say so in Ready, tick
     // nothing, and do not fail the reconcile (its retries would only log the same error forever).
     const problem = cadenceProblem(schedule);
-    const source = schedule.spec.suspend || problem ? null : this.source(namespace, schedule.spec.workflowRef.name);
+    const resolved = schedule.spec.suspend || problem ? null : await this.source(namespace, schedule.spec.workflowRef.name);
+    const source = resolved?.ready ? resolved.source : null;
     const existing = (await store.listSchedules(namespace)).find((record) => record.name === name);
     if (!source) {
       if (existing) await store.deleteSchedule(namespace, name);
@@ -74,8 +76,11 @@ export class TriggerReconciler {
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, ...problem }, status);
       return;
     }
-    const message = schedule.spec.suspend ? 'suspended' : undefined;
-    await this.writeConditions(SCHEDULE.plural, schedule, source ?? (schedule.spec.suspend ? null : undefined), status, message);
+    if (!resolved) {
+      await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, reason: 'Suspended', message: 'suspended' }, status);
+      return;
+    }
+    await this.writeConditions(SCHEDULE.plural, schedule, resolved, status);
   }
 
   async deleted(kind: 'Handler' | 'Schedule', namespace: string, name: string): Promise<void> {
@@ -83,33 +88,22 @@ export class TriggerReconciler {
     else await this.options.store.deleteSchedule(namespace, name);
   }
 
-  private source(namespace: string, workflowName: string): ScriptSource | null {
+  private async source(namespace: string, workflowName: string): Promise<ResolvedSource> {
     const workflow = this.options.workflow(namespace, workflowName);
-    return workflow ? workflowSource(workflow) : null;
+    if (!workflow) return { ready: false, reason: 'WorkflowNotFound', message: `Workflow ${workflowName} not found in namespace ${namespace}` };
+    const resolved = await this.options.source(workflow);
+    return resolved.ready ? resolved : { ...resolved, message: `Workflow ${workflowName} has no script yet: ${resolved.message}` };
   }
 
-  /** `Ready` says whether the trigger is live: its Workflow exists, and it is not suspended. */
-  private async writeConditions(
-    plural: string,
-    resource: Handler | Schedule,
-    source: ScriptSource | null | undefined,
-    extra: Record<string, unknown>,
-    suspendedMessage?: string,
-  ): Promise<void> {
-    const namespace = resource.metadata.namespace ?? 'default';
-    const workflowName = resource.spec.workflowRef.name;
-    const ready = Boolean(source);
-    await writeReady(
-      this.options.resources,
-      plural,
-      resource,
-      {
-        ready,
-        reason: suspendedMessage ? 'Suspended' : ready ? 'WorkflowFound' : 'WorkflowNotFound',
-        message: suspendedMessage ?? (ready ? `runs Workflow ${workflowName}` : `Workflow ${workflowName} not found in namespace ${namespace}`),
-      },
-      extra,
-    );
+  /**
+   * `Ready` says whether the trigger is live: its Workflow exists and its script can be read
+   * (the reason says which is missing: WorkflowNotFound, ConfigMapNotFound...).
+   */
+  private async writeConditions(plural: string, resource: Handler | Schedule, resolved: ResolvedSource, extra: Record<string, unknown>): Promise<void> {
+    const readiness = resolved.ready
+      ? { ready: true, reason: 'WorkflowFound', message: `runs Workflow ${resource.spec.workflowRef.name}` }
+      : { ready: false, reason: resolved.reason, message: resolved.message };
+    await writeReady(this.options.resources, plural, resource, readiness, extra);
   }
 }
 
