@@ -322,4 +322,17 @@ describe('Hyperspool on a real cluster', () => {
     }, 60_000);
     expect(failed.status?.message).toMatch(/^pass 1's pod cannot start: the script container cannot start: InvalidImageName/);
   });
+
+  // Last: it restarts the database every test before it used.
+  it("given the install from config/quickstart, then PostgreSQL keeps the journal on its claim: a new pod of it still has an earlier run's log", async () => {
+    const claim = await getJson<{ status?: { phase?: string } }>('-n', SYSTEM, 'pvc', 'hyperspool-postgres-data');
+    expect(claim.status?.phase).toBe('Bound');
+    const before = (await getJson<{ items: PodResource[] }>('-n', SYSTEM, 'pods', '-l', 'app.kubernetes.io/name=hyperspool-postgres')).items.map((pod) => pod.metadata.name);
+    await kubectl('-n', SYSTEM, 'delete', 'pod', '-l', 'app.kubernetes.io/name=hyperspool-postgres');
+    await eventually('a new PostgreSQL pod ready', async () => {
+      const pods = (await getJson<{ items: (PodResource & { status?: { conditions?: { type: string; status: string }[] } })[] }>('-n', SYSTEM, 'pods', '-l', 'app.kubernetes.io/name=hyperspool-postgres')).items;
+      return pods.some((pod) => !before.includes(pod.metadata.name) && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    }, 120_000);
+    expect(await eventually('the log through the new pod', () => spool('logs', 'nap-1').catch(() => ''), 60_000)).toBe('one\ntwo\n');
+  });
 });

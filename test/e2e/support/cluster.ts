@@ -1,4 +1,4 @@
-// The cluster the e2e suite runs on, and Hyperspool installed on it from config/ (test/e2e/deploy).
+// The cluster the e2e suite runs on, and Hyperspool installed on it from config/quickstart (test/e2e/deploy).
 //
 // Which cluster: the one HYPERSPOOL_E2E_KUBECONFIG names (kind, with hack/kind.sh), or else the
 // local node of hack/local-cluster.sh, brought up here (needs root) and taken down again afterwards
@@ -6,7 +6,7 @@
 // operator and database, which must never land on a cluster that merely happens to be current. Images: built from this checkout with hack/images.sh
 // and imported into the local node, unless HYPERSPOOL_E2E_IMAGES=preloaded (kind.sh loads them).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,8 +126,8 @@ async function withFile<T>(name: string, text: string, use: (path: string) => Pr
 }
 
 /**
- * Installs Hyperspool as users do (`kubectl apply -k`, config/default through test/e2e/deploy) with
- * the images of this checkout, and waits for PostgreSQL and both operator replicas to be ready.
+ * Installs Hyperspool as users do (`kubectl apply -k`, config/quickstart through test/e2e/deploy)
+ * with the images of this checkout, and waits for PostgreSQL and both operator replicas to be ready.
  */
 export async function deployHyperspool(cluster: Cluster): Promise<void> {
   const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
@@ -136,6 +136,7 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
     await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
     await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain']);
   }
+  await givenVolumeForTheDatabase(cluster);
   let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
   const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;
   if (postgresImage) manifests = manifests.replace('image: hyperspool/postgres:dev', `image: ${postgresImage}`);
@@ -146,6 +147,39 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=180s').catch(async (error: Error) => {
     throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
   });
+}
+
+/** The claim config/quickstart's PostgreSQL keeps its data on. */
+const DATABASE_CLAIM = 'hyperspool-postgres-data';
+
+/**
+ * A cluster with a default StorageClass (kind's, a cloud's) provisions the quickstart's claim
+ * itself. The local node has no provisioner: a hostPath PersistentVolume on this machine (which
+ * is the node), bound to that claim only, owned by PostgreSQL's uid (fsGroup does not reach a
+ * hostPath volume). It lives in the node's state directory, so `hack/local-cluster.sh down` removes
+ * it with the cluster whose etcd knew it.
+ */
+async function givenVolumeForTheDatabase(cluster: Cluster): Promise<void> {
+  type Classes = { items: { metadata: { annotations?: Record<string, string> } }[] };
+  const classes = await cluster.getJson<Classes>('storageclasses');
+  if (classes.items.some((c) => c.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true')) return;
+  const path = join(process.env.HYPERSPOOL_NODE_DIR ?? '/tmp/hyperspool-node', 'volumes', DATABASE_CLAIM);
+  mkdirSync(path, { recursive: true });
+  chownSync(path, 999, 999);
+  const volume = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: `${SYSTEM}-${DATABASE_CLAIM}` },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      storageClassName: '',
+      claimRef: { namespace: SYSTEM, name: DATABASE_CLAIM },
+      hostPath: { path, type: 'Directory' },
+    },
+  };
+  await withFile('volume.json', JSON.stringify(volume), (file) => cluster.kubectl('apply', '-f', file));
 }
 
 /** The pod that holds the operator's leader Lease. */
