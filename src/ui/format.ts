@@ -14,7 +14,9 @@ export function formatDuration(ms: number): string {
   const seconds = ms / 1000;
   if (seconds < 10) return `${seconds.toFixed(1)} s`;
   if (seconds < 60) return `${Math.round(seconds)} s`;
-  const total = Math.round(seconds);
+  // Two units are shown, so round to the smaller of them: 1 d 23 h 59 min 55 s reads 2 d.
+  const exact = Math.round(seconds);
+  const total = exact >= 86_400 ? Math.round(exact / 3_600) * 3_600 : exact >= 3_600 ? Math.round(exact / 60) * 60 : exact;
   const units: [string, number][] = [
     ['d', Math.floor(total / 86_400)],
     ['h', Math.floor((total % 86_400) / 3_600)],

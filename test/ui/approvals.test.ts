@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText } from '../support/browser.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { childrenOf, jobsThatRan, waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
+
+/**
+ * Approval gates answered from the run page in a real browser: the refund recipe approved (the jobs
+ * the seed's table lists run) and rejected (the run is cancelled), and a gate with a form whose two
+ * values the next job prints.
+ */
+
+let dev: Dev;
+beforeAll(async () => {
+  dev = await startDev();
+}, 60_000);
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+const browser = useBrowser();
+
+/** The recipe's document (test/pipeline/fixtures/refund.yaml) with its 2d and 1d timeouts kept long. */
+const REFUND = readFileSync(new URL('../pipeline/fixtures/refund.yaml', import.meta.url), 'utf8');
+
+const FORM = `name: refund-form
+jobs:
+  ask:
+    approval:
+      prompt: "Refund order \${{ input.order }}?"
+      timeout: 1h
+      form:
+        amount:
+          type: number
+          label: Amount (EUR)
+          required: true
+          default: 480
+        reason:
+          type: string
+          label: Reason
+          required: true
+          options: [damaged, late, other]
+  refund:
+    depends_on: [ask]
+    if: \${{ steps.ask.output.approved }}
+    steps:
+      - name: refund
+        run: echo "refunding \${{ steps.ask.output.amount }} EUR for order \${{ input.order }} because \${{ steps.ask.output.reason }}, approved by \${{ steps.ask.output.answered_by }}"
+`;
+
+const me = userInfo().username;
+
+async function openWaitingGate(file: string, text: string, job: string, ...extra: string[]): Promise<{ id: string; page: Awaited<ReturnType<typeof browser.page>> }> {
+  const dir = tempDir();
+  writeFiles(dir, { [file]: text });
+  const id = await submit(dev.url, dir, file, ...extra);
+  await waitForChild(dev, id, job, ['waiting']);
+  const page = await browser.page();
+  await page.goto(runPage(dev.url, id));
+  await page.locator(`[data-gate="${job}"] button.approve`).waitFor();
+  return { id, page };
+}
+
+describe('approvals on the run page', () => {
+  it('given the refund pipeline waiting at ask, when Approve is clicked, then the run finishes having run ask and refund, and the page says who approved', async () => {
+    const { id, page } = await openWaitingGate('refund.yaml', REFUND, 'ask');
+    const gate = page.locator('[data-gate="ask"]');
+    expect(await gate.locator('h3').textContent()).toContain('Refund order 1042, EUR 480?');
+    expect(await gate.textContent()).toContain('times out in 2 d');
+    expect(await page.locator('.summary').textContent()).toContain('approval ask');
+    await screenshot(page, 'approval');
+
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    await waitForPhase(page, 'succeeded', 90_000);
+    expect(await jobsThatRan(dev, id)).toEqual(['ask', 'refund']);
+    const log = await finalLog(dev.url, id);
+    expect(log).toContain('refunded order 1042');
+    expect(log).not.toContain('asking the team lead');
+    await waitForText(gate.locator('.gate-state'), `Approved by ${me}`);
+    expect(await page.locator('[data-gate="ask"] button').count()).toBe(0);
+    expect(errorsOf(page)).toEqual([]);
+  }, 120_000);
+
+  it('given the refund pipeline waiting at ask, when Reject is clicked, then the run is cancelled and no refund runs', async () => {
+    const { id, page } = await openWaitingGate('refund.yaml', REFUND, 'ask');
+    await page.locator('[data-gate="ask"]').getByRole('button', { name: 'Reject' }).click();
+    await waitForPhase(page, 'cancelled');
+    const run = await waitForRun(dev.url, id, ['cancelled']);
+    expect(run.error).toBe(`rejected at ask by ${me}`);
+    expect((await childrenOf(dev, id)).map((child) => child.workflow)).toEqual(['refund.yaml#ask']);
+    expect(await finalLog(dev.url, id)).not.toContain('refunded order 1042');
+    await waitForText(page.locator('[data-gate="ask"] .gate-state'), `Rejected by ${me}`);
+    expect(errorsOf(page)).toEqual([]);
+  }, 120_000);
+
+  it('given a gate with a form of two fields, when they are filled in and approved, then the next job prints both values', async () => {
+    const { id, page } = await openWaitingGate('refund-form.yaml', FORM, 'ask', '--input', '{"order": 1042}');
+    const gate = page.locator('[data-gate="ask"]');
+    expect(await gate.locator('h3').textContent()).toContain('Refund order 1042?');
+    const amount = gate.getByLabel('Amount (EUR)');
+    expect(await amount.inputValue()).toBe('480');
+    // A required field left empty: the browser keeps the form back, and nothing is sent.
+    await amount.fill('');
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    expect(await amount.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+
+    await amount.fill('450.5');
+    await gate.getByLabel('Reason').selectOption('late');
+    await screenshot(page, 'approval-form');
+    // Keyboard only: focus Approve and press Enter.
+    await gate.getByRole('button', { name: 'Approve' }).focus();
+    await page.keyboard.press('Enter');
+    await waitForPhase(page, 'succeeded', 90_000);
+    const log = await finalLog(dev.url, id);
+    expect(log).toContain(`refunding 450.5 EUR for order 1042 because late, approved by ${me}`);
+    await waitForText(gate, 'Amount (EUR)450.5');
+    expect(await gate.textContent()).toContain('Reasonlate');
+    expect(errorsOf(page)).toEqual([]);
+  }, 120_000);
+});
