@@ -25,7 +25,7 @@ export function notUtf8(file: string, bytes: Uint8Array): string {
 
 function lineOfFirstInvalidByte(bytes: Uint8Array): number {
   let line = 1;
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const size = sequenceSize(bytes, i);
     if (size === 0) return line;
     if (bytes[i] === 0x0a) line += 1;

@@ -52,7 +52,11 @@ export const API_ROUTES: ApiRoute[] = [
     method: 'POST',
     path: '/runs',
     body: {
-      required: { workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      required: {
+        workflow: SCRIPT_SOURCE.workflow,
+        interpreter: SCRIPT_SOURCE.interpreter,
+        script: SCRIPT_SOURCE.script,
+      },
       optional: {
         cwd: SCRIPT_SOURCE.cwd,
         project: SCRIPT_SOURCE.project,
@@ -120,7 +124,10 @@ export const API_ROUTES: ApiRoute[] = [
   {
     method: 'POST',
     path: '/events',
-    body: { required: { type: NAME_RULE }, optional: { id: NAME_RULE, subject: NULLABLE(NAME_RULE), payload: ANY, project: NAME_RULE } },
+    body: {
+      required: { type: NAME_RULE },
+      optional: { id: NAME_RULE, subject: NULLABLE(NAME_RULE), payload: ANY, project: NAME_RULE },
+    },
     values: ['payload'],
   },
   { method: 'GET', path: '/handlers', query: project },
@@ -128,7 +135,12 @@ export const API_ROUTES: ApiRoute[] = [
     method: 'PUT',
     path: '/handlers/:name',
     body: {
-      required: { eventType: NAME_RULE, workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      required: {
+        eventType: NAME_RULE,
+        workflow: SCRIPT_SOURCE.workflow,
+        interpreter: SCRIPT_SOURCE.interpreter,
+        script: SCRIPT_SOURCE.script,
+      },
       optional: { cwd: SCRIPT_SOURCE.cwd, project: SCRIPT_SOURCE.project },
     },
     values: ['script'],
@@ -139,7 +151,11 @@ export const API_ROUTES: ApiRoute[] = [
     method: 'PUT',
     path: '/schedules/:name',
     body: {
-      required: { workflow: SCRIPT_SOURCE.workflow, interpreter: SCRIPT_SOURCE.interpreter, script: SCRIPT_SOURCE.script },
+      required: {
+        workflow: SCRIPT_SOURCE.workflow,
+        interpreter: SCRIPT_SOURCE.interpreter,
+        script: SCRIPT_SOURCE.script,
+      },
       optional: {
         everyMs: NULLABLE({ type: 'integer', minimum: 1, maximum: MAX_DURATION_MS }),
         cron: NULLABLE({ type: 'string', minLength: 1, maxLength: 256 }),
@@ -153,7 +169,12 @@ export const API_ROUTES: ApiRoute[] = [
   { method: 'POST', path: '/schedules/:name/trigger', query: project, body: {} },
   { method: 'GET', path: '/state/:entity', query: project },
   { method: 'GET', path: '/state/:entity/:key', query: project },
-  { method: 'PUT', path: '/state/:entity/:key', body: { required: { value: { type: 'string' } }, optional: { project: NAME_RULE } }, values: ['value'] },
+  {
+    method: 'PUT',
+    path: '/state/:entity/:key',
+    body: { required: { value: { type: 'string' } }, optional: { project: NAME_RULE } },
+    values: ['value'],
+  },
   { method: 'DELETE', path: '/state/:entity/:key', query: project },
   // A pod's agent (docs/api.md, Agents); a call's body is a protocol request, checked by the engine.
   { method: 'GET', path: '/agent/runs/:run/passes/:pass' },
@@ -225,17 +246,25 @@ export function checkApiRequests(req: Request, _res: Response, next: NextFunctio
   if (!entry) {
     const allowed = matching.map((candidate) => candidate.route.method);
     _res.setHeader('Allow', allowed.join(', '));
-    throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on /v1${path}; use ${allowed.join(' or ')}`);
+    throw new HttpError(
+      405,
+      'method_not_allowed',
+      `${req.method} is not allowed on /v1${path}; use ${allowed.join(' or ')}`,
+    );
   }
   const values = entry.pattern.exec(path)?.slice(1) ?? [];
   entry.params.forEach((name, index) => {
     const value = decoded(values[index] ?? '', name);
-    if (!checkName(value)) throw badRequest(`'${name}' in the path ${describeError(null, checkName.errors?.[0]).replace(/^the value /, '')}`);
+    if (!checkName(value))
+      throw badRequest(
+        `'${name}' in the path ${describeError(null, checkName.errors?.[0]).replace(/^the value /, '')}`,
+      );
   });
   if (!entry.query(req.query)) throw badRequest(`query: ${describeError(label(entry.route), entry.query.errors?.[0])}`);
   const body: unknown = req.body ?? {};
   if (entry.body) {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw badRequest('the request body must be a JSON object');
     if (!entry.body(body)) throw badRequest(describeError(label(entry.route), entry.body.errors?.[0]));
     const nul = fieldWithNul(body);
     if (nul !== null) throw badRequest(NUL_MESSAGE(nul));

@@ -70,12 +70,14 @@ const mutated = fc
   });
 
 /** A line as a script might send it: a mutated request, any JSON, or any text at all. */
-const line = fc.oneof(
-  { weight: 6, arbitrary: mutated },
-  { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary' }).map((text) => text.replaceAll('\n', ' ')) },
-  // Blank lines are skipped by the framing (docs/protocol.md) and get no answer.
-).filter((text) => text.trim() !== '');
+const line = fc
+  .oneof(
+    { weight: 6, arbitrary: mutated },
+    { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary' }).map((text) => text.replaceAll('\n', ' ')) },
+    // Blank lines are skipped by the framing (docs/protocol.md) and get no answer.
+  )
+  .filter((text) => text.trim() !== '');
 
 function hostAt(): PassHost {
   return { now: () => new Date(), capabilities: ['shell'], maxResultBytes: 4096, env: 'dev', notify: () => undefined };
@@ -139,7 +141,14 @@ describe('the spool socket, fuzzed', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 3 }), async (lines) => {
         runs += 1;
-        const { run } = await store.createRun({ id: `dev:fuzz:run-${String(runs).padStart(16, '0')}`, project: 'fuzz', workflow: 'f.sh', interpreter: 'bash -eu', script: '', input: null });
+        const { run } = await store.createRun({
+          id: `dev:fuzz:run-${String(runs).padStart(16, '0')}`,
+          project: 'fuzz',
+          workflow: 'f.sh',
+          interpreter: 'bash -eu',
+          script: '',
+          input: null,
+        });
         const pass = await Pass.start(store, run, hostAt());
         const agent = new AgentSocket(pass, () => undefined);
         const path = join(dir, `s${runs}`);
@@ -153,7 +162,10 @@ describe('the spool socket, fuzzed', () => {
             if (answer.status === 'suspended' || answer.kind === 'determinism') ended = true;
           }
           // A pass that suspended (a valid sleep, wait...) has ended: its script must stop, as designed.
-          if (!ended) expect(await client.ask(JSON.stringify({ verb: 'step', name: 'after' }))).toMatchObject({ status: 'execute' });
+          if (!ended)
+            expect(await client.ask(JSON.stringify({ verb: 'step', name: 'after' }))).toMatchObject({
+              status: 'execute',
+            });
         } finally {
           client.close();
           await agent.close();

@@ -14,7 +14,13 @@ const dev = useDevServer();
 /** A valid body for each route that takes one, to mutate. */
 const SOURCE = { workflow: 'f.sh', interpreter: 'bash -eu', script: 'true' };
 const VALID_BODIES: Record<string, Record<string, unknown>> = {
-  'POST /runs': { ...SOURCE, input: { a: 1 }, idempotencyKey: 'k', throttle: { limit: 1, periodMs: 1000, key: 't' }, lenient: false },
+  'POST /runs': {
+    ...SOURCE,
+    input: { a: 1 },
+    idempotencyKey: 'k',
+    throttle: { limit: 1, periodMs: 1000, key: 't' },
+    lenient: false,
+  },
   'POST /runs/:id/signals': { name: 'go', payload: { a: 1 } },
   'POST /runs/:id/approvals/:job': { decision: 'approve', values: { reason: 'ok' } },
   'POST /events': { type: 'fuzz.event', subject: 's', payload: { a: 1 } },
@@ -42,7 +48,10 @@ const request = fc
     fc.constantFrom(...API_ROUTES),
     fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'route'),
     fc.array(segment, { minLength: 4, maxLength: 4 }),
-    fc.dictionary(fc.constantFrom('limit', 'after', 'status', 'project', 'parent', 'before', 'x', 'limit '), fc.oneof(fc.string(), fc.constantFrom('-5', '1.5', '1e309', 'a%00'))),
+    fc.dictionary(
+      fc.constantFrom('limit', 'after', 'status', 'project', 'parent', 'before', 'x', 'limit '),
+      fc.oneof(fc.string(), fc.constantFrom('-5', '1.5', '1e309', 'a%00')),
+    ),
     fc.constantFrom('drop', 'add', 'replace', 'none', 'garbage'),
     fc.nat(),
     fc.string(),
@@ -81,12 +90,17 @@ describe('the HTTP API, fuzzed', () => {
       { numRuns: 400 },
     );
     expect((await fetch(`${dev.url}/healthz`)).status).toBe(200);
-    const submitted = await fetch(`${dev.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(SOURCE) });
+    const submitted = await fetch(`${dev.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SOURCE),
+    });
     expect(submitted.status).toBe(201);
     // Whatever schedules and handlers valid mutations made are removed, so nothing keeps running.
     for (const kind of ['schedules', 'handlers'] as const) {
       const listed = (await (await fetch(`${dev.url}/v1/${kind}`)).json()) as Record<string, { name: string }[]>;
-      for (const { name } of listed[kind] ?? []) await fetch(`${dev.url}/v1/${kind}/${encodeURIComponent(name)}`, { method: 'DELETE' });
+      for (const { name } of listed[kind] ?? [])
+        await fetch(`${dev.url}/v1/${kind}/${encodeURIComponent(name)}`, { method: 'DELETE' });
     }
   }, 180_000);
 });

@@ -1,0 +1,122 @@
+import { MAX_DURATION_MS } from '../common/duration.js';
+import { DEFAULT_MAX_VALUE_BYTES } from '../engine/limits.js';
+import { NAME_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
+import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
+import { API_ROUTES, type ApiRoute } from './api-schema.js';
+import { BODY_LIMIT } from './http-error.js';
+
+/**
+ * The reference sections of docs/api.md, docs/protocol.md and docs/limits.md, written from the
+ * schemas the server and the agent check requests with, so the documentation cannot drift from
+ * what is enforced. `npm run gen:docs` writes them; test/server/reference-docs.test.ts fails when
+ * a document is out of date.
+ */
+
+type Schema = Record<string, unknown>;
+
+/** A field's schema in a few words: `name`, `integer 1–100`, `"approve" or "reject"`. */
+export function describeSchema(schema: Schema): string {
+  if (schema === NAME_RULE || (schema.pattern === NAME_RULE.pattern && schema.maxLength === NAME_RULE.maxLength))
+    return 'name';
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).map(describeSchema).join(' or ');
+  if (Array.isArray(schema.enum))
+    return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(', ');
+  if ('const' in schema) return `\`${JSON.stringify(schema.const)}\``;
+  if (typeof schema.description === 'string') return schema.description;
+  const type = Array.isArray(schema.type) ? schema.type.join(' or ') : String(schema.type ?? 'any JSON');
+  const bounds = [
+    typeof schema.minimum === 'number' && typeof schema.maximum === 'number'
+      ? `${schema.minimum}–${schema.maximum}`
+      : '',
+    typeof schema.minimum === 'number' && typeof schema.maximum !== 'number' ? `≥ ${schema.minimum}` : '',
+    typeof schema.maxLength === 'number' ? `≤ ${schema.maxLength} chars` : '',
+  ].filter(Boolean);
+  if (type === 'array') return `array of ${describeSchema((schema.items as Schema | undefined) ?? {})}`;
+  if (type === 'object' && schema.properties) return `{${Object.keys(schema.properties).join(', ')}}`;
+  if (type === 'object' && schema.additionalProperties)
+    return `{name: ${describeSchema(schema.additionalProperties as Schema)}}`;
+  return [type, ...bounds].join(' ');
+}
+
+const fieldList = (fields: Record<string, object> | undefined, optional: boolean): string[] =>
+  Object.entries(fields ?? {}).map(
+    ([name, schema]) => `\`${name}${optional ? '?' : ''}\`: ${describeSchema(schema as Schema)}`,
+  );
+
+const cell = (items: string[]): string => (items.length ? items.join('; ') : '');
+
+/** docs/api.md: every route, the fields its body and query take. */
+export function apiReference(routes: ApiRoute[] = API_ROUTES): string {
+  const rows = routes.map((route) => {
+    const body = [...fieldList(route.body?.required, false), ...fieldList(route.body?.optional, true)];
+    const query = fieldList(route.query?.optional, true);
+    return `| \`${route.method} /v1${route.path}\` | ${cell(body)} | ${cell(query)} |`;
+  });
+  return ['| route | body | query |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** docs/protocol.md: every request, its fields and their types. */
+export function protocolReference(): string {
+  const rows = Object.entries(REQUEST_SCHEMAS).map(([name, raw]) => {
+    const schema = raw as { properties: Record<string, object>; required: string[] };
+    const fields = Object.entries(schema.properties)
+      .filter(([field]) => field !== 'verb')
+      .map(
+        ([field, type]) =>
+          `\`${field}${schema.required.includes(field) ? '' : '?'}\`: ${describeSchema(type as Schema)}`,
+      );
+    return `| \`${name.replace(/:.*/, '')}\` | ${cell(fields)} |`;
+  });
+  return ['| `verb` | fields |', '|---|---|', ...rows].join('\n');
+}
+
+const mib = (bytes: number): string => `${bytes / (1024 * 1024)} MiB (${bytes} bytes)`;
+
+/** docs/limits.md: every limit, from the constants the code checks against. */
+export function limitsReference(): string {
+  const rows: [string, string, string][] = [
+    [
+      'a name (step, lock, signal, event type, state key, entity, activity, output, project, handler, schedule; path parameters)',
+      `${NAME_RULE.minLength}–${NAME_RULE.maxLength} characters, no control characters (no newline, tab or NUL)`,
+      'fixed',
+    ],
+    [
+      'a recorded value (a step, activity or locked command output, a step_fn value, a state value, an output, an annotation, an event or signal payload, a run input, a spawned script)',
+      mib(DEFAULT_MAX_VALUE_BYTES),
+      '`SPOOL_MAX_RESULT_BYTES`, `spool run --max-result-bytes`',
+    ],
+    ['an HTTP request body', BODY_LIMIT.replace('mb', ' MB'), 'fixed'],
+    [
+      'a duration (sleep, timeouts, backoff, schedule periods)',
+      `0 to ${MAX_DURATION_MS / 86_400_000}d (100 years; ${MAX_DURATION_MS} ms)`,
+      'fixed',
+    ],
+    ['a step label', '1024 characters', 'fixed'],
+    ['activity attempts; exit codes in `--retry-on-exit`', '1–100; 1–255', 'fixed'],
+    ['`fan_out` items of one pipeline job', String(MAX_FAN_OUT_ITEMS), 'fixed'],
+    ['runs per page (`GET /v1/runs?limit=`)', '1–1000 (default 100)', 'fixed'],
+    [
+      'text anywhere in a request or a script',
+      'UTF-8 without NUL characters (PostgreSQL cannot store one); a script file that is not UTF-8 is refused naming the line',
+      'fixed',
+    ],
+  ];
+  return ['| what | limit | set by |', '|---|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+/** The marked section `name` of a document, replaced by `body`. */
+export function withSection(document: string, name: string, body: string): string {
+  const begin = `<!-- generated: ${name} (npm run gen:docs) -->`;
+  const end = `<!-- end: ${name} -->`;
+  const from = document.indexOf(begin);
+  const to = document.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`no section '${name}' (${begin} ... ${end}) in the document`);
+  return `${document.slice(0, from + begin.length)}\n${body}\n${document.slice(to)}`;
+}
+
+/** Each generated document section: the file, the section name, and its content. */
+export const REFERENCE_SECTIONS: [file: string, name: string, render: () => string][] = [
+  ['docs/api.md', 'api-fields', () => apiReference()],
+  ['docs/protocol.md', 'protocol-fields', protocolReference],
+  ['docs/limits.md', 'limits', limitsReference],
+];
