@@ -1,47 +1,45 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { pinnedKubectl } from '../support/kube.js';
 
 /**
- * The Argo CD health check for Runs (config/argocd), run by a real Lua 5.4 as Argo CD runs it: the
- * Run is the global `obj`, and the chunk returns `{status, message}`.
+ * config/argocd as Argo CD gets it: the Component merged by kustomize into an existing argocd-cm.
+ * What the scripts answer is tested in Argo CD's own Lua VM, by test/argocd (Go, from .ci/run).
  */
-const patch = parse(readFileSync(new URL('../../config/argocd/argocd-cm-patch.yaml', import.meta.url), 'utf8')) as { data: Record<string, string> };
-const script = patch.data['resource.customizations.health.hyperspool.dev_Run'] ?? '';
-const dir = mkdtempSync(join(tmpdir(), 'spool-argocd-'));
-const scriptFile = join(dir, 'health.lua');
-writeFileSync(scriptFile, script);
+const REPO = join(import.meta.dirname, '..', '..');
+const CHECKS = join(REPO, 'config', 'argocd', 'resource_customizations', 'hyperspool.dev');
 
-/** A JSON value as a Lua table constructor (strings, numbers, booleans, objects: what a Run's status holds). */
-function lua(value: unknown): string {
-  if (value === null || value === undefined) return 'nil';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value)) return `{${value.map(lua).join(', ')}}`;
-  return `{${Object.entries(value as Record<string, unknown>).map(([key, item]) => `[${JSON.stringify(key)}] = ${lua(item)}`).join(', ')}}`;
-}
+describe('config/argocd', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-argocd-'));
+  let kubectl: string;
 
-function healthOf(run: object): { status: string; message: string } {
-  const out = execFileSync('lua5.4', ['-e', `obj = ${lua(run)}`, '-e', `local hs = dofile(${JSON.stringify(scriptFile)}); io.write(hs.status, '\\n', hs.message)`], { encoding: 'utf8' });
-  const [status = '', message = ''] = out.split('\n');
-  return { status, message };
-}
-
-describe('the Argo CD health check for Runs', () => {
+  beforeAll(async () => {
+    kubectl = await pinnedKubectl();
+  }, 900_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.each([
-    [{}, 'Progressing', 'Run is not picked up by the operator yet'],
-    [{ status: { phase: 'Running' } }, 'Progressing', 'Run is Running'],
-    [{ status: { phase: 'Waiting', awaiting: 'signal approve' } }, 'Progressing', 'Waiting for signal approve'],
-    [{ status: { phase: 'Succeeded' } }, 'Healthy', 'Run succeeded'],
-    [{ status: { phase: 'Failed', message: 'script exited 1' } }, 'Degraded', 'script exited 1'],
-    [{ status: { phase: 'Cancelled' } }, 'Degraded', 'Run was cancelled'],
-    [{ status: { phase: 'Sideways' } }, 'Unknown', 'Unknown phase Sideways'],
-  ])('given a Run %j, then Argo CD sees %s', (run, status, message) => {
-    expect(healthOf(run)).toEqual({ status, message });
+  it('given the kustomization that installs Argo CD, when it includes config/argocd, then argocd-cm keeps its keys and gains a health check with open libraries for each kind, each the health.lua of the upstream layout', () => {
+    writeFileSync(join(dir, 'argocd-cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  url: https://argocd.example.com\n');
+    writeFileSync(join(dir, 'kustomization.yaml'), `resources: [argocd-cm.yaml]\ncomponents: [${relative(dir, join(REPO, 'config', 'argocd'))}]\n`);
+    const built = parse(execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8' })) as { metadata: { name: string; namespace: string }; data: Record<string, string> };
+    expect(built.metadata).toEqual({ name: 'argocd-cm', namespace: 'argocd' });
+
+    const kinds = readdirSync(CHECKS).sort();
+    expect(kinds).toEqual(['Handler', 'Run', 'Schedule', 'Workflow']);
+    expect(Object.keys(built.data).sort()).toEqual(
+      ['url', ...kinds.flatMap((kind) => [`resource.customizations.health.hyperspool.dev_${kind}`, `resource.customizations.useOpenLibs.hyperspool.dev_${kind}`])].sort(),
+    );
+    expect(built.data.url).toBe('https://argocd.example.com');
+    for (const kind of kinds) {
+      expect(built.data[`resource.customizations.health.hyperspool.dev_${kind}`], kind).toBe(readFileSync(join(CHECKS, kind, 'health.lua'), 'utf8'));
+      expect(built.data[`resource.customizations.useOpenLibs.hyperspool.dev_${kind}`], kind).toBe('true');
+      // The upstream layout: a test case file for every input named in health_test.yaml.
+      const cases = parse(readFileSync(join(CHECKS, kind, 'health_test.yaml'), 'utf8')) as { tests: { inputPath: string }[] };
+      expect(cases.tests.map((c) => c.inputPath).sort(), kind).toEqual(readdirSync(join(CHECKS, kind, 'testdata')).map((file) => `testdata/${file}`).sort());
+    }
   });
 });

@@ -59,6 +59,11 @@ function ensureBinaries(): Promise<string> {
   return binaries;
 }
 
+/** The pinned kubectl (for `kubectl kustomize` without a control plane), built if it is not yet. */
+export async function pinnedKubectl(): Promise<string> {
+  return join(await ensureBinaries(), 'kubectl');
+}
+
 /** `count` distinct ports that were free a moment ago (all held open at once, so never the same). */
 async function freePorts(count: number): Promise<number[]> {
   const servers: Server[] = [];
