@@ -6,6 +6,7 @@ import { createApp } from '../server/app.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Executor } from '../executor/executor.js';
+import { checkProject } from '../engine/request-schema.js';
 import { captureLog } from '../executor/log-capture.js';
 
 export const DEFAULT_PORT = 7456;
@@ -28,6 +29,7 @@ export interface DevServer {
  * a server killed and started again carries on: passes that were running are dispatched again.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  checkProject(options.project ?? 'default');
   const store = await openStore(options);
   const now = new Date();
   await store.recoverInterruptedRuns(now);

@@ -3,6 +3,7 @@ import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
+import { checkProject } from '../engine/request-schema.js';
 import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { newRunId } from '../common/ids.js';
@@ -61,9 +62,10 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
   const { script, interpreter } = readScript(file);
   const input = parseInput(options.input);
   const limit = maxResultBytes(options.maxResultBytes);
+  const project = options.project ?? 'default';
+  checkProject(project);
   const store = await openStore(options);
   try {
-    const project = options.project ?? 'default';
     const { run } = await store.createRun({
       id: newRunId('dev', project),
       project,

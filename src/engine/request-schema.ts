@@ -10,7 +10,32 @@ import { UsageError } from '../common/errors.js';
  */
 
 /** The one rule for names: steps, locks, signals, event types, cells, entities, activities, outputs. */
-export const NAME_RULE = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$' } as const;
+export const NAME_RULE = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+} as const;
+/**
+ * A project: a Kubernetes namespace on a cluster, and part of every run id (`<env>:<project>:run-…`),
+ * so stricter than a name: no ':' or '/', nothing a namespace could not be called.
+ */
+export const PROJECT_RULE = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$',
+} as const;
+
+const PROJECT_NAMES = "1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or a digit";
+
+/** Refuses a project name a person gave (`--project`), before anything is recorded. */
+export function checkProject(name: string, what = '--project'): void {
+  if (name.length > PROJECT_RULE.maxLength || !new RegExp(PROJECT_RULE.pattern).test(name)) {
+    throw new UsageError(`${what} ${JSON.stringify(name)} is not a project name: ${PROJECT_NAMES}`);
+  }
+}
+
 /** Milliseconds: whole, not negative, and short of a date JavaScript cannot hold (about 100 years). */
 const MS = { type: 'number', minimum: 0, maximum: MAX_DURATION_MS } as const;
 const TEXT = { type: 'string' } as const;
@@ -40,7 +65,11 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   step: verb('step', { name: NAME_RULE }, { label: { type: 'string', maxLength: 1024 } }),
   step_fn: verb('step_fn', { name: NAME_RULE }),
   // A command's result, or (with `value`) a step_fn's.
-  done: verb('done', { position: { type: 'integer', minimum: 0 }, stdout: TEXT, exitCode: { type: 'integer', minimum: 0, maximum: 255 } }),
+  done: verb('done', {
+    position: { type: 'integer', minimum: 0 },
+    stdout: TEXT,
+    exitCode: { type: 'integer', minimum: 0, maximum: 255 },
+  }),
   'done:value': verb('done', { position: { type: 'integer', minimum: 0 }, value: ANY }),
   sleep: verb('sleep', { ms: MS }),
   'wait.signal': verb('wait.signal', { name: NAME_RULE }, { timeoutMs: MS }),
@@ -56,8 +85,16 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   'state.version': verb('state.version', { key: NAME_RULE }, entity),
   'state.list': verb('state.list', {}, { prefix: { type: 'string', maxLength: 256 }, ...entity }),
   'state.add': verb('state.add', { key: NAME_RULE }, { value: TEXT, ...entity }),
-  'state.incr': verb('state.incr', { key: NAME_RULE, by: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }, { op: NAME_RULE, ...entity }),
-  'state.cas': verb('state.cas', { key: NAME_RULE, expected: { type: ['string', 'null'] }, value: TEXT }, { op: NAME_RULE, ...entity }),
+  'state.incr': verb(
+    'state.incr',
+    { key: NAME_RULE, by: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } },
+    { op: NAME_RULE, ...entity },
+  ),
+  'state.cas': verb(
+    'state.cas',
+    { key: NAME_RULE, expected: { type: ['string', 'null'] }, value: TEXT },
+    { op: NAME_RULE, ...entity },
+  ),
   'event.emit': verb('event.emit', { type: NAME_RULE }, { subject: NAME_RULE, payload: ANY }),
   spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
   call: verb('call', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
@@ -82,7 +119,8 @@ function schemaOf(request: Record<string, unknown>): string {
  * naming the field. An unknown verb is left to the dispatcher, which says which protocol it speaks.
  */
 export function checkRequest(request: unknown): void {
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new UsageError('a request is one JSON object with a verb (docs/protocol.md)');
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    throw new UsageError('a request is one JSON object with a verb (docs/protocol.md)');
   const fields = request as Record<string, unknown>;
   const validate = validators.get(schemaOf(fields));
   if (!validate) return;
@@ -135,9 +173,10 @@ export function describeError(where: string | null, error: ErrorObject | undefin
     case 'maxLength':
       return `${named} is longer than ${String(params.limit)} characters`;
     case 'pattern':
-      return params.pattern === NAME_RULE.pattern
-        ? `${named} must not contain control characters (a newline, a tab...)`
-        : `${named} ${error.message ?? 'is not valid'}`;
+      if (params.pattern === NAME_RULE.pattern)
+        return `${named} must not contain control characters (a newline, a tab...)`;
+      if (params.pattern === PROJECT_RULE.pattern) return `${named} is not a project name: ${PROJECT_NAMES}`;
+      return `${named} ${error.message ?? 'is not valid'}`;
     case 'minimum':
     case 'maximum':
       return `${named} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;

@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { checkValueSize, maxValueBytes } from '../engine/limits.js';
-import { NAME_RULE, NUL_MESSAGE, describeError, fieldWithNul } from '../engine/request-schema.js';
+import { NAME_RULE, NUL_MESSAGE, PROJECT_RULE, describeError, fieldWithNul } from '../engine/request-schema.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { HttpError, badRequest } from './http-error.js';
 
@@ -27,7 +27,7 @@ const SCRIPT_SOURCE = {
   interpreter: { enum: INTERPRETERS },
   script: { type: 'string', description: 'the script text' },
   cwd: NULLABLE({ type: 'string', maxLength: 4096, description: 'an existing absolute directory (spool dev only)' }),
-  project: NULLABLE(NAME_RULE),
+  project: NULLABLE(PROJECT_RULE),
 };
 
 interface Fields {
@@ -45,7 +45,7 @@ export interface ApiRoute {
   values?: string[];
 }
 
-const project = { optional: { project: NAME_RULE } };
+const project = { optional: { project: PROJECT_RULE } };
 
 export const API_ROUTES: ApiRoute[] = [
   {
@@ -84,7 +84,7 @@ export const API_ROUTES: ApiRoute[] = [
       optional: {
         status: { type: 'string', pattern: '^[a-z]+(,[a-z]+)*$', description: 'statuses, comma-separated' },
         limit: WHOLE(1000),
-        project: NAME_RULE,
+        project: PROJECT_RULE,
         workflow: TEXT,
         subject: TEXT,
         parent: TEXT,
@@ -126,7 +126,7 @@ export const API_ROUTES: ApiRoute[] = [
     path: '/events',
     body: {
       required: { type: NAME_RULE },
-      optional: { id: NAME_RULE, subject: NULLABLE(NAME_RULE), payload: ANY, project: NAME_RULE },
+      optional: { id: NAME_RULE, subject: NULLABLE(NAME_RULE), payload: ANY, project: PROJECT_RULE },
     },
     values: ['payload'],
   },
@@ -172,7 +172,7 @@ export const API_ROUTES: ApiRoute[] = [
   {
     method: 'PUT',
     path: '/state/:entity/:key',
-    body: { required: { value: { type: 'string' } }, optional: { project: NAME_RULE } },
+    body: { required: { value: { type: 'string' } }, optional: { project: PROJECT_RULE } },
     values: ['value'],
   },
   { method: 'DELETE', path: '/state/:entity/:key', query: project },

@@ -1,6 +1,6 @@
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { DEFAULT_MAX_VALUE_BYTES } from '../engine/limits.js';
-import { NAME_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
+import { NAME_RULE, PROJECT_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
 import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
 import { API_ROUTES, type ApiRoute } from './api-schema.js';
 import { BODY_LIMIT } from './http-error.js';
@@ -76,7 +76,7 @@ const mib = (bytes: number): string => `${bytes / (1024 * 1024)} MiB (${bytes} b
 export function limitsReference(): string {
   const rows: [string, string, string][] = [
     [
-      'a name (step, lock, signal, event type, state key, entity, activity, output, project, handler, schedule; path parameters)',
+      'a name (step, lock, signal, event type, state key, entity, activity, output, handler, schedule; path parameters)',
       `${NAME_RULE.minLength}–${NAME_RULE.maxLength} characters, no control characters (no newline, tab or NUL)`,
       'fixed',
     ],
@@ -84,6 +84,11 @@ export function limitsReference(): string {
       'a recorded value (a step, activity or locked command output, a step_fn value, a state value, an output, an annotation, an event or signal payload, a run input, a spawned script)',
       mib(DEFAULT_MAX_VALUE_BYTES),
       '`SPOOL_MAX_RESULT_BYTES`, `spool run --max-result-bytes`',
+    ],
+    [
+      'a project (a namespace on a cluster; part of every run id)',
+      `1–${PROJECT_RULE.maxLength} letters, digits, \`.\`, \`_\` or \`-\`, starting and ending with a letter or a digit`,
+      'fixed',
     ],
     ['an HTTP request body', BODY_LIMIT.replace('mb', ' MB'), 'fixed'],
     [

@@ -38,6 +38,9 @@ describe('a bad in-script call', () => {
     ['a duration in words', `spool sleep 5 minutes`, /^spool sleep: unexpected argument 'minutes'/],
     ['a duration with an unknown unit', `spool sleep 5x`, /^spool sleep: bad duration '5x'/],
     ['a step without --', `spool step a echo hi`, /^spool step: missing '--' before the command/],
+    ['an empty step name', `spool step '' -- true`, /^bad step request: 'name' must not be empty$/],
+    ['a step name with a newline', `spool step "$(printf 'a\\nb')" -- true`, /^bad step request: 'name' must not contain control characters/],
+    ['an empty entity', `spool state set k v --entity ''`, /^bad state.set request: 'entity' must not be empty$/],
     ['an unknown activity command', `spool activity frob`, /^spool activity: unknown activity command 'frob'; use submit, run, wait, collect or wait-all/],
     ['a negative duration', `spool sleep -1s`, /^spool sleep: a duration cannot be negative: '-1s'/],
     ['a duration longer than 100 years', `spool sleep 999999999999d`, /^spool sleep: duration '999999999999d' is too long; the longest is 36525d/],
@@ -115,6 +118,21 @@ describe('a bad spool run', () => {
       'spool: latin1.sh is not UTF-8 text (line 2); Hyperspool runs a script as the text it keeps, so save the file as UTF-8',
     ]);
     expect(code).toBe(2);
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+
+  it('given a project name with a newline or a colon, then spool run exits 2 and creates no run', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'ok.sh': 'spool step a -- echo hi\n' });
+    const before = await countRuns();
+
+    const { code, output } = await spool(['run', 'ok.sh', '--data-dir', dataDir, '--project', 'a/b\nc'], { cwd: dir });
+
+    expect(linesOf(output)).toEqual([
+      `spool: --project "a/b\\nc" is not a project name: 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or a digit`,
+    ]);
+    expect(code).toBe(2);
+    expect((await spool(['run', 'ok.sh', '--data-dir', dataDir, '--project', 'team:a'], { cwd: dir })).code).toBe(2);
     expect(await countRuns()).toBe(before);
   }, 120_000);
 

@@ -80,7 +80,7 @@ describe('the HTTP API at its boundary', () => {
     [
       'a project with a newline',
       { ...script, project: 'a/b\nc' },
-      "'project' must not contain control characters (a newline, a tab...)",
+      "'project' is not a project name: 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or a digit",
     ],
     ['a missing script', { workflow: 'x.sh', interpreter: 'bash -eu' }, "'script' is missing"],
   ])('given a submit with %s, then 400 naming the field, and no run is made', async (_, body, message) => {
