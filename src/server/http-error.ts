@@ -17,6 +17,19 @@ export const badRequest = (message: string): HttpError => new HttpError(400, 'ba
 export const notFound = (what: string): HttpError => new HttpError(404, 'not_found', `${what} not found`);
 export const conflict = (code: string, message: string): HttpError => new HttpError(409, code, message);
 
+/**
+ * Runs a check of a well-formed field's content (a cron expression, a pipeline document): its
+ * refusal is a 422 with `code`, since the request itself was what the API takes.
+ */
+export function unprocessable<T>(code: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof SpoolError && error.code === 'usage') throw new HttpError(422, code, error.message);
+    throw error;
+  }
+}
+
 /** Every error answers `{ "error": { "code", "message" } }`; a message a person can act on. */
 export function errorHandler(raw: unknown, req: Request, res: Response, next: NextFunction): void {
   void next;

@@ -7,7 +7,7 @@ import { PIPELINE, admissionRules } from '../pipeline/admission.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
 import type { ServerContext } from './context.js';
-import { badRequest, conflict, notFound } from './http-error.js';
+import { badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
 const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
@@ -38,7 +38,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     const source = scriptSource(body);
     const input = body.input ?? null;
     // A pipeline's own concurrency and throttle come from its document, filled in from the input.
-    const rules = source.interpreter === PIPELINE ? admissionRules(source.script, source.workflow, input) : null;
+    const rules = source.interpreter === PIPELINE ? unprocessable('invalid_pipeline', () => admissionRules(source.script, source.workflow, input)) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {

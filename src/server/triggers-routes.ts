@@ -4,7 +4,7 @@ import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
 import { checkCron, nextTick, triggerSchedule } from '../engine/schedules.js';
 import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
 import type { ServerContext } from './context.js';
-import { badRequest, notFound } from './http-error.js';
+import { badRequest, notFound, unprocessable } from './http-error.js';
 
 /** Events, and what starts runs from them or from the clock: handlers and schedules. */
 export function triggersRoutes(ctx: ServerContext): Router {
@@ -52,7 +52,7 @@ export function triggersRoutes(ctx: ServerContext): Router {
     const everyMs = optionalNumber(body, 'everyMs', 1);
     const cron = optionalText(body, 'cron');
     if ((everyMs === null) === (cron === null)) throw badRequest(`give exactly one of 'everyMs' and 'cron'`);
-    if (cron !== null) checkCron(cron);
+    if (cron !== null) unprocessable('invalid_cron', () => checkCron(cron));
     const cadence = cron !== null ? { everyMs: null, cron } : { everyMs: everyMs ?? 0, cron: null };
     const schedule = {
       project: projectOf(body.project),

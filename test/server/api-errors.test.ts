@@ -90,6 +90,18 @@ describe('the HTTP API at its boundary', () => {
     expect(after).toBe(before);
   });
 
+  it('given a cron that does not parse or a pipeline document with an error, then 422 naming it, and nothing is kept', async () => {
+    const schedule = await post('/schedules/nightly', { ...script, cron: '61 * * * *' }, 'PUT');
+    expect(schedule.status).toBe(422);
+    expect(schedule.error.code).toBe('invalid_cron');
+    expect(schedule.error.message).toMatch(/^bad cron expression '61 \* \* \* \*'/);
+    expect((await call('/schedules')) as unknown).toMatchObject({ status: 200 });
+    const pipeline = await post('/runs', { workflow: 'p.yaml', interpreter: 'pipeline', script: 'name: p\njobs:\n  a:\n    rnu: echo hi\n' });
+    expect(pipeline.status).toBe(422);
+    expect(pipeline.error.code).toBe('invalid_pipeline');
+    expect(pipeline.error.message).toMatch(/^p\.yaml:4:5: /);
+  });
+
   it('given an unknown query parameter or one out of bounds, then 400 naming it', async () => {
     expect(await call('/runs?statu=failed')).toEqual({
       status: 400,
