@@ -234,6 +234,28 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.getRun('sleeping'))!.status).toBe('waiting');
       });
 
+      it('says, per project, since when its oldest open-ended wait has lasted: no wake time (since suspended), or a wake time already past (since then)', async () => {
+        const now = new Date();
+        expect(await store.openWaitsSince(now)).toEqual([]);
+        await store.createRun(newRun('unbounded', { project: 'a' }));
+        await store.updateRun('unbounded', { status: 'waiting', awaiting: 'signal go', wakeAt: null });
+        const suspended = (await store.getRun('unbounded'))!.updatedAt;
+        for (const [id, project, status, wakeAt] of [
+          ['later', 'a', 'waiting', null],
+          ['sleeping', 'b', 'waiting', at(now, 60 * SECOND)],
+          ['overdue', 'c', 'waiting', at(now, -30 * SECOND)],
+          ['busy', 'd', 'running', null],
+        ] as const) {
+          await sleep(5);
+          await store.createRun(newRun(id, { project }));
+          await store.updateRun(id, { status, wakeAt });
+        }
+        const since = await store.openWaitsSince(now);
+        expect(since.map((w) => w.project)).toEqual(['a', 'c']);
+        expect(since[0]?.since.getTime()).toBe(suspended.getTime());
+        expect(since[1]?.since.getTime()).toBe(at(now, -30 * SECOND).getTime());
+      });
+
       it('recovers runs left running so they are due again, optionally only the given ones', async () => {
         const now = new Date();
         for (const id of ['a', 'b', 'c']) {

@@ -132,6 +132,7 @@ export class Controllers {
         this.passStarts.set(run.id, now());
         this.enqueueRun(run.id);
       },
+      onPassLost: (run) => metrics.passesLost.inc({ namespace: run.project }),
       onPodTrouble: (run, trouble) => {
         if (trouble) this.podTroubles.set(run.id, trouble);
         else this.podTroubles.delete(run.id);
@@ -382,8 +383,22 @@ export class Controllers {
     metrics.runs.reset();
     for (const [namespace, counts] of phases) {
       for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ namespace, phase }, counts.get(phase) ?? 0);
+      // A counter's series must exist at 0 before its first increment: increase() over a series
+      // that appears at 1 sees no increase, and the first failure of a namespace would never alert.
+      metrics.runsFailed.inc({ namespace }, 0);
+      metrics.passesLost.inc({ namespace }, 0);
     }
     metrics.queueDepth.set(this.queue.depth);
+    const notStarting = new Map<string, number>();
+    for (const [runId, trouble] of this.podTroubles) {
+      const key = JSON.stringify([runId.split(':')[1] ?? '', trouble.reason]);
+      notStarting.set(key, (notStarting.get(key) ?? 0) + 1);
+    }
+    metrics.passPodsNotStarting.reset();
+    for (const [key, count] of notStarting) {
+      const [namespace = '', reason = ''] = JSON.parse(key) as string[];
+      metrics.passPodsNotStarting.set({ namespace, reason }, count);
+    }
     for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
     // Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached).
     for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.enqueue('Workflow', workflow);

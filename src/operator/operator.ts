@@ -66,6 +66,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const metrics = createMetrics({
     version: options.version ?? '0.1.0',
     oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
+    databaseUp: () => answersWithin(2_000, store.getRun('database-probe')),
+    openWaitsSince: async () => (await store.openWaitsSince(new Date())).map(({ project, since }) => ({ namespace: project, since })),
   });
   const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl }), (seconds) => metrics.journalWrite.observe(seconds));
   const passes = new RemotePasses();
@@ -210,3 +212,13 @@ function readBody(req: Request): Promise<string> {
   });
 }
 
+/** Whether `query` settles successfully within `ms` (a database that hangs is as down as one that refuses). */
+async function answersWithin(ms: number, query: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([query.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

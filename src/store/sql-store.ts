@@ -226,6 +226,17 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
+  async openWaitsSince(now: Date): Promise<{ project: string; since: Date }[]> {
+    // runs_due (status, wake_at) keeps this to the waiting runs.
+    const rows = await this.db.query<{ project: string; since: unknown }>(
+      `select project, min(coalesce(wake_at, updated_at)) as since from runs
+        where status = 'waiting' and (wake_at is null or wake_at < $1)
+        group by project order by project`,
+      [now],
+    );
+    return rows.map((row) => ({ project: row.project, since: date(row.since) }));
+  }
+
   async updateRun(id: string, patch: RunPatch): Promise<void> {
     const sets: string[] = ['updated_at = now()'];
     const params: unknown[] = [id];

@@ -34,6 +34,12 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter?: { project?: string; status?: RunStatus[]; parentId?: string; limit?: number }): Promise<RunRecord[]>;
   updateRun(id: string, patch: RunPatch): Promise<void>;
+  /**
+   * Per project, since when its oldest open-ended wait has lasted: a waiting run with no wake time
+   * (a wait without a timeout: signal, event, approval, lease, child) since it was suspended (its
+   * last change), or one whose wake time passed before `now`, since that wake time.
+   */
+  openWaitsSince(now: Date): Promise<{ project: string; since: Date }[]>;
   /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
   startPass(id: string): Promise<RunRecord | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */

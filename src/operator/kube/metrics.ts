@@ -25,6 +25,10 @@ export interface OperatorMetrics {
   readonly buildInfo: Gauge<'version'>;
   /** Age of the longest-running pass: a stuck pass shows here before anyone complains. */
   readonly oldestRunningPass: Gauge;
+  /** Passes whose pod ended without its agent's report (deleted, evicted, OOM-killed, node lost). */
+  readonly passesLost: Counter<'namespace'>;
+  /** Pass pods that cannot start their script, by the kubelet's or scheduler's reason. Leader only. */
+  readonly passPodsNotStarting: Gauge<'namespace' | 'reason'>;
   /**
    * Clears what only the leader knows (runs by phase, queue depth, the oldest pass): a replica
    * that stops leading reports none of them rather than the numbers it had when it led.
@@ -47,6 +51,17 @@ export interface MetricsOptions {
    * or undefined when none runs. Without it, the operator sets the gauge itself.
    */
   oldestRunningPassStartedAt?: () => Date | undefined;
+  /**
+   * Read at each scrape for `hyperspool_database_up`: answers whether PostgreSQL answered a query.
+   * Every replica asks on its own, so one cut off from the database says so even if others are not.
+   */
+  databaseUp?: () => Promise<boolean>;
+  /**
+   * Read at each scrape for `hyperspool_oldest_open_wait_seconds`: since when the oldest open-ended
+   * wait of each namespace has lasted (a wait with no timeout, or past its wake time). From the
+   * database, so every replica reports the same.
+   */
+  openWaitsSince?: () => Promise<{ namespace: string; since: Date }[]>;
 }
 
 const PREFIX = 'hyperspool_';
@@ -117,6 +132,45 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     }),
   });
 
+  const passesLost = new Counter({
+    name: `${PREFIX}passes_lost_total`,
+    help: "Passes lost, by namespace: the pod ended without its agent's report (deleted, evicted, OOM-killed, its node lost); the run replays in a new pass.",
+    labelNames: ['namespace'],
+    registers,
+  });
+  const passPodsNotStarting = new Gauge({
+    name: `${PREFIX}pass_pods_not_starting`,
+    help: "Pass pods that cannot start their script, by namespace and reason (ImagePullBackOff, CreateContainerConfigError, Unschedulable...); reported by the leader only.",
+    labelNames: ['namespace', 'reason'],
+    registers,
+  });
+  const { databaseUp, openWaitsSince } = options;
+  new Gauge({
+    name: `${PREFIX}database_up`,
+    help: "1 when PostgreSQL answered this replica's query at scrape time (within 2 s), else 0.",
+    registers,
+    ...(databaseUp && {
+      async collect(this: Gauge) {
+        this.set((await databaseUp().catch(() => false)) ? 1 : 0);
+      },
+    }),
+  });
+  new Gauge({
+    name: `${PREFIX}oldest_open_wait_seconds`,
+    help: 'Seconds the oldest open-ended wait of each namespace has lasted: a run waiting with no timeout (a signal, an event, an approval, a lease, a child), or past the time it should have woken; no series for a namespace with none.',
+    labelNames: ['namespace'],
+    registers,
+    ...(openWaitsSince && {
+      async collect(this: Gauge<'namespace'>) {
+        // The database unreachable is hyperspool_database_up's to say; this gauge keeps its last values.
+        const waits = await openWaitsSince().catch(() => null);
+        if (!waits) return;
+        this.reset();
+        for (const { namespace, since } of waits) this.set({ namespace }, Math.max(0, (Date.now() - since.getTime()) / 1000));
+      },
+    }),
+  });
+
   buildInfo.set({ version: options.version }, 1);
   isLeader.set(0);
   queueDepth.set(0);
@@ -134,8 +188,11 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     isLeader,
     buildInfo,
     oldestRunningPass,
+    passesLost,
+    passPodsNotStarting,
     forgetLeaderOnly() {
       runs.reset();
+      passPodsNotStarting.reset();
       queueDepth.set(0);
       oldestRunningPass.set(0);
     },

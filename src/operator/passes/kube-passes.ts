@@ -33,6 +33,8 @@ export interface KubePassesOptions {
   /** The Run resource that owns the run's Jobs (created if the run began in the store). */
   ownerOf(run: RunRecord): Promise<JobOwner>;
   onPassStarted?(run: RunRecord): void;
+  /** A pass's pod ended without its agent's report: the run replays (or fails, after too many in a row). */
+  onPassLost?(run: RunRecord): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
   onScriptStarting?(seconds: number): void;
   /** A pass's pod is stuck (an image it cannot pull, a missing Secret, no node), or no longer (null). */
@@ -173,6 +175,7 @@ export class KubePasses {
   }
 
   private lost(run: RunRecord, message: string): RunOutcome {
+    this.options.onPassLost?.(run);
     const count = (this.lostInARow.get(run.id) ?? 0) + 1;
     this.lostInARow.set(run.id, count);
     if (count < MAX_LOST_IN_A_ROW) return { kind: 'lost', message };

@@ -43,7 +43,7 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +79,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
     async startOperator(name, overrides = {}) {
       const operator = await startOperator({
         kubeConfig: overrides.kubeConfig ?? plane.kubeConfig(),
-        databaseUrl: postgres.url,
+        databaseUrl: overrides.databaseUrl ?? postgres.url,
         namespace: 'hyperspool-system',
         name,
         port: 0,
