@@ -1,13 +1,11 @@
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { endAllScripts } from '../agent/script-process.js';
 import { createApp } from '../server/app.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Executor } from '../executor/executor.js';
 import { checkProject } from '../engine/request-schema.js';
-import { captureLog } from '../executor/log-capture.js';
+import { captureLog, logsDirFor } from '../executor/log-capture.js';
 
 export const DEFAULT_PORT = 7456;
 
@@ -34,7 +32,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const now = new Date();
   await store.recoverInterruptedRuns(now);
   await store.requeueRunningActivities();
-  const logsDir = join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
+  const logsDir = logsDirFor(options);
   const executor = new Executor(store, {
     output: (run) => captureLog(store, logsDir, run),
     schedules: true,

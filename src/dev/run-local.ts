@@ -11,6 +11,7 @@ import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../executor/executor.js';
+import { captureLog, logsDirFor } from '../executor/log-capture.js';
 
 export interface LocalRunOptions extends StoreOptions {
   input?: string;
@@ -47,6 +48,11 @@ export function readScript(file: string): { script: string; interpreter: string 
   const interpreter = interpreterFor(file);
   checkInterpreter(interpreter, file);
   return { script: readTextFile(file), interpreter: interpreter.join(' ') };
+}
+
+/** A run a pipeline started for one of its jobs (or one item of a fan_out): `<pipeline file>#<job>`. */
+function isPipelineJob(run: RunRecord): boolean {
+  return run.parentId !== null && run.workflow.includes('#');
 }
 
 /** A wait `spool run` can see through by itself; signals and events need a server to arrive. */
@@ -116,8 +122,11 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
   const family = new Set([rootId]);
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
+  // A pipeline's jobs write to the store's log, which the pipeline prints as each job ends and
+  // reads a fan_out item's result from (as under spool dev); everything else prints as it runs.
+  const logsDir = logsDirFor(options);
   const executor = new Executor(store, {
-    output: () => ({ fd: 'inherit' }),
+    output: (run) => (isPipelineJob(run) ? captureLog(store, logsDir, run) : { fd: 'inherit' }),
     lenient: options.lenient ?? false,
     ...(limit === undefined ? {} : { maxResultBytes: limit }),
     async owns(id) {

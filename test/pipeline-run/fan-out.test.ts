@@ -100,6 +100,17 @@ describe('fan_out', () => {
     expect(log).toMatch(/^ {2}report: succeeded$/m);
   }, 120_000);
 
+  it('given the same document run by spool run, then the job after the fan_out sees each item\'s output, as under spool dev', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'fan.yaml': FAN.replace('sleep 1', 'true') });
+
+    const { code, output } = await spool(['run', 'fan.yaml', '--data-dir', join(dir, 'data')], { cwd: dir });
+
+    expect(code, output).toBe(0);
+    expect(output).toContain(`results: ${JSON.stringify(ITEMS.map((item) => `${item}-ok`))}`);
+    for (const item of ITEMS) expect(output.split('\n')).toContain(`${item}-ok`);
+  }, 120_000);
+
   it('given 101 items, then spool submit and spool run refuse the document with its line and column, and no run is made', async () => {
     const dir = tempDir();
     const lines = ['name: probe', 'jobs:', '  probe:', '    fan_out:', '      items:'];
