@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkApiRequests } from './api-schema.js';
+import { compressJson } from './compress.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
 import { loopbackGuard } from './loopback-guard.js';
@@ -20,6 +21,7 @@ export function createApp(ctx: ServerContext): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  app.use('/v1', compressJson);
   app.use('/v1', authorizeRequests(ctx));
   app.use('/v1', checkApiRequests);
   app.use('/v1', agentRoutes(ctx));

@@ -3,6 +3,7 @@ import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { EXIT } from '../../engine/protocol.js';
 import { registerClusterInternals } from '../cluster/internal-commands.js';
 import { registerServerCommands } from './server-commands.js';
+import { registerUiCommand } from './ui-command.js';
 
 function storeOptions(command: Command): Command {
   return command
@@ -77,6 +78,7 @@ function build(setExit: (code: number) => void): Command {
     });
 
   registerServerCommands(program, setExit);
+  registerUiCommand(program);
   registerClusterInternals(program, setExit);
   return program;
 }

@@ -198,13 +198,22 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   );
 
   for (const decision of ['approve', 'reject'] as const) {
-    withServer(
-      program
-        .command(`${decision} <run> <job>`)
-        .description(decision === 'approve' ? 'approve a waiting approval gate' : 'reject an approval gate: cancels the run'),
-    ).action(async (runId: string, job: string, options: Options) => {
+    const command = program
+      .command(`${decision} <run> <job>`)
+      .description(decision === 'approve' ? 'approve a waiting approval gate' : 'reject an approval gate: cancels the run');
+    if (decision === 'approve') {
+      command.option('--set <field=value>', "a field of the gate's form (repeat for each)", (value: string, all: string[] = []) => [...all, value]);
+    }
+    withServer(command).action(async (runId: string, job: string, options: Options) => {
       const to = await target(options);
-      await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, { decision });
+      const values: Record<string, string> = {};
+      for (const pair of (options.set as unknown as string[] | undefined) ?? []) {
+        const at = pair.indexOf('=');
+        if (at <= 0) throw new UsageError(`--set takes field=value, not '${pair}'`);
+        values[pair.slice(0, at)] = pair.slice(at + 1);
+      }
+      const body = Object.keys(values).length > 0 ? { decision, values } : { decision };
+      await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, body);
       out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
     });
   }

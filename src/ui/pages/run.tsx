@@ -14,28 +14,37 @@ interface RunData {
   children: Run[];
 }
 
-async function loadRun(id: string): Promise<RunData> {
+async function loadDetails(id: string, run: Run): Promise<Omit<RunData, 'run'> & { run: Run }> {
   const path = runPath(id);
-  const [{ run, timeline }, { runs: children }] = await Promise.all([
+  const [{ run: latest, timeline }, { runs: children }, approvals] = await Promise.all([
     api.get<{ run: Run; timeline: TimelineEntry[] }>(`${path}/timeline`),
     api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
+    run.interpreter === 'pipeline' ? api.get<{ approvals: Gate[] }>(`${path}/approvals`).then((answer) => answer.approvals) : Promise.resolve([]),
   ]);
-  const approvals = run.interpreter === 'pipeline' ? (await api.get<{ approvals: Gate[] }>(`${path}/approvals`)).approvals : [];
-  return { run, timeline, approvals, children: children.reverse() };
+  return { run: latest, timeline, approvals, children: children.reverse() };
 }
 
 const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(run.status));
 
 /** The run page: what a run is doing or did, its journal as a timeline, its log, and what a person can do to it. */
 export function RunPage({ id }: { id: string }): JSX.Element {
-  const { data, error, reload } = usePoll(() => loadRun(id), [id], 1500, (loaded) => !ended(loaded?.run));
+  // The run itself first (one small answer), so its heading and summary show at once; its timeline,
+  // child runs and gates (the large answers) follow, and are read again while the run goes on.
+  const first = usePoll(() => api.get<{ run: Run }>(runPath(id)).then((answer) => answer.run), [id], 0, () => false);
+  const details = usePoll(() => (first.data ? loadDetails(id, first.data) : Promise.resolve(undefined)), [id, Boolean(first.data)], 1500, (loaded) => Boolean(first.data) && !ended(loaded?.run));
+  const reload = details.reload;
   const now = useNow(1000);
   const short = id.split(':').at(-1) ?? id;
   useEffect(() => {
-    if (data) performance.mark('spool:run-rendered');
-  }, [Boolean(data)]);
+    if (first.data) performance.mark('spool:run-rendered');
+  }, [Boolean(first.data)]);
+  useEffect(() => {
+    if (details.data) performance.mark('spool:timeline-rendered');
+  }, [Boolean(details.data)]);
 
-  if (!data) {
+  const run = details.data?.run ?? first.data;
+  const error = details.error ?? first.error;
+  if (!run) {
     return (
       <section>
         <Title text={short}>Run {short}</Title>
@@ -43,11 +52,12 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       </section>
     );
   }
-  const { run } = data;
+  const data = details.data ?? { run, timeline: [], approvals: [], children: [] };
+  const loaded = Boolean(details.data);
   const finished = run.finishedAt ?? (ended(run) ? run.updatedAt : null);
   const annotations = data.timeline.filter((entry) => entry.verb === 'annotate' && entry.label);
   return (
-    <article class="run-page" aria-labelledby="page-title" data-ready={data ? 'true' : 'false'}>
+    <article class="run-page" aria-labelledby="page-title" data-ready={loaded ? 'true' : 'false'}>
       <div class="page-head">
         <Title text={`${short} ${run.status}`}>
           <span id="page-title">
@@ -136,11 +146,11 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       </dl>
 
       {data.approvals.length > 0 && <Approvals runId={run.id} gates={data.approvals} now={now} onAnswered={reload} />}
-      {!ended(run) && <SignalForm run={run} onSent={reload} />}
+      {!ended(run) && run.interpreter !== 'pipeline' && <SignalForm run={run} onSent={reload} />}
 
       {data.children.length > 0 && <Children runs={data.children} parent={run} />}
 
-      <Timeline run={run} entries={data.timeline} />
+      {loaded ? <Timeline run={run} entries={data.timeline} /> : <Loading what="the timeline" />}
       <Log run={run} />
       <section aria-labelledby="io-title" class="io">
         <h2 id="io-title">Input and outputs</h2>

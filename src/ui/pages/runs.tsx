@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ENDED, PHASES, type Run } from '../api.js';
 import { Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
@@ -87,6 +87,9 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
   // The first page follows new runs as they come; an older page holds still while it is read.
   const { data, error } = usePoll(() => api.get<{ runs: Run[]; next: string | null }>(`/runs?${key}`), [key], 2000, () => !before);
   const now = useNow();
+  useEffect(() => {
+    if (data) performance.mark('spool:runs-rendered');
+  }, [Boolean(data)]);
   const filtered = Boolean(filters.status || filters.workflow || filters.subject);
   return (
     <section aria-labelledby="page-title">
