@@ -55,6 +55,13 @@ function isPipelineJob(run: RunRecord): boolean {
   return run.parentId !== null && run.workflow.includes('#');
 }
 
+/** The job name of a pipeline's approval gate run (its input says what the gate asks), else null. */
+function approvalGateOf(run: RunRecord): string | null {
+  if (!isPipelineJob(run)) return null;
+  const approval = (run.input as { approval?: { job?: unknown } } | null)?.approval;
+  return typeof approval?.job === 'string' ? approval.job : null;
+}
+
 /** A wait `spool run` can see through by itself; signals and events need a server to arrive. */
 function resolvesLocally(run: RunRecord): boolean {
   const wait = run.wait;
@@ -136,6 +143,14 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
       return family.has(id);
     },
     onPassEnd(run) {
+      const gate = approvalGateOf(run);
+      if (gate && run.status === 'waiting') {
+        say(
+          `${rootId} waiting for approval at '${gate}', which spool run cannot take: start spool dev here (it carries on ` +
+            `this run), then spool approve ${rootId} ${gate} (or spool reject), or answer from the run page`,
+        );
+        finish(EXIT_WAITING);
+      }
       if (run.id !== rootId) return;
       if (TERMINAL_STATUSES.includes(run.status)) {
         say(run.status === 'succeeded' ? `${run.id} succeeded` : `${run.id} ${run.status}: ${run.error ?? ''}`);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
-import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
 import { childrenOf, jobOf, jobsThatRan, waitForChild, type Dev } from './pipeline-support.js';
 
 /**
@@ -109,5 +109,31 @@ describe('approval with a timeout and escalation', () => {
     // Nothing below the gate starts, however long we look.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await childrenOf(dev, runId)).map(jobOf)).toEqual(['ask']);
+  }, 120_000);
+});
+
+describe('an approval gate under spool run', () => {
+  it('given a gate, then spool run says spool dev takes the answer and exits 75; spool dev on the same store carries the run on once approved', async () => {
+    const dir = tempDir();
+    const dataDir = `${dir}/data`;
+    writeFiles(dir, {
+      'gate.yaml': 'name: gate\njobs:\n  ask:\n    approval:\n      prompt: "Refund?"\n      timeout: 1h\n  pay:\n    depends_on: [ask]\n    steps:\n      - name: pay\n        run: echo paid\n',
+    });
+
+    const { code, output } = await spool(['run', 'gate.yaml', '--data-dir', dataDir], { cwd: dir });
+
+    const id = runIdOf(output);
+    expect(output).toContain(
+      `${id} waiting for approval at 'ask', which spool run cannot take: start spool dev here (it carries on this run), then spool approve ${id} ask (or spool reject)`,
+    );
+    expect(code).toBe(75);
+    const later = await startDev(dataDir);
+    try {
+      await cliOk(later.url, dir, ['approve', id, 'ask']);
+      expect((await waitForRun(later.url, id)).status).toBe('succeeded');
+      expect(await finalLog(later.url, id)).toContain('paid');
+    } finally {
+      await later.close();
+    }
   }, 120_000);
 });
