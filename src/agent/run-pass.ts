@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { inputDocument } from '../engine/input.js';
@@ -24,22 +24,55 @@ export interface PassOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The file a pass runs: the script where it was submitted from, while that file still holds what
+ * the run recorded, so `./lib.mjs` imports, the `node_modules` beside it and Python's own directory
+ * resolve as the person expects. Once the file has changed (or is gone, or the run is a pipeline's
+ * job), the recorded copy runs from `.spool/scripts/`: a replay must run the script the run started.
+ */
+function scriptToRun(
+  run: RunRecord,
+  cwd: string,
+  say: (line: string) => void,
+): { scriptPath: string; copyDir: string | null } {
+  const original = resolve(cwd, run.workflow);
+  if (holds(original, run.script)) return { scriptPath: original, copyDir: null };
+  if (existsSync(original))
+    say(`spool: ${run.workflow} changed since this run started; this pass runs the script the run recorded\n`);
+  const copyDir = join(cwd, '.spool', 'scripts', run.id.replace(/[^a-z0-9-]/gi, '_'));
+  mkdirSync(copyDir, { recursive: true });
+  const scriptPath = join(copyDir, basename(run.workflow));
+  writeFileSync(scriptPath, run.script);
+  return { scriptPath, copyDir };
+}
+
+function holds(file: string, text: string): boolean {
+  try {
+    return statSync(file).isFile() && readFileSync(file).equals(Buffer.from(text));
+  } catch {
+    return false;
+  }
+}
 
 /**
- * Runs one pass: the run's recorded script, started from the top in the directory it was submitted
- * from, served by a fresh agent socket, until it exits or the agent ends it.
+ * Runs one pass: the run's recorded script (scriptToRun), started from the top in the directory it
+ * was submitted from, served by a fresh agent socket, until it exits or the agent ends it.
  */
-export async function runPass(store: Store, run: RunRecord, host: PassHost, options: PassOptions): Promise<PassOutcome> {
+export async function runPass(
+  store: Store,
+  run: RunRecord,
+  host: PassHost,
+  options: PassOptions,
+): Promise<PassOutcome> {
   const client = scriptClient();
   const pass = await Pass.start(store, run, host, options.lenient);
   const cwd = run.cwd ?? process.cwd();
   const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));
   const socketPath = join(socketDir, 'agent.sock');
-  // The run's own copy of the script, beside the submit directory so node_modules resolve as usual.
-  const scriptDir = join(cwd, '.spool', 'scripts', run.id.replace(/[^a-z0-9-]/gi, '_'));
-  mkdirSync(scriptDir, { recursive: true });
-  const scriptPath = join(scriptDir, basename(run.workflow));
-  writeFileSync(scriptPath, run.script);
+  // Said in the pass's own output, so it is in the run's log where the person reads the pass.
+  const say = (line: string): void =>
+    void (options.output === 'inherit' ? process.stderr.write(line) : writeSync(options.output, line));
+  const { scriptPath, copyDir } = scriptToRun(run, cwd, say);
   const inputPath = join(socketDir, 'input.json');
   writeFileSync(inputPath, JSON.stringify(inputDocument(run)));
 
@@ -47,7 +80,11 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
   const agent = new AgentSocket(pass, () => script?.end());
   await agent.listen(socketPath);
   const origin = dirname(resolve(cwd, run.workflow));
-  const base = { ...process.env, ...options.env, PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter) };
+  const base = {
+    ...process.env,
+    ...options.env,
+    PYTHONPATH: [origin, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
+  };
   const env: NodeJS.ProcessEnv = {
     ...base,
     ...sdkEnvironment(base),
@@ -73,6 +110,6 @@ export async function runPass(store: Store, run: RunRecord, host: PassHost, opti
   } finally {
     await agent.close();
     rmSync(socketDir, { recursive: true, force: true });
-    rmSync(scriptDir, { recursive: true, force: true });
+    if (copyDir) rmSync(copyDir, { recursive: true, force: true });
   }
 }
