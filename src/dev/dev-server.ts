@@ -1,6 +1,9 @@
 import type { Server } from 'node:http';
 import { endAllScripts } from '../agent/script-process.js';
 import { createApp } from '../server/app.js';
+import { startGateNotifier } from '../server/chat/gates.js';
+import type { ChatSettings } from '../server/chat/settings.js';
+import type { ServerContext } from '../server/context.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Executor } from '../executor/executor.js';
@@ -14,6 +17,8 @@ export interface DevServerOptions extends StoreOptions {
   host?: string;
   project?: string;
   pollMs?: number;
+  /** Approval gates in Slack and Mattermost (src/server/chat/settings.ts). */
+  chat?: ChatSettings;
 }
 
 export interface DevServer {
@@ -38,7 +43,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     schedules: true,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
-  const app = createApp({
+  const context: ServerContext = {
     store,
     env: 'dev',
     defaultProject: options.project ?? 'default',
@@ -46,7 +51,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     poke: () => executor.poke(),
     abortPass: (runId) => executor.abortPass(runId),
     loopbackOnly: true,
-  });
+    ...(options.chat ? { chat: options.chat } : {}),
+  };
+  const app = createApp(context);
+  const notifier = options.chat ? startGateNotifier({ ...context, chat: options.chat }) : null;
   const host = options.host ?? '127.0.0.1';
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(options.port ?? DEFAULT_PORT, host, () => resolve(listening));
@@ -62,6 +70,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       server.close();
       server.closeAllConnections();
       endAllScripts();
+      await notifier?.stop();
       await executor.stop();
       await store.close();
     },

@@ -63,6 +63,7 @@ function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): A
     prompt: raw.prompt,
     timeoutMs: raw.timeout === undefined ? null : positiveDuration(raw.timeout, [...path, 'timeout']),
     form: Object.entries(raw.form ?? {}).map(([name, field]) => toFormField(name, field, [...path, 'form', name])),
+    notify: raw.notify ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Approval, ExpressionScope, FormField, Job, Step } from './types.js';
+import type { Approval, ChatNotify, ExpressionScope, FormField, Job, Step } from './types.js';
 import { interpolate } from './expressions.js';
 
 /** Quotes a value for bash, whatever it holds. */
@@ -30,11 +30,12 @@ export function scriptJob(job: Job, script: string, scope: ExpressionScope): str
  * (the prompt as it reads with this run's values, the form to fill in, how long the gate waits).
  */
 export interface GateInput {
-  approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[] };
+  approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[]; notify?: ChatNotify };
 }
 
 export function gateInput(job: Job, approval: Approval, scope: ExpressionScope): GateInput {
-  return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs: approval.timeoutMs, form: approval.form } };
+  const { timeoutMs, form, notify } = approval;
+  return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs, form, ...(notify ? { notify } : {}) } };
 }
 
 /**

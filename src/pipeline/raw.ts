@@ -29,6 +29,8 @@ export interface RawFanOut {
   workflow?: string;
 }
 
+import type { ChatNotify } from './types.js';
+
 export interface RawFormField {
   type: 'string' | 'number' | 'boolean';
   label?: string;
@@ -42,7 +44,7 @@ export interface RawJob {
   if?: string;
   steps?: RawStep[];
   script?: string;
-  approval?: { prompt: string; timeout?: string; form?: Record<string, RawFormField> };
+  approval?: { prompt: string; timeout?: string; form?: Record<string, RawFormField>; notify?: ChatNotify };
   fan_out?: RawFanOut;
   retry?: number | { attempts: number; backoff?: string };
   /** No policy here: a job waits for its group's lock (schema.json, jobConcurrency). */

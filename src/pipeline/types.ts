@@ -43,11 +43,20 @@ export interface FormField {
   options: string[] | null;
 }
 
+/** Where a gate posts its prompt with buttons, and who may answer from there. */
+export interface ChatNotify {
+  slack?: string;
+  mattermost?: string;
+  /** Names of people in the server's chat settings; left out: anyone mapped there. */
+  answerers?: string[];
+}
+
 export interface Approval {
   prompt: string;
   timeoutMs: number | null;
   /** Empty when the gate asks only Approve or Reject. */
   form: FormField[];
+  notify: ChatNotify | null;
 }
 
 export interface FanOut {

@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkApiRequests } from './api-schema.js';
+import { chatRoutes } from './chat/routes.js';
 import { compressJson } from './compress.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
@@ -16,6 +17,8 @@ export function createApp(ctx: ServerContext): Express {
   const app = express();
   app.disable('x-powered-by');
   if (ctx.loopbackOnly) app.use(loopbackGuard);
+  // Before requireJson: Slack's callbacks are form-encoded, and signed over their exact bytes.
+  app.use('/integrations', chatRoutes(ctx));
   app.use(requireJson);
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {

@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.js';
+import type { ChatSettings } from './chat/settings.js';
 import type { Access } from './access.js';
 import type { AgentIdentity, RemotePasses } from './remote-passes.js';
 
@@ -23,6 +24,8 @@ export interface ServerContext {
    * changes anything are refused.
    */
   loopbackOnly?: boolean;
+  /** Approval gates in Slack and Mattermost (src/server/chat); absent where none is set up. */
+  chat?: ChatSettings;
   /** Remote agents (the operator's pods); absent where passes run in-process. */
   agents?: {
     passes: RemotePasses;

@@ -5,6 +5,16 @@ import { registerClusterInternals } from '../cluster/internal-commands.js';
 import { registerServerCommands } from './server-commands.js';
 import { registerUiCommand } from './ui-command.js';
 
+async function readChatSettings(file: string) {
+  const { readFileSync } = await import('node:fs');
+  const { checkChatSettings } = await import('../../server/chat/settings.js');
+  try {
+    return checkChatSettings(JSON.parse(readFileSync(file, 'utf8')));
+  } catch (error) {
+    throw new UsageError(`--chat ${file}: ${(error as Error).message}`);
+  }
+}
+
 function storeOptions(command: Command): Command {
   return command
     .addOption(new Option('--data-dir <dir>', 'where the embedded store keeps its files').default('.spool'))
@@ -47,12 +57,15 @@ function build(setExit: (code: number) => void): Command {
       .command('dev')
       .description('serve the HTTP API and run passes locally, until stopped')
       .option('--port <port>', 'port on 127.0.0.1', '7456')
-      .option('--project <name>', 'default project', 'default'),
+      .option('--project <name>', 'default project', 'default')
+      .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people (docs/ui.md); default $SPOOL_CHAT'),
   ).action(async (options: Record<string, string | undefined>) => {
     const { startDevServer } = await import('../../dev/dev-server.js');
     const port = Number(options.port);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port takes a port number, not '${options.port ?? ''}'`);
-    const server = await startDevServer({ ...options, port });
+    const chatFile = options.chat ?? process.env.SPOOL_CHAT;
+    const chat = chatFile ? await readChatSettings(chatFile) : undefined;
+    const server = await startDevServer({ ...options, port, ...(chat ? { chat } : {}) });
     process.stderr.write(`  spool dev listening on ${server.url}\n`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

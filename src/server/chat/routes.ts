@@ -1,0 +1,106 @@
+import { timingSafeEqual } from 'node:crypto';
+import express, { Router, type Request } from 'express';
+import { answerGate, listGates, type Decision } from '../approvals.js';
+import type { ServerContext } from '../context.js';
+import { HttpError } from '../http-error.js';
+import { notifyOf, outcomeOf, POSTS_SCOPE, settlePost, type ChatContext, type ChatPost } from './gates.js';
+import { slackCall, slackRefusal } from './slack.js';
+
+interface Click {
+  person: string | null;
+  run: string;
+  job: string;
+  decision: Decision;
+}
+
+type Said = { ok: true; outcome: string; post: ChatPost | null; project: string } | { ok: false; message: string };
+
+/**
+ * What a click on a gate's button does: the chat user must map to a person, and to one of the
+ * gate's answerers when it names them; then the gate is answered as that person, and its message
+ * says who answered and how. Anything else is said back to the one who clicked, and changes nothing.
+ */
+async function click(ctx: ChatContext, { person, run: runId, job, decision }: Click, provider: 'slack' | 'mattermost'): Promise<Said> {
+  const run = await ctx.store.getRun(runId);
+  const gates = run ? await listGates(ctx, run) : [];
+  const gate = gates.find((candidate) => candidate.job === job);
+  const gateRun = gate ? await ctx.store.getRun(gate.runId) : null;
+  if (!run || !gate || !gateRun) return { ok: false, message: `There is no approval '${job}' in run ${runId}.` };
+  const answerers = notifyOf(gateRun)?.answerers;
+  if (!person) return { ok: false, message: 'You may not answer approvals from here: your chat account is not one of the people this server knows.' };
+  if (answerers && !answerers.includes(person)) return { ok: false, message: `You (${person}) may not answer this approval; ${answerers.join(', ')} may.` };
+  try {
+    await answerGate(ctx, run, job, decision, undefined, person);
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return { ok: false, message: `This approval is no longer waiting (${gate.state.replace('_', ' ')}).` };
+    if (error instanceof HttpError && error.status === 400) return { ok: false, message: `This approval's form needs answers: use the run page. (${error.message})` };
+    throw error;
+  }
+  const settled = (await listGates(ctx, (await ctx.store.getRun(runId)) ?? run)).find((candidate) => candidate.runId === gate.runId);
+  // Approving lands when the gate's run takes the signal; the answer is known now.
+  const outcome = decision === 'approve' ? `Approved by ${person}.` : outcomeOf(settled);
+  const cell = await ctx.store.getCell(gateRun.project, POSTS_SCOPE, `${provider}:${gateRun.id}`);
+  return { ok: true, outcome, post: cell ? (JSON.parse(cell.value) as ChatPost) : null, project: gateRun.project };
+}
+
+const safeEqual = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The callbacks of the chat services' buttons, outside /v1: they carry no Kubernetes identity, and
+ * are believed only when signed as each service documents (Slack's signing secret and timestamp;
+ * Mattermost's token in the button's context). Slack posts a form-encoded body, read raw here
+ * because the signature covers the exact bytes.
+ */
+export function chatRoutes(ctx: ServerContext): Router {
+  const router = Router();
+  const settings = ctx.chat;
+  if (!settings) return router;
+  const chat = { ...ctx, chat: settings } as ChatContext;
+  const raw = express.raw({ type: () => true, limit: '1mb' });
+
+  router.post('/slack/actions', raw, async (req: Request, res) => {
+    const slack = settings.slack;
+    if (!slack) throw new HttpError(404, 'not_found', 'Slack is not set up on this server');
+    const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    const refusal = slackRefusal(slack, { timestamp: req.get('x-slack-request-timestamp'), signature: req.get('x-slack-signature') }, body, ctx.now().getTime() / 1000);
+    if (refusal) throw new HttpError(401, 'bad_signature', `not a request from Slack: ${refusal}`);
+    const payload = JSON.parse(new URLSearchParams(body).get('payload') ?? '{}') as {
+      type?: string;
+      user?: { id?: string };
+      channel?: { id?: string };
+      actions?: { action_id?: string; value?: string }[];
+    };
+    const action = payload.actions?.[0];
+    if (payload.type !== 'block_actions' || !action || (action.action_id !== 'approve' && action.action_id !== 'reject')) {
+      res.status(200).end();
+      return;
+    }
+    const target = JSON.parse(action.value ?? '{}') as { run?: string; job?: string };
+    const userId = payload.user?.id ?? '';
+    const said = await click(chat, { person: settings.people[userId] ?? null, run: String(target.run), job: String(target.job), decision: action.action_id }, 'slack');
+    if (said.ok) {
+      if (said.post) await settlePost(chat, said.project, said.post, said.outcome);
+    } else if (payload.channel?.id) {
+      await slackCall(slack, 'chat.postEphemeral', { channel: payload.channel.id, user: userId, text: said.message });
+    }
+    res.status(200).end();
+  });
+
+  router.post('/mattermost/actions', express.json({ limit: '1mb' }), async (req: Request, res) => {
+    const mattermost = settings.mattermost;
+    if (!mattermost) throw new HttpError(404, 'not_found', 'Mattermost is not set up on this server');
+    const body = (req.body ?? {}) as { user_id?: string; context?: { run?: string; job?: string; decision?: string; token?: string } };
+    const context = body.context ?? {};
+    if (!safeEqual(String(context.token ?? ''), mattermost.callbackToken)) throw new HttpError(401, 'bad_token', 'not a request from Mattermost: the token does not match');
+    if (context.decision !== 'approve' && context.decision !== 'reject') throw new HttpError(400, 'bad_request', 'unknown action');
+    const said = await click(chat, { person: settings.people[body.user_id ?? ''] ?? null, run: String(context.run), job: String(context.job), decision: context.decision }, 'mattermost');
+    if (!said.ok) {
+      res.json({ ephemeral_text: said.message });
+      return;
+    }
+    if (said.post) await settlePost(chat, said.project, said.post, said.outcome);
+    res.json({});
+  });
+
+  return router;
+}

@@ -1,0 +1,179 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
+import { finalLog, getRun, submit, waitForRun } from '../support/dev.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { poll } from '../support/dev.js';
+
+/**
+ * Approvals in Slack and Mattermost, against a local server that implements the parts of their
+ * documented APIs the gates call (Slack's chat.postMessage, chat.update, chat.postEphemeral;
+ * Mattermost's POST and PUT /api/v4/posts), and callbacks signed as each documents: Slack's
+ * v0 HMAC-SHA256 of `v0:{timestamp}:{body}` with the signing secret, Mattermost's token in the
+ * button's context.
+ */
+
+interface Call {
+  path: string;
+  auth: string;
+  body: Record<string, unknown>;
+}
+
+const SECRET = 'slack-signing-secret';
+const MM_TOKEN = 'mattermost-callback-token';
+const calls: Call[] = [];
+let chatServer: Server;
+let dev: DevServer;
+
+beforeAll(async () => {
+  chatServer = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    req.on('end', () => {
+      const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+      calls.push({ path: `${req.method ?? ''} ${req.url ?? ''}`, auth: req.headers.authorization ?? '', body });
+      res.setHeader('Content-Type', 'application/json');
+      if (req.url?.startsWith('/api/chat.')) res.end(JSON.stringify({ ok: true, channel: 'C0REFUNDS', ts: '1765000000.000100' }));
+      else if (req.url === '/mm/api/v4/posts') res.end(JSON.stringify({ id: 'post-1', channel_id: body.channel_id }));
+      else res.end(JSON.stringify({ id: 'post-1' }));
+    });
+  });
+  await new Promise<void>((resolve) => chatServer.listen(0, '127.0.0.1', () => resolve()));
+  const address = chatServer.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  dev = await startDevServer({
+    port: 0,
+    dataDir: join(tempDir('spool-chat-'), 'data'),
+    pollMs: 50,
+    chat: {
+      slack: { botToken: 'xoxb-test', signingSecret: SECRET, apiUrl: `${base}/api` },
+      mattermost: { url: `${base}/mm`, botToken: 'mm-bot', callbackToken: MM_TOKEN },
+      publicUrl: 'https://spool.example.com',
+      people: { U0ALICE: 'alice', U0BOB: 'bob', mmalice: 'alice' },
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await dev?.close();
+  chatServer?.close();
+  removeTempDirs();
+});
+
+const pipeline = (notify: string, timeout = '1h'): string => `name: refund
+jobs:
+  ask:
+    approval:
+      prompt: "Refund order 1042, EUR 480?"
+      timeout: ${timeout}
+      notify:
+${notify}
+  refund:
+    depends_on: [ask]
+    if: \${{ !steps.ask.output.timed_out }}
+    steps:
+      - name: refund
+        run: echo "refunded order 1042, approved by \${{ steps.ask.output.answered_by }}"
+`;
+
+const callsTo = (path: string, since: number): Call[] => calls.slice(since).filter((call) => call.path === path);
+
+/** A Slack button click as Slack sends it: form-encoded `payload`, signed; `secret` and `at` to forge one. */
+async function slackClick(user: string, action: 'approve' | 'reject', value: string, secret = SECRET, at = Math.floor(Date.now() / 1000)): Promise<number> {
+  const payload = { type: 'block_actions', user: { id: user }, channel: { id: 'C0REFUNDS' }, container: { message_ts: '1765000000.000100' }, actions: [{ action_id: action, value }] };
+  const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  const signature = `v0=${createHmac('sha256', secret).update(`v0:${at}:${body}`).digest('hex')}`;
+  const response = await fetch(`${dev.url}/integrations/slack/actions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Slack-Request-Timestamp': String(at), 'X-Slack-Signature': signature },
+    body,
+  });
+  return response.status;
+}
+
+describe('approvals in Slack', () => {
+  it('given a gate that notifies a channel, then it posts the prompt with Approve and Reject; forged, stale and unallowed clicks change nothing; alice’s Approve finishes the run and the message says so', async () => {
+    const since = calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': pipeline('        slack: "#refunds"\n        answerers: [alice]') });
+    const id = await submit(dev.url, dir, 'refund.yaml');
+    const [posted] = await poll('the gate’s message', () => (callsTo('POST /api/chat.postMessage', since).length > 0 ? callsTo('POST /api/chat.postMessage', since) : null));
+    expect(posted?.auth).toBe('Bearer xoxb-test');
+    expect(posted?.body.channel).toBe('#refunds');
+    expect(String(posted?.body.text)).toContain('Refund order 1042, EUR 480?');
+    expect(String(posted?.body.text)).toContain(`https://spool.example.com/runs/${encodeURIComponent(id)}`);
+    const actions = (posted?.body.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]).find((block) => block.type === 'actions');
+    expect(actions?.elements?.map((button) => button.action_id)).toEqual(['approve', 'reject']);
+    const value = actions?.elements?.[0]?.value ?? '';
+    expect(JSON.parse(value)).toEqual({ run: id, job: 'ask' });
+    await waitForRun(dev.url, id, ['waiting']);
+
+    // Signed with another secret, or signed right but ten minutes old (a replay): refused, nothing changes.
+    expect(await slackClick('U0ALICE', 'approve', value, 'not-the-secret')).toBe(401);
+    expect(await slackClick('U0ALICE', 'approve', value, SECRET, Math.floor(Date.now() / 1000) - 600)).toBe(401);
+    // bob is a person this server knows, but not one of this gate's answerers; U0EVE is nobody.
+    expect(await slackClick('U0BOB', 'approve', value)).toBe(200);
+    expect(await slackClick('U0EVE', 'reject', value)).toBe(200);
+    const told = callsTo('POST /api/chat.postEphemeral', since);
+    expect(told.map((call) => call.body.user)).toEqual(['U0BOB', 'U0EVE']);
+    expect(String(told[0]?.body.text)).toContain('You (bob) may not answer this approval; alice may.');
+    expect(String(told[1]?.body.text)).toContain('not one of the people');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+    expect(callsTo('POST /api/chat.update', since)).toEqual([]);
+
+    expect(await slackClick('U0ALICE', 'approve', value)).toBe(200);
+    expect((await waitForRun(dev.url, id, ['succeeded'], 60_000)).status).toBe('succeeded');
+    expect(await finalLog(dev.url, id)).toContain('refunded order 1042, approved by alice');
+    const [updated] = callsTo('POST /api/chat.update', since);
+    expect(updated?.body).toMatchObject({ channel: 'C0REFUNDS', ts: '1765000000.000100' });
+    expect(JSON.stringify(updated?.body.blocks)).toContain('Approved by alice.');
+    expect(JSON.stringify(updated?.body.blocks)).not.toContain('"actions"');
+    // The same click again: the gate no longer waits, and says so.
+    expect(await slackClick('U0ALICE', 'approve', value)).toBe(200);
+    expect(String(callsTo('POST /api/chat.postEphemeral', since).at(-1)?.body.text)).toContain('no longer waiting');
+  }, 90_000);
+
+  it('given a gate nobody answers, then its message is updated to say it timed out', async () => {
+    const since = calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': pipeline('        slack: C0REFUNDS', '2s') });
+    const id = await submit(dev.url, dir, 'refund.yaml');
+    await waitForRun(dev.url, id, ['succeeded'], 60_000);
+    const [updated] = await poll('the update', () => (callsTo('POST /api/chat.update', since).length > 0 ? callsTo('POST /api/chat.update', since) : null));
+    expect(JSON.stringify(updated?.body.blocks)).toContain('No answer in time');
+  }, 90_000);
+});
+
+describe('approvals in Mattermost', () => {
+  it('given a gate that notifies a channel, then it posts an interactive message; a click with a wrong token is refused; alice’s Reject cancels the run and updates the post', async () => {
+    const since = calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': pipeline('        mattermost: town-square') });
+    const id = await submit(dev.url, dir, 'refund.yaml');
+    const [posted] = await poll('the post', () => (callsTo('POST /mm/api/v4/posts', since).length > 0 ? callsTo('POST /mm/api/v4/posts', since) : null));
+    expect(posted?.auth).toBe('Bearer mm-bot');
+    expect(posted?.body.channel_id).toBe('town-square');
+    const attachment = (posted?.body.props as { attachments: { text: string; actions: { id: string; integration: { url: string; context: Record<string, string> } }[] }[] }).attachments[0];
+    expect(attachment?.text).toContain('Refund order 1042, EUR 480?');
+    expect(attachment?.actions.map((action) => action.id)).toEqual(['approve', 'reject']);
+    const reject = attachment?.actions[1]?.integration;
+    expect(reject?.url).toBe('https://spool.example.com/integrations/mattermost/actions');
+    await waitForRun(dev.url, id, ['waiting']);
+
+    const send = (context: Record<string, string>, user = 'mmalice') =>
+      fetch(`${dev.url}/integrations/mattermost/actions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user_id: user, post_id: 'post-1', channel_id: 'town-square', context }) });
+    expect((await send({ ...reject?.context, token: 'wrong' })).status).toBe(401);
+    const stranger = await send(reject?.context ?? {}, 'mmnobody');
+    expect(await stranger.json()).toMatchObject({ ephemeral_text: expect.stringContaining('not one of the people') as unknown });
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+
+    expect((await send(reject?.context ?? {})).status).toBe(200);
+    const run = await waitForRun(dev.url, id, ['cancelled']);
+    expect(run.error).toBe('rejected at ask by alice');
+    const [updated] = callsTo('PUT /mm/api/v4/posts/post-1', since);
+    expect(JSON.stringify(updated?.body.props)).toContain('Rejected by alice');
+  }, 90_000);
+});
