@@ -1,7 +1,7 @@
 /**
  * The server's chat settings for approval gates (docs/ui.md#approvals-in-slack-and-mattermost):
  * how to reach each service, how to check its callbacks, and who the people are. `spool dev` reads
- * them from a JSON file (`--chat FILE` or $SPOOL_CHAT); the operator from a Secret.
+ * them from a JSON file (`--chat FILE` or $SPOOL_CHAT). The operator does not read any yet.
  */
 export interface ChatSettings {
   slack?: {
