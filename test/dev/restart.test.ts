@@ -12,15 +12,7 @@ import {
   type DevProcess,
   poll,
 } from '../support/dev.js';
-import {
-  killScripts,
-  processesMentioning,
-  readLines,
-  removeTempDirs,
-  scriptCopies,
-  tempDir,
-  writeFiles,
-} from '../support/spool.js';
+import { killScripts, readLines, removeTempDirs, scriptProcesses, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool dev` killed with SIGKILL and started again on the same data dir carries on from the store:
@@ -103,7 +95,7 @@ describe('spool dev killed with -9 and started again', () => {
     expect((await getRun(url, long)).status).toBe('running');
     await kill9(dev);
     expect(killScripts(dir).length).toBeGreaterThanOrEqual(1);
-    await poll('no script process to be left', () => processesMentioning(scriptCopies(dir)).length === 0, 10_000);
+    await poll('no script process to be left', () => scriptProcesses(dir).length === 0, 10_000);
     expect(readLines(join(dir, 'count.txt')).sort()).toEqual(['a', 'before', 'slow-start']);
 
     // Nothing is sent while it is down. Start it again on the same data dir.

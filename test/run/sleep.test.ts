@@ -3,12 +3,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   callsOf,
   isAlive,
-  processesMentioning,
   readLines,
   recorded,
   removeTempDirs,
   runIdOf,
-  scriptCopies,
+  scriptProcesses,
   startSpool,
   tempDir,
   waitFor,
@@ -34,7 +33,7 @@ describe('spool sleep', () => {
     const firstPass = Number(readLines(join(dir, 'pids.txt'))[0]);
     // The pass ends as soon as the sleep is recorded, well inside the 2s before the next one starts.
     await waitFor('the first pass to end', () => !isAlive(firstPass), 10_000);
-    expect(processesMentioning(scriptCopies(dir))).toEqual([]);
+    expect(scriptProcesses(dir)).toEqual([]);
     expect(readLines(join(dir, 'pids.txt'))).toHaveLength(1); // still asleep: no second pass yet
     const { code, output } = await runner.done;
 

@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPgliteStore } from '../../src/store/pglite.js';
 import type { Store } from '../../src/store/store.js';
@@ -208,13 +208,33 @@ export function processesMentioning(text: string): number[] {
   return pids;
 }
 
-/** Where the runs started in cwd keep their script copies while a pass runs. */
+/** Where the runs started in cwd keep their script copies while a pass runs (a pipeline's jobs, a changed file). */
 export const scriptCopies = (cwd: string): string => join(cwd, '.spool', 'scripts') + '/';
+
+/**
+ * Processes running a script of a run submitted from cwd: an interpreter given a script file
+ * directly in cwd (a pass runs the file in place) or a copy under .spool/scripts.
+ */
+export function scriptProcesses(cwd: string): number[] {
+  const isScript = (arg: string): boolean =>
+    arg.startsWith(scriptCopies(cwd)) || (dirname(arg) === cwd && /\.(sh|bash|py|mjs|js|cjs)$/.test(arg));
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').some(isScript) && isAlive(Number(name)))
+        pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 /** SIGKILL to the process groups of the scripts running from cwd (the script, its steps, their children). */
 export function killScripts(cwd: string): number[] {
   const groups = new Set<number>();
-  for (const pid of processesMentioning(scriptCopies(cwd))) groups.add(processGroupOf(pid) ?? pid);
+  for (const pid of scriptProcesses(cwd)) groups.add(processGroupOf(pid) ?? pid);
   for (const group of groups) {
     try {
       process.kill(-group, 'SIGKILL');
