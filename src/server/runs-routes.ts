@@ -2,6 +2,7 @@ import { journalView } from '../engine/journal-view.js';
 import { Router } from 'express';
 import { submitRun } from '../engine/admission.js';
 import { cancelRun } from '../engine/cancel.js';
+import { substateOf } from '../engine/substate.js';
 import { wakeIfOver } from '../engine/wake.js';
 import { PIPELINE, admissionRules } from '../pipeline/admission.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
@@ -14,7 +15,8 @@ const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'fa
 /** A run as the API shows it; the script text only when asked for one run. */
 export function runView(run: RunRecord, withScript = false): Record<string, unknown> {
   const { script, ...rest } = run;
-  return withScript ? { ...rest, script } : rest;
+  const view = { ...rest, substate: substateOf(run) };
+  return withScript ? { ...view, script } : view;
 }
 
 export function runsRoutes(ctx: ServerContext): Router {

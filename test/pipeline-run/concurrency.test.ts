@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { cli, finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
 import { processesMentioning, removeTempDirs, scriptCopies, tempDir, writeFiles } from '../support/spool.js';
 import { childrenOf, stamps, until, waitForChild, type Dev } from './pipeline-support.js';
 
@@ -63,6 +63,8 @@ describe('one deploy at a time', () => {
     // While the first deploys, the second shows as queued on the group and has started nothing.
     const queued = await waitForRun(dev.url, second, ['waiting'], 30_000);
     expect(queued.awaiting).toBe('lease deploy-prod');
+    expect(queued.substate).toBe('queued');
+    expect((await cli(dev.url, dir, ['runs'])).output).toMatch(new RegExp(`^${second}\\s+queued\\s+lease deploy-prod`, 'm'));
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await childrenOf(dev, second)).toEqual([]);
     expect((await getRun(dev.url, second)).awaiting).toBe('lease deploy-prod');

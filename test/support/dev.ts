@@ -27,6 +27,8 @@ export async function poll<T>(what: string, check: () => T | Promise<T>, timeout
 export interface RunView {
   id: string;
   status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+  /** queued, awaiting_lease, awaiting_timer... (src/engine/substate.ts) */
+  substate: string | null;
   awaiting: string | null;
   passes: number;
   createdAt: string;

@@ -8,7 +8,7 @@ import { runPath } from './http.js';
 import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
 
-type Run = { id: string; status: string; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
+type Run = { id: string; status: string; substate?: string | null; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
 type Options = Record<string, string | boolean | undefined>;
 type SetExit = (code: number) => void;
@@ -128,7 +128,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
       const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
-      return { json: runs, rows: runs.map((run) => [run.id, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
+      // A queued run (behind its concurrency group or over its rate) shows as queued, as the seeds say.
+      return { json: runs, rows: runs.map((run) => [run.id, run.substate === 'queued' ? 'queued' : run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
     };
     const first = await rows();
     if (format === 'json') return json(first.json);
