@@ -176,7 +176,7 @@ describe('crds/ on kube-apiserver', () => {
     await ok(['label', 'run', 'saga-1', '-n', namespace, 'team=payments']);
 
     // A status in an ordinary update is ignored; through the subresource it is written.
-    const status = { status: { runId: 'k8s:spool-samples:saga-1', phase: 'Waiting', awaiting: 'signal approve', passes: 2 } };
+    const status = { status: { runId: 'k8s:spool-samples:saga-1', phase: 'Waiting', substate: 'awaiting_signal', awaiting: 'signal approve', passes: 2 } };
     await ok(['patch', 'run', 'saga-1', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
     const badStatus = await kubectl([
       'patch', 'run', 'saga-1', '-n', namespace, '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Done"}}',
@@ -185,12 +185,12 @@ describe('crds/ on kube-apiserver', () => {
     expect(badStatus.stderr).toContain('status.phase');
   });
 
-  it('kubectl get runs shows WORKFLOW PHASE AWAITING PASSES DURATION MESSAGE AGE, and -o wide the subject, run id and times; workflows READY, schedules the next tick and last run', async () => {
+  it('kubectl get runs shows WORKFLOW PHASE SUBSTATE AWAITING PASSES DURATION MESSAGE AGE, and -o wide the subject, run id and times; workflows READY, schedules the next tick and last run', async () => {
     const table = await ok(['get', 'runs', '-n', namespace]);
     const [header, ...rows] = table.trim().split('\n');
-    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'PHASE', 'AWAITING', 'PASSES', 'DURATION', 'MESSAGE', 'AGE']);
+    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'PHASE', 'SUBSTATE', 'AWAITING', 'PASSES', 'DURATION', 'MESSAGE', 'AGE']);
     const saga = rows.find((row) => row.startsWith('saga-1 '));
-    expect(saga).toMatch(/^saga-1\s+saga\s+Waiting\s+signal approve\s+2\s+\S+$/);
+    expect(saga).toMatch(/^saga-1\s+saga\s+Waiting\s+awaiting_signal\s+signal approve\s+2\s+\S+$/);
     const wide = (await ok(['get', 'runs', '-n', namespace, '-o', 'wide'])).split('\n')[0]?.split(/\s{2,}/);
     expect(wide?.slice(-4)).toEqual(['SUBJECT', 'RUN ID', 'STARTED', 'FINISHED']);
     const schedules = await ok(['get', 'ssch', '-n', namespace]);
@@ -209,7 +209,7 @@ describe('crds/ on kube-apiserver', () => {
     await ok(['patch', 'run', 'refund-1042', '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
     const runs = await getTable(plane.kubeConfig(), `/apis/${apiVersion}/namespaces/${namespace}/runs`);
     expect(runs.columns.map(({ name, priority }) => `${name}${priority ? ' (wide)' : ''}`)).toEqual([
-      'Name', 'Workflow', 'Phase', 'Awaiting', 'Passes', 'Duration', 'Message', 'Age', 'Subject (wide)', 'Run ID (wide)', 'Started (wide)', 'Finished (wide)',
+      'Name', 'Workflow', 'Phase', 'Substate', 'Awaiting', 'Passes', 'Duration', 'Message', 'Age', 'Subject (wide)', 'Run ID (wide)', 'Started (wide)', 'Finished (wide)',
     ]);
     expect(runs.rows.find((row) => row.name === 'refund-1042')?.cells).toMatchObject({
       Workflow: 'refund', Phase: 'Failed', Passes: 3, Duration: '1m12s', Message: "script exited 1 (step 'charge' exited 1)", Subject: 'order-1042',

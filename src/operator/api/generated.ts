@@ -275,6 +275,20 @@ export const RUN_SCHEMA: OpenApiSchema = {
           type: 'string',
           enum: ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled'],
         },
+        substate: {
+          description:
+            "What a Pending or Waiting run waits for, in one word: queued (behind its pipeline's concurrency group, or over its throttle; it has not started its work), awaiting_lease (a lock), awaiting_timer, awaiting_signal, awaiting_event, awaiting_activity or awaiting_children. Absent otherwise.",
+          type: 'string',
+          enum: [
+            'queued',
+            'awaiting_lease',
+            'awaiting_timer',
+            'awaiting_signal',
+            'awaiting_event',
+            'awaiting_activity',
+            'awaiting_children',
+          ],
+        },
         awaiting: {
           description:
             "What a Waiting or Pending run waits for, such as 'timer 2025-01-01T00:00:00Z', 'signal approve' or 'event plan.upgraded cust-1'.",
@@ -1153,6 +1167,20 @@ export interface RunStatus {
    * Failed or Cancelled (the last three are final).
    */
   phase: 'Pending' | 'Running' | 'Waiting' | 'Succeeded' | 'Failed' | 'Cancelled';
+  /**
+   * What a Pending or Waiting run waits for, in one word: queued (behind its pipeline's concurrency
+   * group, or over its throttle; it has not started its work), awaiting_lease (a lock),
+   * awaiting_timer, awaiting_signal, awaiting_event, awaiting_activity or awaiting_children. Absent
+   * otherwise.
+   */
+  substate?:
+    | 'queued'
+    | 'awaiting_lease'
+    | 'awaiting_timer'
+    | 'awaiting_signal'
+    | 'awaiting_event'
+    | 'awaiting_activity'
+    | 'awaiting_children';
   /**
    * What a Waiting or Pending run waits for, such as 'timer 2025-01-01T00:00:00Z', 'signal approve'
    * or 'event plan.upgraded cust-1'.

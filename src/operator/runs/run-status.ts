@@ -1,6 +1,7 @@
 import type { RunRecord, RunStatus as StoreStatus } from '../../store/types.js';
 import type { Condition, Run, RunStatus } from '../api/generated.js';
 import { formatDuration } from '../../common/duration.js';
+import { substateOf } from '../../engine/substate.js';
 import { apiTime } from '../api-time.js';
 import type { PodTrouble } from '../passes/pod-trouble.js';
 
@@ -19,6 +20,7 @@ const PHASES: Record<StoreStatus, RunStatus['phase']> = {
  */
 export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: PodTrouble): RunStatus {
   const phase = PHASES[run.status];
+  const substate = substateOf(run);
   const generation = resource.metadata.generation;
   const succeeded: Condition['status'] = phase === 'Succeeded' ? 'True' : phase === 'Failed' || phase === 'Cancelled' ? 'False' : 'Unknown';
   const previous = resource.status?.conditions?.find((c) => c.type === 'Succeeded');
@@ -50,6 +52,7 @@ export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: Pod
   return {
     runId: run.id,
     phase,
+    ...(substate ? { substate } : {}),
     ...(run.awaiting ? { awaiting: run.awaiting } : {}),
     passes: run.passes,
     ...(run.error ? { message: run.error } : stuck ? { message: `pass ${run.passes}: ${stuck.message}` } : {}),
