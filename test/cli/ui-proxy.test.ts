@@ -67,6 +67,9 @@ describe('spool ui’s loopback proxy', () => {
     expect(pageCall?.headers['x-spool-authorization']).toBe('Bearer alice-token');
     expect(pageCall?.headers.cookie).toBeUndefined();
     expect(apiCall?.url).toBe(`${PREFIX}/v1/runs?limit=5&project=team-a`);
+    // A run's own routes take the project from its id, and refuse one given beside it.
+    await fetch(`${proxy.url}/v1/runs/${encodeURIComponent('c:team-a:run-x')}/timeline`);
+    expect(seen.at(-1)?.url).toBe(`${PREFIX}/v1/runs/c%3Ateam-a%3Arun-x/timeline`);
   });
 
   it('takes off the service-proxy path the API server writes into the links of the HTML it proxies', async () => {

@@ -21,6 +21,9 @@ export interface UiProxy {
 /** Headers that belong to one hop, or to the person's browser and not to the cluster. */
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'cookie', 'authorization', USER_AUTHORIZATION, 'origin', 'referer']);
 
+/** The API's routes that take `?project=` (docs/api.md): the lists, and state cells. */
+const PROJECT_ROUTES = /^\/v1\/(runs|workflows|handlers|schedules|state\/.+)$/;
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 function hostnameOf(value: string | undefined): string {
@@ -54,10 +57,9 @@ export async function startUiProxy(options: UiProxyOptions): Promise<UiProxy> {
     let path = req.url ?? '/';
     if (path.startsWith(prefix)) path = path.slice(prefix.length) || '/';
     const target = new URL(`${base.origin}${base.pathname.replace(/\/$/, '')}${prefix}${path}`);
-    // On a cluster the project is the namespace `spool ui -n` names.
-    if (target.pathname.startsWith(`${base.pathname.replace(/\/$/, '')}${prefix}/v1/`) && !target.searchParams.has('project')) {
-      target.searchParams.set('project', options.namespace);
-    }
+    // On a cluster the project is the namespace `spool ui -n` names: the lists take it as a query
+    // parameter (a run's own routes read it from the run's id, and refuse one).
+    if (PROJECT_ROUTES.test(path.split('?')[0] ?? '') && !target.searchParams.has('project')) target.searchParams.set('project', options.namespace);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string' && !DROPPED.has(name.toLowerCase())) headers[name] = value;
