@@ -14,6 +14,11 @@ export interface PassHost {
   capabilities: readonly string[];
   /** Why this host runs no activities, if it runs none (the operator, for now). */
   noActivities?: string;
+  /**
+   * Why a fan_out body cannot be read from a file here, if it cannot (the operator: its filesystem
+   * is nobody's checkout; bodies are Workflows, pinned with the run).
+   */
+  noWorkflowFiles?: string;
   /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
   maxResultBytes: number;
   env: string;

@@ -40,6 +40,8 @@ export type ChildRequest = {
   script: string;
   interpreter: string;
   input?: unknown;
+  /** A fan_out body pinned with the run (its runner's fanOutBodies): the child runs with that body's pod settings. */
+  body?: string;
 };
 /** Waits until any of these child runs has ended (a pipeline's jobs); answers which, as JSON. */
 export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[]; awaiting?: string };

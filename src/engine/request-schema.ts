@@ -96,7 +96,7 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
     { op: NAME_RULE, ...entity },
   ),
   'event.emit': verb('event.emit', { type: NAME_RULE }, { subject: NAME_RULE, payload: ANY }),
-  spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
+  spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY, body: NAME_RULE }),
   call: verb('call', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY }),
   'wait.children': verb('wait.children', { runIds: { type: 'array', items: NAME_RULE } }, { awaiting: TEXT }),
   'output.set': verb('output.set', { key: NAME_RULE, value: TEXT }),

@@ -30,6 +30,8 @@ export interface ExecutorOptions {
   runPass?: PassRunner;
   /** When set, activities do not run here, and a script that submits one is told this. */
   noActivities?: string;
+  /** When set, a fan_out body is never read from a file here (PassHost.noWorkflowFiles). */
+  noWorkflowFiles?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -77,6 +79,7 @@ export class Executor {
       now: options.now ?? (() => new Date()),
       capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
+      ...(options.noWorkflowFiles ? { noWorkflowFiles: options.noWorkflowFiles } : {}),
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),

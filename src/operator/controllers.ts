@@ -24,6 +24,7 @@ import { runIdentity } from './runs/store-born.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
+import { withFanOutBodies } from './fan-out-bodies.js';
 import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
 
 export interface ControllersOptions {
@@ -88,7 +89,9 @@ export class Controllers {
     const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
     const poke = (): void => this.executor.poke();
     this.readConfigMap = configMapReader(core, options.configMapCacheMs);
-    const source = (of: Workflow) => resolveSource(of, this.readConfigMap);
+    const read = (of: Workflow) => resolveSource(of, this.readConfigMap);
+    // A pipeline's fan_out bodies are Workflows, read as the run starts and kept with it.
+    const source = async (of: Workflow) => withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, read);
 
     this.queue = createWorkQueue({
       workers: 4,
@@ -150,6 +153,7 @@ export class Controllers {
       runPass: this.kubePasses.runPass,
       // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
       noActivities: 'activities do not run on a cluster yet (docs/operator.md): use spool step, or run this workflow with spool dev',
+      noWorkflowFiles: 'on a cluster a fan_out body is a Workflow, by name; none was pinned with this run',
       schedules: true,
       env: CLUSTER_ENV,
       now,

@@ -11,6 +11,7 @@ import { MAX_FAN_OUT_ITEMS } from './defaults.js';
 import { evaluate, evaluateCondition, interpolate, parseExpression } from './expressions.js';
 import { approvalScript, gateInput, gateOutputs, scriptJob, stepsScript } from './job-scripts.js';
 import { parsePipeline } from './parse.js';
+import { pinnedBody } from './pinned-bodies.js';
 import type { ExpressionScope, Job } from './types.js';
 
 type JobStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
@@ -135,8 +136,9 @@ export class Coordinator {
     this.say(`${job.name}: skipped, ${why}`, this.pass.replaying);
   }
 
-  private async spawn(job: Job, script: string, interpreter: string, input: unknown, suffix = ''): Promise<void> {
-    const answer = await this.call({ verb: 'spawn', workflow: `${this.run.workflow}#${job.name}${suffix}`, script, interpreter, input });
+  private async spawn(job: Job, script: string, interpreter: string, input: unknown, suffix = '', body?: string): Promise<void> {
+    const request = { verb: 'spawn' as const, workflow: `${this.run.workflow}#${job.name}${suffix}`, script, interpreter, input };
+    const answer = await this.call(body === undefined ? request : { ...request, body });
     const runId = (answer.stdout ?? '').trim();
     this.started.set(runId, { job, ...(suffix ? { item: Number(suffix.slice(1, -1)) } : {}) });
     this.say(`${job.name}${suffix}: started ${runId}`, answer.replayed === true);
@@ -174,8 +176,18 @@ export class Coordinator {
       fan.active += 1;
       const item = fan.items[index];
       if (spec.workflow) {
-        const file = resolve(this.run.cwd ?? '.', spec.workflow);
-        await this.spawn(job, readTextFile(file), interpreterFor(file).join(' '), item, `[${index}]`);
+        const body = pinnedBody(this.run.runner, spec.workflow);
+        if (body) {
+          await this.spawn(job, body.script, body.interpreter, item, `[${index}]`, spec.workflow);
+        } else if (this.pass.host.noWorkflowFiles) {
+          fan.failed ??= `fan_out workflow: ${spec.workflow}: ${this.pass.host.noWorkflowFiles}`;
+          fan.active -= 1;
+          if (fan.active === 0) this.finish(job, 'failed', { results: fan.results }, fan.failed, this.pass.replaying);
+          return;
+        } else {
+          const file = resolve(this.run.cwd ?? '.', spec.workflow);
+          await this.spawn(job, readTextFile(file), interpreterFor(file).join(' '), item, `[${index}]`);
+        }
       } else {
         await this.spawn(job, stepsScript(job, spec.steps ?? [], { ...this.scope, item }), 'bash -eu', item, `[${index}]`);
       }

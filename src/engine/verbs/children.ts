@@ -1,5 +1,7 @@
+import { UsageError } from '../../common/errors.js';
 import { derivedRunId, stableHash } from '../../common/ids.js';
-import { TERMINAL_STATUSES } from '../../store/types.js';
+import { TERMINAL_STATUSES, type RunnerSettings } from '../../store/types.js';
+import { pinnedBody } from '../../pipeline/pinned-bodies.js';
 import type { Pass, Reached } from '../pass.js';
 import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest, WaitChildrenRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
@@ -20,6 +22,13 @@ export async function emit(pass: Pass, request: EmitRequest): Promise<Answer> {
   return textAnswer(id);
 }
 
+/** The pod settings of a pinned fan_out body: its own Workflow's, not the parent's. */
+function childRunner(runner: RunnerSettings | null, name: string): RunnerSettings | null {
+  const body = pinnedBody(runner, name);
+  if (!body) throw new UsageError(`no fan_out body ${name} was pinned with this run`);
+  return body.runner ?? null;
+}
+
 async function startChild(pass: Pass, reached: Reached, request: ChildRequest): Promise<string> {
   const { run, store } = pass;
   const childId = derivedRunId(pass.host.env, run.project, run.id, String(reached.position));
@@ -33,7 +42,7 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
       input: request.input ?? null,
       parentId: run.id,
       cwd: run.cwd,
-      runner: run.runner,
+      runner: request.body === undefined ? run.runner : childRunner(run.runner, request.body),
       lenient: run.lenient,
     });
     await pass.record(reached, 'call', { runId: childId, workflow: request.workflow }, tx);
