@@ -189,6 +189,15 @@ export const API_ROUTES: ApiRoute[] = [
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 
+/**
+ * Every route takes `project`, in its query and in its body: the project a request is about,
+ * which on a cluster is the namespace (the cluster CLI sends it with every request).
+ */
+const withProject = (fields: Fields): Fields => ({
+  ...fields,
+  optional: { project: PROJECT_RULE, ...fields.optional },
+});
+
 const objectSchema = (fields: Fields, open = false): object => ({
   type: 'object',
   properties: { ...fields.required, ...fields.optional },
@@ -216,8 +225,8 @@ const compiled: CompiledRoute[] = API_ROUTES.map((route) => {
     route,
     pattern: new RegExp(`^${source}/?$`),
     params,
-    ...(route.body ? { body: ajv.compile(objectSchema(route.body, openBody)) } : {}),
-    query: ajv.compile(objectSchema(route.query ?? {})),
+    ...(route.body ? { body: ajv.compile(objectSchema(withProject(route.body), openBody)) } : {}),
+    query: ajv.compile(objectSchema(withProject(route.query ?? {}))),
   };
 });
 const checkName = ajv.compile(NAME_RULE);

@@ -96,10 +96,28 @@ describe('the HTTP API at its boundary', () => {
     expect(schedule.error.code).toBe('invalid_cron');
     expect(schedule.error.message).toMatch(/^bad cron expression '61 \* \* \* \*'/);
     expect((await call('/schedules')) as unknown).toMatchObject({ status: 200 });
-    const pipeline = await post('/runs', { workflow: 'p.yaml', interpreter: 'pipeline', script: 'name: p\njobs:\n  a:\n    rnu: echo hi\n' });
+    const pipeline = await post('/runs', {
+      workflow: 'p.yaml',
+      interpreter: 'pipeline',
+      script: 'name: p\njobs:\n  a:\n    rnu: echo hi\n',
+    });
     expect(pipeline.status).toBe(422);
     expect(pipeline.error.code).toBe('invalid_pipeline');
     expect(pipeline.error.message).toMatch(/^p\.yaml:4:5: /);
+  });
+
+  it("given project in any route's query or body (the cluster CLI sends the namespace with every request), then it is taken", async () => {
+    const { run } = (await (
+      await fetch(`${dev.url}/v1/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...script, project: 'default' }),
+      })
+    ).json()) as { run: { id: string } };
+    const path = `/runs/${encodeURIComponent(run.id)}`;
+    expect((await fetch(`${dev.url}/v1${path}/logs?project=default`)).status).toBe(200);
+    expect((await fetch(`${dev.url}/v1${path}/journal?project=default`)).status).toBe(200);
+    expect((await post(`${path}/cancel`, { project: 'default' })).status).toBe(200);
   });
 
   it('given an unknown query parameter or one out of bounds, then 400 naming it', async () => {
