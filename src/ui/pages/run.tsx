@@ -21,6 +21,7 @@ async function loadDetails(id: string, run: Run): Promise<Omit<RunData, 'run'> &
     api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
     run.interpreter === 'pipeline' ? api.get<{ approvals: Gate[] }>(`${path}/approvals`).then((answer) => answer.approvals) : Promise.resolve([]),
   ]);
+  if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
   return { run: latest, timeline, approvals, children: children.reverse() };
 }
 

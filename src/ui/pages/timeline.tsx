@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Run, TimelineEntry } from '../api.js';
 import { Duration, Empty, RunLink } from '../components.js';
 import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
@@ -65,6 +65,9 @@ function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Elemen
   }
 }
 
+const FIRST_SLICE = 60;
+const SLICE = 120;
+
 /**
  * The journal as a timeline, after Temporal's compact history: one line per durable call, where it
  * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
@@ -78,7 +81,19 @@ export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] 
   const lastEnd = Math.max(start + 1, ...entries.map((entry) => new Date(entry.endedAt ?? entry.startedAt ?? run.createdAt).getTime()));
   const end = Math.max(lastEnd, run.finishedAt ? new Date(run.finishedAt).getTime() : lastEnd);
   const span = end - start;
-  const shown = failedOnly ? entries.filter((entry) => entry.failed || entry.timedOut) : entries;
+  const matching = failedOnly ? entries.filter((entry) => entry.failed || entry.timedOut) : entries;
+  // A long journal is drawn a screenful first and the rest in slices, each its own task: the page
+  // answers clicks and keys while the lines below the fold are still being added.
+  const [drawn, setDrawn] = useState(FIRST_SLICE);
+  useEffect(() => {
+    if (drawn >= matching.length) {
+      performance.mark('spool:timeline-complete');
+      return;
+    }
+    const timer = window.setTimeout(() => setDrawn((count) => count + SLICE), 0);
+    return () => window.clearTimeout(timer);
+  }, [drawn, matching.length]);
+  const shown = matching.length > drawn ? matching.slice(0, drawn) : matching;
   const toggle = (position: number) =>
     setOpen((old) => {
       const next = new Set(old);
@@ -142,13 +157,14 @@ export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] 
                   <tr key={entry.position} class={rowClass} data-verb={entry.verb} data-name={entry.name}>
                     <td class="num">{entry.position}</td>
                     <td class="call">
-                      <span class="marker" aria-label={entry.failed ? 'failed' : entry.result ? 'done' : 'open'}>
+                      <span class="marker" aria-hidden="true">
                         {entry.failed ? '✕' : entry.result ? '●' : '○'}
-                      </span>{' '}
+                      </span>
+                      <span class="visually-hidden">{entry.failed ? 'failed: ' : entry.result ? '' : 'not finished: '}</span>{' '}
                       <span class="verb">{entry.verb}</span> <span class="name">{entry.name}</span>
                       {entry.label && entry.verb !== 'annotate' && <span class="label"> ({entry.label})</span>}
                     </td>
-                    <td class="when">{entry.startedAt && <time dateTime={entry.startedAt} title={formatFullTime(entry.startedAt)}>+{formatDuration(Math.max(0, (began ?? start) - start))}</time>}</td>
+                    <td class="when">{entry.startedAt && <time dateTime={entry.startedAt}>+{formatDuration(Math.max(0, (began ?? start) - start))}</time>}</td>
                     <td class="bar-col" aria-hidden="true">
                       {began !== null && (
                         <span class="bar-track">
@@ -181,6 +197,12 @@ export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] 
                     <tr class="details-row">
                       <td />
                       <td colSpan={7}>
+                        {entry.startedAt && (
+                          <p class="muted">
+                            Began {formatFullTime(entry.startedAt)}
+                            {entry.endedAt && <>, ended {formatFullTime(entry.endedAt)}</>}.
+                          </p>
+                        )}
                         <pre class="value">{JSON.stringify({ call: entry.call, result: entry.result }, null, 2)}</pre>
                       </td>
                     </tr>
