@@ -111,9 +111,12 @@ EOF
 #   admin           client certificate in group system:masters (cluster-admin, bypasses RBAC)
 #   kubelet-client  what kube-apiserver presents to kubelets (logs/exec, once a node runs)
 #   sa.key/sa.pub   signs and verifies service account tokens (TokenRequest, TokenReview)
+#   front-proxy-ca, front-proxy-client  what kube-apiserver presents to aggregated API servers
+#                   (the operator's api.hyperspool.dev), as kubeadm makes them (hack/lib/common.sh)
 
 make_pki() {
-  [ -f "$pki/done" ] && return 0
+  # A state directory made before the front proxy existed gets it now.
+  [ -f "$pki/done" ] && { [ -f "$pki/front-proxy-client.crt" ] || new_front_proxy; return 0; }
   command -v openssl >/dev/null 2>&1 || die "openssl is missing (apt-get install openssl)"
   rm -rf "$pki"
   mkdir -p "$pki"
@@ -130,6 +133,7 @@ extendedKeyUsage=clientAuth"
   issue_cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$client"
   new_key "$pki/sa.key"
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+  new_front_proxy
   touch "$pki/done"
 }
 
@@ -165,6 +169,8 @@ start_apiserver() {
   local extra=()
   # shellcheck disable=SC2206 # split on spaces on purpose
   [ -z "${KUBE_APISERVER_EXTRA_ARGS:-}" ] || extra=($KUBE_APISERVER_EXTRA_ARGS)
+  local front_proxy=()
+  mapfile -t front_proxy < <(front_proxy_flags)
   start_process kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
     --bind-address=127.0.0.1 \
@@ -173,6 +179,7 @@ start_apiserver() {
     --tls-cert-file="$pki/apiserver.crt" \
     --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
+    "${front_proxy[@]}" \
     --kubelet-client-certificate="$pki/kubelet-client.crt" \
     --kubelet-client-key="$pki/kubelet-client.key" \
     --service-account-issuer="$issuer" \

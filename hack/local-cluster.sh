@@ -152,7 +152,8 @@ setup_netns() {
 # Certificates (new_ca and issue_cert are in hack/lib/common.sh): one per component.
 
 make_pki() {
-  [ -f "$pki/done" ] && return 0
+  # A state directory made before the front proxy existed gets it now.
+  [ -f "$pki/done" ] && { [ -f "$pki/front-proxy-client.crt" ] || new_front_proxy; return 0; }
   rm -rf "$pki"
   mkdir -p "$pki"
   chmod 700 "$pki"
@@ -173,6 +174,7 @@ extendedKeyUsage=clientAuth"
   issue_cert coredns "/CN=hyperspool:coredns" "$client"
   new_key "$pki/sa.key"
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+  new_front_proxy
   touch "$pki/done"
 }
 
@@ -372,6 +374,8 @@ start_etcd() {
 
 start_apiserver() {
   pid_of kube-apiserver >/dev/null && return 0
+  local front_proxy=()
+  mapfile -t front_proxy < <(front_proxy_flags)
   start_process kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers=http://127.0.0.1:2379 \
     --bind-address=0.0.0.0 \
@@ -380,6 +384,7 @@ start_apiserver() {
     --tls-cert-file="$pki/apiserver.crt" \
     --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
+    "${front_proxy[@]}" \
     --kubelet-client-certificate="$pki/kubelet-client.crt" \
     --kubelet-client-key="$pki/kubelet-client.key" \
     --kubelet-preferred-address-types=InternalIP \

@@ -44,22 +44,49 @@ wait_until() { # name seconds command...: until the command succeeds; fails earl
 
 new_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
 
-new_ca() { # common-name: ca.key and ca.crt, which sign everything else
-  new_key "$pki/ca.key"
-  openssl req -x509 -new -key "$pki/ca.key" -subj "/CN=$1" -days 3650 -sha256 \
+new_ca() { # common-name [file]: FILE.key and FILE.crt (ca unless given), which sign certificates
+  local file=${2:-ca}
+  new_key "$pki/$file.key"
+  openssl req -x509 -new -key "$pki/$file.key" -subj "/CN=$1" -days 3650 -sha256 \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -out "$pki/ca.crt"
+    -out "$pki/$file.crt"
 }
 
-issue_cert() { # name subject extensions
-  local name=$1 subject=$2 extensions=$3
+issue_cert() { # name subject extensions [ca]: signed by $pki/CA (ca unless given)
+  local name=$1 subject=$2 extensions=$3 ca=${4:-ca}
   new_key "$pki/$name.key"
   openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr"
   # A random positive serial: certificates of different clusters must never look like the same one.
-  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/$ca.crt" -CAkey "$pki/$ca.key" \
     -set_serial "0x$(openssl rand -hex 15)" -days 3650 -sha256 \
     -extfile <(printf '[ext]\n%s\n' "$extensions") -extensions ext -out "$pki/$name.crt" 2>/dev/null
   rm -f "$pki/$name.csr"
+}
+
+# The front proxy, as kubeadm sets it up: a CA of its own and the client certificate kube-apiserver
+# presents to aggregated API servers (the operator's api.hyperspool.dev), which believe the user it
+# names in X-Remote-User and X-Remote-Group only on a connection with this certificate.
+new_front_proxy() {
+  new_ca front-proxy-ca front-proxy-ca
+  issue_cert front-proxy-client "/CN=front-proxy-client" "basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth" front-proxy-ca
+}
+
+# kube-apiserver's flags for the front proxy (kubeadm's): it passes people's identity on to
+# aggregated APIs, and publishes the CA and header names in kube-system's
+# extension-apiserver-authentication ConfigMap for them. Aggregator routing goes to the endpoints'
+# addresses, as no kube-proxy serves the control plane's own network.
+front_proxy_flags() {
+  printf '%s\n' \
+    --requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User \
+    --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$pki/front-proxy-client.crt" \
+    --proxy-client-key-file="$pki/front-proxy-client.key" \
+    --enable-aggregator-routing=true
 }
 
 write_kubeconfig() { # file cluster-name cert server: a kubeconfig for the client certificate $pki/CERT

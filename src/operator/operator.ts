@@ -1,9 +1,16 @@
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import express, { type Request, type Response } from 'express';
 import { ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { createApp } from '../server/app.js';
+import { errorHandler } from '../server/http-error.js';
+import { aggregatedApi, statusErrors } from './aggregated/routes.js';
+import { readFrontProxy, type FrontProxy } from './aggregated/front-proxy.js';
+import { selfSignedCertificate } from './aggregated/self-signed.js';
+import { RunReconciler } from './runs/run-reconciler.js';
+import type { Run } from './api/generated.js';
 import { RemotePasses } from '../server/remote-passes.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -29,6 +36,8 @@ export interface OperatorOptions {
   /** The API port (7456) and the probes-and-metrics port (9464); 0 picks free ones. */
   port: number;
   metricsPort: number;
+  /** The aggregated API's HTTPS port (7443 unless set; 0 picks a free one), which kube-apiserver calls. */
+  aggregatedPort?: number;
   host?: string;
   /** How the other replicas reach this one's API: agents' calls are forwarded to the leader. */
   advertiseUrl?: string;
@@ -44,8 +53,8 @@ export interface OperatorOptions {
 export interface Operator {
   url: string;
   healthUrl: string;
-  /** The addresses really listened on (`0.0.0.0:7456`), API and probes, as the log's first line says. */
-  listening: { api: string; probes: string };
+  /** The addresses really listened on (`0.0.0.0:7456`), as the log's first line says. */
+  listening: { api: string; probes: string; aggregated: string };
   store: Store;
   metrics: OperatorMetrics;
   isLeader(): boolean;
@@ -115,7 +124,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       return { ready: true };
     },
   });
-  const listening = { api, probes: health.address };
+  const aggregated = await serveAggregatedApi(options, app, log, resources);
+  const listening = { api, probes: health.address, aggregated: aggregated.address };
   log.info('listening', { ...listening, version: options.version ?? '0.1.0' });
 
   /** The leader's controllers, from the Lease's acquisition until the signal says it is lost. */
@@ -167,6 +177,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     await leading;
     server.close();
     server.closeAllConnections();
+    aggregated.close();
     await health.close();
     await store.close();
   };
@@ -221,4 +232,65 @@ async function answersWithin(ms: number, query: Promise<unknown>): Promise<boole
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The aggregated API (api.hyperspool.dev) on its own HTTPS port: kube-apiserver proxies people's
+ * verbs here with its front-proxy client certificate (src/operator/aggregated). The requestheader
+ * CA is read from the cluster at start, and again every few minutes (the cluster may rotate it).
+ */
+async function serveAggregatedApi(
+  options: OperatorOptions,
+  app: express.Express,
+  log: Logger,
+  resources: Resources,
+): Promise<{ address: string; close(): void }> {
+  const core = options.kubeConfig.makeApiClient(CoreV1Api);
+  const { cert, key } = selfSignedCertificate([`hyperspool-operator.${options.namespace}.svc`, 'localhost']);
+  let frontProxy: FrontProxy | undefined;
+  const site = express();
+  site.disable('x-powered-by');
+  site.use(
+    aggregatedApi({
+      frontProxy: () => frontProxy,
+      authorization: options.kubeConfig.makeApiClient(AuthorizationV1Api),
+      runIdOf: async (namespace, name) => {
+        const run = await resources.get<Run>(RUN.plural, namespace, name);
+        return run ? RunReconciler.runIdOf(run) : undefined;
+      },
+    }),
+  );
+  site.use(statusErrors);
+  site.use(app);
+  site.use(errorHandler);
+  // Client certificates are asked for, not required: the check is per request (front-proxy.ts).
+  const server = createHttpsServer({ cert, key, requestCert: true, rejectUnauthorized: false }, site);
+  let lastError = '';
+  const refresh = async (): Promise<void> => {
+    try {
+      frontProxy = await readFrontProxy(core);
+      server.setSecureContext({ cert, key, ca: frontProxy.clientCa });
+      lastError = '';
+    } catch (error) {
+      if (ensureError(error).message !== lastError) log.error('reading the front-proxy settings failed', error, { kind: 'ConfigMap', namespace: 'kube-system', name: 'extension-apiserver-authentication' });
+      lastError = ensureError(error).message;
+    }
+  };
+  await refresh();
+  const timer = setInterval(() => void refresh(), frontProxy ? 5 * 60_000 : 30_000);
+  timer.unref();
+  const host = options.host ?? '0.0.0.0';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.aggregatedPort ?? 7443, host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    address: typeof address === 'object' && address ? hostPort(address.address, address.port) : '',
+    close: () => {
+      clearInterval(timer);
+      server.close();
+      server.closeAllConnections();
+    },
+  };
 }

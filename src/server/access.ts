@@ -59,6 +59,9 @@ export function authorizeRequests(ctx: ServerContext) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const authorize = ctx.authorize;
     if (!authorize || req.path.startsWith('/agent/')) return next();
+    // Already authorized on the operator's aggregated API (front-proxy identity and a
+    // SubjectAccessReview on the Run's subresource); res.locals is never set from outside.
+    if (typeof res.locals.user === 'string') return next();
     const access = accessOf(req, ctx.defaultProject);
     // Who asked, for what a route records about them (who answered an approval).
     if (access) res.locals.user = await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access);

@@ -27,6 +27,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--database-url <url>', 'the PostgreSQL server of the journal', process.env.DATABASE_URL)
     .option('--port <port>', 'API port', '7456')
     .option('--metrics-port <port>', 'probes and metrics port', '9464')
+    .option('--aggregated-port <port>', 'the aggregated API (api.hyperspool.dev) HTTPS port, which kube-apiserver calls', '7443')
     .option('--namespace <ns>', 'namespace of the leader Lease', process.env.POD_NAMESPACE ?? 'hyperspool-system')
     .option('--runner-image <image>', 'image of pass pods', process.env.SPOOL_RUNNER_IMAGE ?? 'hyperspool/runner:dev')
     .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
@@ -46,6 +47,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         name: process.env.POD_NAME ?? process.env.HOSTNAME ?? 'hyperspool-operator',
         port,
         metricsPort: Number(options.metricsPort),
+        aggregatedPort: Number(options.aggregatedPort),
         leaseDurationSeconds: positive(options.leaseDuration, '--lease-duration'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         jobs: {

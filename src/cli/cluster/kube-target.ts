@@ -4,6 +4,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { SpoolError, UsageError } from '../../common/errors.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
+import { aggregatedDiscoveryPath, aggregatedRequest } from './aggregated-path.js';
 import type { Target } from '../control/target.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
 
@@ -17,9 +18,11 @@ export interface ClusterOptions {
 
 /**
  * A cluster as the CLI sees it, through the kubeconfig like kubectl: Runs and Workflows through the
- * API server as the user, and the operator API through the API server's service proxy, with the
- * user's own token in a header the proxy passes on, so the operator can authorize the user with a
- * SubjectAccessReview.
+ * API server as the user; people's verbs on runs (logs, journal, status, signal, approve, reject,
+ * cancel, event emit) through the operator's aggregated API (api.hyperspool.dev), which the API
+ * server reaches as the user whatever their kubeconfig authenticates with; the rest of the operator
+ * API through the API server's service proxy, with the user's own token in a header the proxy
+ * passes on. An install without the aggregated API is reached through the service proxy too.
  */
 export class ClusterTarget implements Target {
   readonly kubeConfig: KubeConfig;
@@ -27,6 +30,8 @@ export class ClusterTarget implements Target {
   readonly custom: CustomObjectsApi;
   private readonly operatorNamespace: string;
   private readonly operatorService: string;
+  /** Run names by run id, as runId() found them: the aggregated API names runs as RBAC does. */
+  private readonly runNames = new Map<string, string>();
 
   constructor(options: ClusterOptions) {
     this.kubeConfig = new KubeConfig();
@@ -58,7 +63,24 @@ export class ClusterTarget implements Target {
     if (arg.includes(':')) return arg;
     const run = await this.getRun(arg);
     if (!run.status?.runId) throw new SpoolError('not_found', `Run ${arg} in namespace ${this.namespace} has not been admitted yet (is the operator running?)`);
+    this.runNames.set(run.status.runId, arg);
     return run.status.runId;
+  }
+
+  /** The name of the Run of a run id (looked up by its run label when runId() did not see it). */
+  async runName(runId: string): Promise<string> {
+    const known = this.runNames.get(runId);
+    if (known) return known;
+    const [, namespace = this.namespace, key = ''] = runId.split(':');
+    const list = (await this.custom
+      .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: RUN.plural, labelSelector: `hyperspool.dev/run=${key}` })
+      .catch((error: unknown) => {
+        throw kubeError(error, `the Run of ${runId}`);
+      })) as { items: Run[] };
+    const name = list.items[0]?.metadata?.name;
+    if (!name) throw new SpoolError('not_found', `no Run in namespace ${namespace} is run ${runId}`);
+    this.runNames.set(runId, name);
+    return name;
   }
 
   async getRun(name: string): Promise<Run> {
@@ -70,6 +92,55 @@ export class ClusterTarget implements Target {
   }
 
   async api<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const aggregated = await aggregatedRequest(method, path, body, this.namespace, (runId) => this.runName(runId));
+    if (aggregated) {
+      const answer = await this.throughApiServer<T>(aggregated.method, aggregated.path, aggregated.body);
+      if (answer.served) return answer.value;
+    }
+    return this.throughServiceProxy<T>(method, path, body);
+  }
+
+  /**
+   * A request to the aggregated API as the kubeconfig's user; `served: false` when this cluster
+   * does not serve api.hyperspool.dev (an install from before it), so the caller goes the old way.
+   */
+  private async throughApiServer<T>(method: string, path: string, body: unknown): Promise<{ served: true; value: T } | { served: false }> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    const url = new URL(`${cluster?.server ?? ''}${path}`);
+    const options: RequestOptions & { headers: Record<string, string> } = { method, headers: {} };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) options.headers['content-type'] = 'application/json';
+    const { status, text } = await send(url, options, payload).catch((error: unknown) => {
+      throw new SpoolError('unavailable', `cannot reach ${url.origin} (${(error as Error).message}); check the kubeconfig's cluster`);
+    });
+    const answer = parse(text) as { kind?: string; message?: string; reason?: string; error?: { code?: string; message?: string } };
+    if (status >= 200 && status < 300) return { served: true, value: answer as T };
+    // A 404 of the API server's own (no APIService for the group: "404 page not found"), not the
+    // operator's (a Run it cannot find): an install from before the aggregated API.
+    const ours = answer.error !== undefined || (answer.kind === 'Status' && answer.message !== 'the server could not find the requested resource');
+    if (status === 404 && !ours) return { served: false };
+    // kube-apiserver asks RBAC before it looks for the group, so a person without the new rules on
+    // an older install is refused, not told it is missing: discovery (open to everyone) says which.
+    if (status === 403 && !(await this.servesAggregatedApi())) return { served: false };
+    if (status === 503 && answer.kind === 'Status') {
+      throw new SpoolError('unavailable', `the operator's aggregated API (APIService v1alpha1.api.hyperspool.dev) is not available: ${answer.message ?? ''}; is the operator running? (kubectl get apiservice v1alpha1.api.hyperspool.dev)`);
+    }
+    const message = answer.error?.message ?? answer.message ?? `the API server answered ${status}`;
+    const code = status === 404 ? 'not_found' : status === 403 ? 'forbidden' : status === 401 ? 'unauthenticated' : status === 400 ? 'usage' : (answer.error?.code ?? 'server');
+    throw new SpoolError(code, message);
+  }
+
+  /** Whether kube-apiserver serves api.hyperspool.dev (its discovery document answers). */
+  private async servesAggregatedApi(): Promise<boolean> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    const options: RequestOptions & { headers: Record<string, string> } = { method: 'GET', headers: {} };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const { status } = await send(new URL(`${cluster?.server ?? ''}${aggregatedDiscoveryPath()}`), options).catch(() => ({ status: 0 }));
+    return status === 200;
+  }
+
+  private async throughServiceProxy<T>(method: string, path: string, body?: unknown): Promise<T> {
     const cluster = this.kubeConfig.getCurrentCluster();
     const url = new URL(`${cluster?.server ?? ''}/api/v1/namespaces/${this.operatorNamespace}/services/${this.operatorService}:http/proxy/v1${path}`);
     // On a cluster the project is the namespace.

@@ -6,6 +6,7 @@ import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  DiscoveryV1Api,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -84,6 +85,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         name,
         port: 0,
         metricsPort: 0,
+        aggregatedPort: 0,
         host: overrides.host ?? '127.0.0.1',
         jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600, ...(overrides.startTimeoutSeconds ? { startTimeoutSeconds: overrides.startTimeoutSeconds } : {}) },
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
@@ -235,17 +237,18 @@ function hostAddress(): string {
 /**
  * Plays the kubelet and the endpoints controller for an operator running in this process: its
  * Service (as config/manager has it), a pod whose IP is this machine's, and the Endpoints that the
- * API server's service proxy follows to the operator's port. Start the operator with
+ * API server's service proxy (and its aggregator, for api.hyperspool.dev) follows to the operator's ports. Start the operator with
  * `host: hostAddressForProxy()` so it listens there.
  */
 export async function exposeOperator(cluster: Cluster, operator: Operator): Promise<void> {
   const namespace = 'hyperspool-system';
   const ip = hostAddress();
   const port = Number(new URL(operator.url).port);
+  const https = Number(operator.listening.aggregated.split(':').pop());
   const labels = { 'app.kubernetes.io/name': 'hyperspool', 'app.kubernetes.io/component': 'operator' };
   await cluster.core.createNamespacedService({
     namespace,
-    body: { metadata: { name: 'hyperspool-operator', labels }, spec: { selector: labels, ports: [{ name: 'http', port: 7456, targetPort: port }] } },
+    body: { metadata: { name: 'hyperspool-operator', labels }, spec: { selector: labels, ports: [{ name: 'http', port: 7456, targetPort: port }, { name: 'https', port: 443, targetPort: https }] } },
   });
   const pod = await cluster.core.createNamespacedPod({
     namespace,
@@ -259,7 +262,20 @@ export async function exposeOperator(cluster: Cluster, operator: Operator): Prom
     namespace,
     body: {
       metadata: { name: 'hyperspool-operator', labels },
-      subsets: [{ addresses: [{ ip, targetRef: { kind: 'Pod', name: pod.metadata?.name ?? '', namespace } }], ports: [{ name: 'http', port }] }],
+      subsets: [{ addresses: [{ ip, targetRef: { kind: 'Pod', name: pod.metadata?.name ?? '', namespace } }], ports: [{ name: 'http', port }, { name: 'https', port: https }] }],
+    },
+  });
+  // The aggregator (api.hyperspool.dev) reads EndpointSlices, which no controller mirrors here.
+  await cluster.kubeConfig.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+    namespace,
+    body: {
+      metadata: { name: 'hyperspool-operator-0', labels: { ...labels, 'kubernetes.io/service-name': 'hyperspool-operator' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: pod.metadata?.name ?? '', namespace } }],
+      ports: [
+        { name: 'http', port, protocol: 'TCP' },
+        { name: 'https', port: https, protocol: 'TCP' },
+      ],
     },
   });
 }

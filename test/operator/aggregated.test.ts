@@ -1,0 +1,180 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { request } from 'node:https';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
+import { eventually, exposeOperator, getRun, givenWorkflow, hostAddressForProxy, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+
+const SCRIPT = 'spool step a -- echo before\nspool wait signal go\necho after\n';
+const run = promisify(execFile);
+
+/**
+ * People's verbs through the operator's aggregated API (api.hyperspool.dev): kube-apiserver
+ * authenticates the person by whatever their kubeconfig holds, here client certificates (as kind,
+ * minikube and kubeadm admins have), and passes the identity on over its front-proxy certificate;
+ * the operator asks RBAC about the Run's subresource.
+ */
+describe('the aggregated API on a real kube-apiserver', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+  let kubelet: { stop(): Promise<void> };
+  let dir: string;
+  /** The cluster's own kubeconfig: a client certificate in system:masters. */
+  let admin: string;
+  /** A person with a client certificate of the cluster's CA and, at first, only get on Runs. */
+  let carol: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-g');
+    operator = await cluster.startOperator('op-agg', { host: hostAddressForProxy() });
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await exposeOperator(cluster, operator);
+    cluster.kubectl('apply', '-f', 'config/manager/apiservice.yaml');
+    cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');
+    kubelet = startKubelet(cluster, operator.url);
+    dir = tempDir('spool-aggregated-');
+    admin = cluster.plane.kubeconfigPath;
+    carol = givenCertificatePerson(cluster, dir, 'carol');
+    const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace: 'team-g',
+      body: { metadata: { name: 'run-reader' }, rules: [{ apiGroups: ['hyperspool.dev'], resources: ['runs'], verbs: ['get', 'list'] }] },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'team-g',
+      body: { metadata: { name: 'carol-reads' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'run-reader' }, subjects: [{ kind: 'User', name: 'carol', apiGroup: 'rbac.authorization.k8s.io' }] },
+    });
+    await eventually('the APIService Available', () => {
+      const service = JSON.parse(cluster.kubectl('get', 'apiservice', 'v1alpha1.api.hyperspool.dev', '-o', 'json')) as { status?: { conditions?: { type: string; status: string }[] } };
+      if (!service.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')) console.log(JSON.stringify(service.status));
+      return Promise.resolve(service.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
+    }, 60_000);
+    await givenWorkflow(cluster, 'gate', 'gate.sh', SCRIPT);
+  }, 180_000);
+
+  afterAll(async () => {
+    await kubelet?.stop();
+    await cluster?.stop();
+    removeTempDirs();
+  });
+
+  /**
+   * kubectl without blocking this process: the operator answering kube-apiserver's proxied
+   * requests runs in it (cluster.kubectl is synchronous).
+   */
+  const kubectl = async (kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+    try {
+      const { stdout, stderr } = await run(cluster.plane.kubectl, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    }
+  };
+
+  const as = (kubeconfig: string, ...args: string[]): Promise<SpoolResult> =>
+    spool([...args, '--kubeconfig', kubeconfig, '-n', 'team-g'], { cwd: dir, env: { SPOOL_SERVER: undefined } });
+
+  it('serves discovery, so kubectl knows the subresources and RBAC reads naturally', async () => {
+    const listed = await kubectl(admin, 'api-resources', '--api-group=api.hyperspool.dev', '--no-headers');
+    const resources = listed.stdout;
+    expect(resources).toMatch(/^runs\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+RunRecord$/m);
+    expect(resources).toMatch(/^events\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+Event$/m);
+    const discovery = JSON.parse((await kubectl(admin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
+    expect(discovery.resources.map((r) => `${r.name}:${r.verbs.join(',')}`).sort()).toEqual(
+      ['events:create', 'runs:get', 'runs/approve:create', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
+    );
+    expect((await kubectl(admin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
+    expect((await kubectl(carol, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('no');
+  });
+
+  it("given a Run waiting on a signal, when a person with the cluster's certificate kubeconfig signals it, then it wakes, and their logs and journal read it; a person RBAC does not allow is refused, naming the subresource", async () => {
+    await whenRunCreated(cluster, 'gate-1', 'gate');
+    await eventually('gate-1 waiting for its signal', async () => (await getRun(cluster, 'gate-1')).status?.awaiting === 'signal go', 60_000);
+
+    // Carol may read the Run but not signal it: RBAC on runs/signal says no (kube-apiserver asks
+    // first, and the operator asks again with a SubjectAccessReview).
+    const refused = await as(carol, 'signal', 'gate-1', 'go', 'yes');
+    expect(refused.code).toBe(1);
+    expect(refused.output.trim()).toBe(
+      'spool: runs.api.hyperspool.dev "gate-1" is forbidden: User "carol" cannot create resource "runs/signal" in API group "api.hyperspool.dev" in the namespace "team-g"',
+    );
+    const notLogs = await as(carol, 'logs', 'gate-1');
+    expect(notLogs.code).toBe(1);
+    expect(notLogs.output).toContain('User "carol" cannot get resource "runs/log" in API group "api.hyperspool.dev"');
+
+    const signalled = await as(admin, 'signal', 'gate-1', 'go', 'yes');
+    expect(signalled.output).toBe('signal go queued for gate-1\n');
+    await eventually('gate-1 Succeeded', async () => (await getRun(cluster, 'gate-1')).status?.phase === 'Succeeded', 60_000);
+    // The wait prints the signal's payload.
+    expect((await as(admin, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
+    expect((await as(admin, 'journal', 'gate-1')).output).toMatch(/wait\.signal\s+go/);
+
+    // Once RBAC allows it (the edit role config/rbac ships), carol's own certificate is enough.
+    await cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
+      namespace: 'team-g',
+      body: { metadata: { name: 'carol-edits' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: [{ kind: 'User', name: 'carol', apiGroup: 'rbac.authorization.k8s.io' }] },
+    });
+    expect((await as(carol, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
+  });
+
+  it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {
+    writeFileSync(join(dir, 'event.json'), JSON.stringify({ type: 'order.paid', id: 'evt-1', payload: { order: 7 } }));
+    const created = await kubectl(admin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'event.json'));
+    expect(created.stderr).toBe('');
+    expect((JSON.parse(created.stdout) as { event?: { id?: string; project?: string } }).event).toMatchObject({ id: 'evt-1', project: 'team-g' });
+    // A body may not name another namespace than the one RBAC was asked about.
+    writeFileSync(join(dir, 'elsewhere.json'), JSON.stringify({ type: 'order.paid', project: 'team-x', payload: {} }));
+    const refused = await kubectl(admin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'elsewhere.json'));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("the body's project team-x is not the namespace team-g");
+  });
+
+  it('believes the user headers only from kube-apiserver: a request to the operator without the front-proxy certificate is refused', async () => {
+    const port = Number(operator.listening.aggregated.split(':').pop());
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const call = request(
+        { host: hostAddressForProxy(), port, method: 'GET', path: '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/runs/gate-1/log', rejectUnauthorized: false, headers: { 'X-Remote-User': 'system:admin', 'X-Remote-Group': 'system:masters' } },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      call.on('error', reject);
+      call.end();
+    });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 401, message: 'only kube-apiserver may call this API (a front-proxy client certificate is required)' });
+  });
+});
+
+/** A kubeconfig for `user` with a client certificate the cluster's CA signed (openssl, as an admin would). */
+function givenCertificatePerson(cluster: Cluster, dir: string, user: string): string {
+  const pki = join(dirname(cluster.plane.kubeconfigPath), 'pki');
+  const key = join(dir, `${user}.key`);
+  const csr = join(dir, `${user}.csr`);
+  const cert = join(dir, `${user}.crt`);
+  execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', '-new', '-key', key, '-subj', `/CN=${user}`, '-out', csr], { stdio: 'ignore' });
+  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(pki, 'ca.crt'), '-CAkey', join(pki, 'ca.key'), '-set_serial', String(Date.now()), '-days', '1', '-out', cert], { stdio: 'ignore' });
+  const server = cluster.kubeConfig.getCurrentCluster();
+  const path = join(dir, `${user}.kubeconfig`);
+  const b64 = (file: string): string => readFileSync(file).toString('base64');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: server?.server, 'certificate-authority-data': b64(join(pki, 'ca.crt')) } }],
+      users: [{ name: user, user: { 'client-certificate-data': b64(cert), 'client-key-data': b64(key) } }],
+      contexts: [{ name: user, context: { cluster: 'test', user } }],
+      'current-context': user,
+    }),
+  );
+  return path;
+}
