@@ -51,6 +51,11 @@ describe('crds/', () => {
         if (!child.description) problems.push(`${path}.${field}: no description`);
         visit(child, `${path}.${field}`, false);
       }
+      // A map's values (resource quantities, node labels) are fields kubectl explain shows too.
+      if (typeof schema.additionalProperties === 'object') {
+        if (!schema.additionalProperties.description) problems.push(`${path}{}: no description`);
+        visit(schema.additionalProperties, `${path}{}`, false);
+      }
       if (schema.items) {
         if (!schema.items.description) problems.push(`${path}[]: no description`);
         visit(schema.items, `${path}[]`, false);

@@ -801,6 +801,7 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
                   description: 'What the scheduler reserves, such as cpu 100m and memory 128Mi.',
                   type: 'object',
                   additionalProperties: {
+                    description: 'A quantity of the resource named by its key, such as 100m or 128Mi.',
                     'x-kubernetes-int-or-string': true,
                     pattern:
                       '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
@@ -810,6 +811,7 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
                   description: 'What the container may not exceed, such as memory 256Mi.',
                   type: 'object',
                   additionalProperties: {
+                    description: 'A quantity of the resource named by its key, such as 1 or 256Mi.',
                     'x-kubernetes-int-or-string': true,
                     pattern:
                       '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
@@ -923,7 +925,10 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
             nodeSelector: {
               description: "Labels a node must have to run the pass's pod.",
               type: 'object',
-              additionalProperties: { type: 'string' },
+              additionalProperties: {
+                type: 'string',
+                description: "The value the node's label of that key must have.",
+              },
             },
             tolerations: {
               description: "Taints the pass's pod tolerates, as a pod's tolerations.",
