@@ -147,6 +147,10 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=180s').catch(async (error: Error) => {
     throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
   });
+  // People's verbs go through the aggregated API, which kube-apiserver serves once it reaches a replica.
+  await cluster.kubectl('wait', '--for=condition=Available', '--timeout=120s', 'apiservice/v1alpha1.api.hyperspool.dev').catch(async (error: Error) => {
+    throw new Error(`${error.message}\n${await cluster.kubectl('get', 'apiservice', 'v1alpha1.api.hyperspool.dev', '-o', 'yaml').catch(() => '')}`);
+  });
 }
 
 /** The claim config/quickstart's PostgreSQL keeps its data on. */
