@@ -14,12 +14,13 @@ interface RunData {
   children: Run[];
 }
 
-async function loadDetails(id: string, run: Run): Promise<Omit<RunData, 'run'> & { run: Run }> {
+async function loadDetails(id: string): Promise<RunData> {
   const path = runPath(id);
-  const [{ run: latest, timeline }, { runs: children }, approvals] = await Promise.all([
+  // All at once: a script run has no gates, and its approvals answer is an empty list.
+  const [{ run: latest, timeline }, { runs: children }, { approvals }] = await Promise.all([
     api.get<{ run: Run; timeline: TimelineEntry[] }>(`${path}/timeline`),
     api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
-    run.interpreter === 'pipeline' ? api.get<{ approvals: Gate[] }>(`${path}/approvals`).then((answer) => answer.approvals) : Promise.resolve([]),
+    api.get<{ approvals: Gate[] }>(`${path}/approvals`),
   ]);
   if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
   return { run: latest, timeline, approvals, children: children.reverse() };
@@ -29,10 +30,11 @@ const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(r
 
 /** The run page: what a run is doing or did, its journal as a timeline, its log, and what a person can do to it. */
 export function RunPage({ id }: { id: string }): JSX.Element {
-  // The run itself first (one small answer), so its heading and summary show at once; its timeline,
-  // child runs and gates (the large answers) follow, and are read again while the run goes on.
+  // The run itself (one small answer) shows its heading and summary at once; its timeline, child
+  // runs and gates (the large answers), asked for at the same time, follow, and are read again
+  // while the run goes on.
   const first = usePoll(() => api.get<{ run: Run }>(runPath(id)).then((answer) => answer.run), [id], 0, () => false);
-  const details = usePoll(() => (first.data ? loadDetails(id, first.data) : Promise.resolve(undefined)), [id, Boolean(first.data)], 1500, (loaded) => Boolean(first.data) && !ended(loaded?.run));
+  const details = usePoll(() => loadDetails(id), [id], 1500, (loaded) => !ended(loaded?.run));
   const reload = details.reload;
   const now = useNow(1000);
   const short = id.split(':').at(-1) ?? id;
