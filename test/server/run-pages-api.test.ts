@@ -3,7 +3,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UI_DIR } from '../../src/server/ui-routes.js';
-import { getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { cli, cliOk, getRun, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
@@ -134,6 +134,22 @@ describe('approvals', () => {
 
     // Answered already: nothing waits there now.
     expect((await call('POST', `${path}/ask`, { decision: 'approve' })).status).toBe(404);
+  }, 90_000);
+});
+
+describe('spool approve --set', () => {
+  it('answers a gate’s form from a terminal; a --set without = is a usage error', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'form.yaml': FORM });
+    const id = await submit(dev.url, dir, 'form.yaml', '--input', '{"what": "boxes"}');
+    await waitForChild(dev, id, 'ask', ['waiting']);
+    const bad = await cli(dev.url, dir, ['approve', id, 'ask', '--set', 'count']);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain("--set takes field=value, not 'count'");
+    expect(await cliOk(dev.url, dir, ['approve', id, 'ask', '--set', 'count=3', '--set', 'note=by hand'])).toBe(`approved ask of ${id}\n`);
+    expect((await waitForRun(dev.url, id)).status).toBe('succeeded');
+    const { logs } = (await call('GET', `/runs/${encodeURIComponent(id)}/logs`)).json as { logs: { text: string }[] };
+    expect(logs.map((line) => line.text).join('')).toContain('count=3 note=by hand urgent= by=');
   }, 90_000);
 });
 
