@@ -1,5 +1,5 @@
-import type { JSX } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { Component, type JSX } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Run, TimelineEntry } from '../api.js';
 import { Duration, Empty, RunLink } from '../components.js';
 import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
@@ -65,89 +65,30 @@ function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Elemen
   }
 }
 
-const FIRST_SLICE = 60;
-const SLICE = 120;
+interface SliceProps {
+  entries: TimelineEntry[];
+  run: Run;
+  start: number;
+  span: number;
+  open: Set<number>;
+  toggle: (position: number) => void;
+}
 
 /**
- * The journal as a timeline, after Temporal's compact history: one line per durable call, where it
- * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
- * replayed it). Failed calls are marked, so a run of 500 calls is read at a glance.
+ * One slice of the timeline's lines. It draws again only when its own entries, the run's span or
+ * the open details change, so adding a slice below does not redraw the lines above it.
  */
-export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] }): JSX.Element {
-  const [open, setOpen] = useState<Set<number>>(new Set());
-  const [failedOnly, setFailedOnly] = useState(false);
-  const failed = entries.filter((entry) => entry.failed).length;
-  const start = new Date(run.createdAt).getTime();
-  const lastEnd = Math.max(start + 1, ...entries.map((entry) => new Date(entry.endedAt ?? entry.startedAt ?? run.createdAt).getTime()));
-  const end = Math.max(lastEnd, run.finishedAt ? new Date(run.finishedAt).getTime() : lastEnd);
-  const span = end - start;
-  const matching = failedOnly ? entries.filter((entry) => entry.failed || entry.timedOut) : entries;
-  // A long journal is drawn a screenful first and the rest in slices, each its own task: the page
-  // answers clicks and keys while the lines below the fold are still being added.
-  const [drawn, setDrawn] = useState(FIRST_SLICE);
-  useEffect(() => {
-    if (drawn >= matching.length) {
-      performance.mark('spool:timeline-complete');
-      return;
-    }
-    const timer = window.setTimeout(() => setDrawn((count) => count + SLICE), 0);
-    return () => window.clearTimeout(timer);
-  }, [drawn, matching.length]);
-  const shown = matching.length > drawn ? matching.slice(0, drawn) : matching;
-  const toggle = (position: number) =>
-    setOpen((old) => {
-      const next = new Set(old);
-      if (next.has(position)) next.delete(position);
-      else next.add(position);
-      return next;
-    });
+class TimelineSlice extends Component<SliceProps> {
+  override shouldComponentUpdate(next: SliceProps): boolean {
+    const now = this.props;
+    return next.entries !== now.entries || next.span !== now.span || next.start !== now.start || next.open !== now.open || next.run.status !== now.run.status || next.run.passes !== now.run.passes;
+  }
 
-  return (
-    <section aria-labelledby="timeline-title">
-      <div class="section-head">
-        <h2 id="timeline-title">Timeline</h2>
-        <p class="muted timeline-summary">
-          {plural(entries.length, 'durable call')}
-          {failed > 0 && (
-            <>
-              {' · '}
-              <span class="exit-failed">{failed} failed</span>
-            </>
-          )}
-          {' · '}
-          {plural(run.passes, 'pass', 'passes')}
-        </p>
-        {failed > 0 && (
-          <label class="check">
-            <input type="checkbox" checked={failedOnly} onChange={(event) => setFailedOnly(event.currentTarget.checked)} /> failed only
-          </label>
-        )}
-      </div>
-      {entries.length === 0 ? (
-        <Empty title="No durable calls yet.">
-          <p>Each spool step, sleep, wait, lock or spawn the script reaches shows here as it is recorded.</p>
-        </Empty>
-      ) : (
-        <table class="timeline">
-          <caption class="visually-hidden">The run’s durable calls in the order the script reached them</caption>
-          <thead>
-            <tr>
-              <th scope="col" class="num">#</th>
-              <th scope="col">Call</th>
-              <th scope="col">When</th>
-              <th scope="col" class="bar-col">
-                <span class="visually-hidden">Where in the run</span>
-              </th>
-              <th scope="col">Took</th>
-              <th scope="col">Result</th>
-              <th scope="col">Pass</th>
-              <th scope="col">
-                <span class="visually-hidden">Details</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((entry) => {
+  override render(): JSX.Element {
+    const { entries, run, start, span, open, toggle } = this.props;
+    return (
+      <>
+        {entries.map((entry) => {
               const began = entry.startedAt ? new Date(entry.startedAt).getTime() : null;
               const replayed = entry.pass !== null && entry.pass < run.passes;
               const expanded = open.has(entry.position);
@@ -209,7 +150,113 @@ export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] 
                   )}
                 </>
               );
-            })}
+        })}
+      </>
+    );
+  }
+}
+
+const FIRST_SLICE = 60;
+const SLICE = 120;
+
+/**
+ * The journal as a timeline, after Temporal's compact history: one line per durable call, where it
+ * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
+ * replayed it). Failed calls are marked, so a run of 500 calls is read at a glance.
+ */
+export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] }): JSX.Element {
+  const [open, setOpen] = useState<Set<number>>(new Set());
+  const [failedOnly, setFailedOnly] = useState(false);
+  const failed = entries.filter((entry) => entry.failed).length;
+  const start = new Date(run.createdAt).getTime();
+  const lastEnd = Math.max(start + 1, ...entries.map((entry) => new Date(entry.endedAt ?? entry.startedAt ?? run.createdAt).getTime()));
+  const end = Math.max(lastEnd, run.finishedAt ? new Date(run.finishedAt).getTime() : lastEnd);
+  const span = end - start;
+  const matching = useMemo(() => (failedOnly ? entries.filter((entry) => entry.failed || entry.timedOut) : entries), [entries, failedOnly]);
+  // A long journal is drawn a screenful first and the rest in slices, each its own task: the page
+  // answers clicks and keys while the lines below the fold are still being added.
+  const [drawn, setDrawn] = useState(FIRST_SLICE);
+  useEffect(() => {
+    if (drawn >= matching.length) {
+      performance.mark('spool:timeline-complete');
+      return;
+    }
+    const timer = window.setTimeout(() => setDrawn((count) => count + SLICE), 0);
+    return () => window.clearTimeout(timer);
+  }, [drawn, matching.length]);
+  // The same slices (the same arrays) from one drawing to the next, so a drawn slice is left alone.
+  const allSlices = useMemo(() => {
+    const cut: TimelineEntry[][] = [matching.slice(0, FIRST_SLICE)];
+    for (let at = FIRST_SLICE; at < matching.length; at += SLICE) cut.push(matching.slice(at, at + SLICE));
+    return cut;
+  }, [matching]);
+  const slices = allSlices.slice(0, 1 + Math.max(0, Math.ceil((drawn - FIRST_SLICE) / SLICE)));
+  const toggle = (position: number) =>
+    setOpen((old) => {
+      const next = new Set(old);
+      if (next.has(position)) next.delete(position);
+      else next.add(position);
+      return next;
+    });
+
+  return (
+    <section aria-labelledby="timeline-title">
+      <div class="section-head">
+        <h2 id="timeline-title">Timeline</h2>
+        <p class="muted timeline-summary">
+          {plural(entries.length, 'durable call')}
+          {failed > 0 && (
+            <>
+              {' · '}
+              <span class="exit-failed">{failed} failed</span>
+            </>
+          )}
+          {' · '}
+          {plural(run.passes, 'pass', 'passes')}
+        </p>
+        {failed > 0 && (
+          <label class="check">
+            <input type="checkbox" checked={failedOnly} onChange={(event) => setFailedOnly(event.currentTarget.checked)} /> failed only
+          </label>
+        )}
+      </div>
+      {entries.length === 0 ? (
+        <Empty title="No durable calls yet.">
+          <p>Each spool step, sleep, wait, lock or spawn the script reaches shows here as it is recorded.</p>
+        </Empty>
+      ) : (
+        <table class="timeline">
+          <caption class="visually-hidden">The run’s durable calls in the order the script reached them</caption>
+          <colgroup>
+            <col class="col-position" />
+            <col class="col-call" />
+            <col class="col-when" />
+            <col class="bar-col" />
+            <col class="col-took" />
+            <col />
+            <col class="col-pass" />
+            <col class="col-details" />
+          </colgroup>
+          <thead>
+            <tr>
+              <th scope="col" class="num">#</th>
+              <th scope="col">Call</th>
+              <th scope="col">When</th>
+              <th scope="col" class="bar-col">
+                <span class="visually-hidden">Where in the run</span>
+              </th>
+              <th scope="col">Took</th>
+              <th scope="col">Result</th>
+              <th scope="col">Pass</th>
+              <th scope="col">
+                <span class="visually-hidden">Details</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {slices.map((slice) => (
+              <TimelineSlice key={slice[0]?.position} entries={slice} run={run} start={start} span={span} open={open} toggle={toggle} />
+            ))}
           </tbody>
         </table>
       )}
