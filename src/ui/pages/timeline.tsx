@@ -1,7 +1,7 @@
 import { Component, type JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Run, TimelineEntry } from '../api.js';
-import { Duration, Empty, RunLink } from '../components.js';
+import { Empty, RunLink } from '../components.js';
 import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
 
 const firstLine = (text: string): string => {
@@ -33,9 +33,10 @@ function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Elemen
   if (entry.exitCode !== null) {
     const stdout = typeof result.stdout === 'string' ? firstLine(result.stdout) : '';
     return (
-      <span>
-        <span class={entry.failed ? 'exit exit-failed' : 'exit'}>exit {entry.exitCode}</span> {stdout && <code class="stdout">{stdout}</code>}
-      </span>
+      <>
+        <span class={entry.failed ? 'exit exit-failed' : 'exit'}>{`exit ${entry.exitCode}`}</span>
+        {stdout ? ` ${stdout}` : null}
+      </>
     );
   }
   switch (entry.verb) {
@@ -97,36 +98,26 @@ class TimelineSlice extends Component<SliceProps> {
                 <>
                   <tr key={entry.position} class={rowClass} data-verb={entry.verb} data-name={entry.name}>
                     <td class="num">{entry.position}</td>
-                    <td class="call">
-                      <span class="marker" aria-hidden="true">
-                        {entry.failed ? '✕' : entry.result ? '●' : '○'}
-                      </span>
-                      <span class="visually-hidden">{entry.failed ? 'failed: ' : entry.result ? '' : 'not finished: '}</span>{' '}
-                      <span class="verb">{entry.verb}</span> <span class="name">{entry.name}</span>
-                      {entry.label && entry.verb !== 'annotate' && <span class="label"> ({entry.label})</span>}
+                    <td class={`call${entry.failed ? ' call-failed' : entry.result ? '' : ' call-open'}`}>
+                      {entry.failed ? <span class="visually-hidden">failed: </span> : null}
+                      <span class="verb">{entry.verb}</span> <b>{entry.name}</b>
+                      {entry.label && entry.verb !== 'annotate' ? ` (${entry.label})` : null}
                     </td>
-                    <td class="when">{entry.startedAt && <time dateTime={entry.startedAt}>+{formatDuration(Math.max(0, (began ?? start) - start))}</time>}</td>
+                    <td class="when">{entry.startedAt ? `+${formatDuration(Math.max(0, (began ?? start) - start))}` : ''}</td>
                     <td class="bar-col" aria-hidden="true">
                       {began !== null && (
-                        <span class="bar-track">
-                          <span
-                            class={`bar ${entry.failed ? 'bar-failed' : ''}`}
-                            style={{ left: `${((began - start) / span) * 100}%`, width: `${Math.max(((entry.durationMs ?? 0) / span) * 100, 0.6)}%` }}
-                          />
-                        </span>
+                        <span
+                          class={entry.failed ? 'bar bar-failed' : 'bar'}
+                          style={{ left: `${((began - start) / span) * 100}%`, width: `${Math.max(((entry.durationMs ?? 0) / span) * 100, 0.6)}%` }}
+                        />
                       )}
                     </td>
-                    <td class="took">{entry.durationMs !== null ? <Duration ms={entry.durationMs} /> : ''}</td>
+                    <td class="took">{entry.durationMs !== null ? formatDuration(entry.durationMs) : ''}</td>
                     <td class="result">
                       <Outcome entry={entry} run={run} />
                     </td>
-                    <td class="pass">
-                      {entry.pass !== null && (
-                        <span title={replayed ? `recorded in pass ${entry.pass}; later passes replayed it` : `recorded in pass ${entry.pass}`}>
-                          {entry.pass}
-                          {replayed && <span class="replayed"> replayed</span>}
-                        </span>
-                      )}
+                    <td class="pass" title={entry.pass === null ? undefined : replayed ? `recorded in pass ${entry.pass}; later passes replayed it` : `recorded in pass ${entry.pass}`}>
+                      {entry.pass === null ? '' : replayed ? `${entry.pass} · replayed` : entry.pass}
                     </td>
                     <td>
                       <button type="button" class="link-button" aria-expanded={expanded} aria-label={`details of call ${entry.position}`} onClick={() => toggle(entry.position)}>
