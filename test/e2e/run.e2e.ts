@@ -10,7 +10,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { deployHyperspool, E2E_LABEL, eventually, leaderPod, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { startPrometheus } from './support/prometheus.js';
 
 const SCRIPT = 'spool step a -- echo one\nspool sleep 10s\nspool step b -- echo two\n';
 
@@ -350,4 +352,36 @@ describe('Hyperspool on a real cluster', () => {
     }, 120_000);
     expect(await eventually('the log through the new pod', () => spool('logs', 'nap-1').catch(() => ''), 60_000)).toBe('one\ntwo\n');
   });
+
+  it.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))(
+    'given a real Prometheus scraping both operator replicas as config/prometheus/monitor.yaml selects them, when a Run fails, then HyperspoolRunsFailing fires for its namespace (the rule with a 1m window), and not before',
+    async () => {
+      // The alert as shipped, its 15-minute window shortened so a test can watch it.
+      type Rules = { spec: { groups: { name: string; rules: { alert: string; expr: string }[] }[] } };
+      const shipped = parse(readFileSync(join(repo, 'config', 'prometheus', 'rules.yaml'), 'utf8')) as Rules;
+      const failing = shipped.spec.groups.flatMap((g) => g.rules).find((r) => r.alert === 'HyperspoolRunsFailing');
+      expect(failing?.expr).toContain('[15m]');
+      const prometheus = await startPrometheus(kubectl, [{ name: 'hyperspool-e2e', rules: [{ ...failing, expr: failing?.expr.replace('[15m]', '[1m]') }] }]);
+      try {
+        const replicas = (await getJson<{ items: PodResource[] }>('-n', SYSTEM, 'pods', '-l', 'app.kubernetes.io/component=operator')).items.map((p) => p.metadata.name).sort();
+        const scraped = await eventually('both replicas scraped', async () => {
+          const up = (await prometheus.targets()).filter((t) => t.health === 'up');
+          return up.length === replicas.length && up;
+        }, 60_000).catch((error: Error) => Promise.reject(new Error(`${error.message}\n${prometheus.log()}`)));
+        expect(scraped.map((t) => t.labels.pod).sort()).toEqual(replicas);
+        const ours = async () => (await prometheus.alerts()).filter((a) => a.labels.alertname === 'HyperspoolRunsFailing' && a.labels.namespace === namespace);
+        // A few evaluations with the counter as it stands: quiet.
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        expect(await ours()).toEqual([]);
+
+        await givenRunOf('doomed', 'doomed.sh', 'echo about to fail\nexit 3\n');
+        await eventually('doomed-1 Failed', async () => (await phaseOf('doomed-1')).status?.phase === 'Failed', 120_000);
+        const fired = await eventually('HyperspoolRunsFailing firing', async () => (await ours()).find((a) => a.state === 'firing'), 60_000);
+        expect(fired.labels).toMatchObject({ severity: 'warning', namespace });
+        expect(fired.annotations.summary).toBe(`Hyperspool runs are failing in ${namespace}`);
+      } finally {
+        await prometheus.stop();
+      }
+    },
+  );
 });
