@@ -132,10 +132,10 @@ describe('Hyperspool on a real cluster', () => {
     await givenRunOf('parked', 'parked.sh', 'spool step a -- true\nspool wait signal never --timeout 1h\n');
     await eventually('parked awaiting its signal', async () => (await phaseOf('parked-1')).status?.awaiting === 'signal never', 120_000);
     const table = (await kubectl('-n', namespace, 'get', 'runs')).trimEnd().split('\n');
-    expect(table[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+AWAITING\s+PASSES\s+DURATION\s+MESSAGE\s+AGE$/);
+    expect(table[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+SUBSTATE\s+AWAITING\s+PASSES\s+DURATION\s+MESSAGE\s+AGE$/);
     // An ended run (the nap test's) shows how long it took.
     expect(table.find((line) => line.startsWith('nap-1 '))).toMatch(/^nap-1\s+nap\s+Succeeded\s+2\s+\d+s\s+\S+$/);
-    expect(table.find((line) => line.startsWith('parked-1 '))).toMatch(/^parked-1\s+parked\s+Waiting\s+signal never\s+1\s+\S+$/);
+    expect(table.find((line) => line.startsWith('parked-1 '))).toMatch(/^parked-1\s+parked\s+Waiting\s+awaiting_signal\s+signal never\s+1\s+\S+$/);
     await spool('cancel', 'parked-1');
   });
 

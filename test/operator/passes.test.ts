@@ -125,7 +125,7 @@ describe('a Run on a real kube-apiserver', () => {
     expect(metrics).toMatch(/^hyperspool_oldest_running_pass_seconds 0$/m);
 
     const table = cluster.kubectl('get', 'runs', '-n', cluster.namespace);
-    expect(table.split('\n')[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+AWAITING\s+PASSES\s+DURATION\s+MESSAGE\s+AGE/);
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+WORKFLOW\s+PHASE\s+SUBSTATE\s+AWAITING\s+PASSES\s+DURATION\s+MESSAGE\s+AGE/);
     expect(table).toMatch(/nap-1\s+nap\s+Succeeded\s+2\s+\d+s\s+/);
     // The operator writes how long the run took once it ends (two passes around a 2 s sleep), and
     // the DURATION column shows it as people write durations.
