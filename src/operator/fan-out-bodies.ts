@@ -1,4 +1,3 @@
-import { ensureError } from '../common/errors.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { BODIES, type PinnedBody } from '../pipeline/pinned-bodies.js';
@@ -29,8 +28,10 @@ export async function withFanOutBodies(
   try {
     const pipeline = parsePipeline(source.script, source.workflow);
     names = [...new Set(pipeline.jobs.flatMap((job) => (job.fanOut?.workflow ? [job.fanOut.workflow] : [])))];
-  } catch (error) {
-    return { ready: false, reason: 'InvalidPipeline', message: ensureError(error).message };
+  } catch {
+    // A document that does not parse is admitted as it is and fails at its first pass, saying
+    // why; "not ready" would keep the Run Pending, waiting for a script that will never change.
+    return resolved;
   }
   if (names.length === 0) return resolved;
   if (depth >= MAX_DEPTH) return { ready: false, reason: 'FanOutTooDeep', message: `fan_out bodies nest deeper than ${MAX_DEPTH} Workflows (one names itself?)` };
