@@ -34,7 +34,8 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
   it('given a replica starting, then its first line says the addresses it really listens on, and the leader says it gained the lease', () => {
     const [first] = logs.a.lines;
     expect(first).toMatchObject({ level: 'info', msg: 'listening', replica: 'op-a', api: `0.0.0.0:${new URL(a.url).port}`, probes: `0.0.0.0:${new URL(a.healthUrl).port}` });
-    expect(a.listening).toEqual({ api: first?.api, probes: first?.probes });
+    expect(first?.aggregated).toMatch(/^0\.0\.0\.0:\d+$/);
+    expect(a.listening).toEqual({ api: first?.api, probes: first?.probes, aggregated: first?.aggregated });
     expect(Date.parse(String(first?.time))).toBeGreaterThan(0);
     expect(logs.b.lines[0]).toMatchObject({ msg: 'listening', replica: 'op-b', api: `127.0.0.1:${new URL(b.url).port}` });
     expect(logs.a.lines).toContainEqual(expect.objectContaining({ msg: 'leadership gained', kind: 'Lease', namespace: 'hyperspool-system', name: 'hyperspool-operator' }));
