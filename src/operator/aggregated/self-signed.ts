@@ -16,7 +16,8 @@ export function selfSignedCertificate(names: string[], days = 3650): { cert: str
   const ecdsaWithSha256 = sequence(oid('1.2.840.10045.4.3.2'));
   const subjectAltName = sequence(oid('2.5.29.17'), octets(sequence(...names.map((dns) => tagged(0x82, Buffer.from(dns, 'ascii'))))));
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive
+  // Positive and minimal, as DER wants: a first byte of 0x00 would be padding OpenSSL refuses.
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   const tbs = sequence(
     tagged(0xa0, integer(Buffer.from([2]))), // v3
     integer(serial),
