@@ -4,8 +4,8 @@ import type { RunRecord } from '../store/types.js';
 import { answerGate, listGates } from './approvals.js';
 import { object, text } from './body.js';
 import type { ServerContext } from './context.js';
-import { badRequest, notFound } from './http-error.js';
-import { runView } from './runs-routes.js';
+import { badRequest } from './http-error.js';
+import { loadRun, runView } from './runs-routes.js';
 import { timeline } from './timeline.js';
 
 /** Who the person calling is: the user the cluster authenticated, or on `spool dev` whoever runs it. */
@@ -28,11 +28,7 @@ export function runPageRoutes(ctx: ServerContext): Router {
   const router = Router();
   const { store } = ctx;
 
-  const load = async (id: string): Promise<RunRecord> => {
-    const run = await store.getRun(id);
-    if (!run) throw notFound(`run ${id}`);
-    return run;
-  };
+  const load = (id: string): Promise<RunRecord> => loadRun(store, id);
 
   router.get('/runs/:id/timeline', async (req, res) => {
     const run = await load(req.params.id);

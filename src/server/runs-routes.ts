@@ -7,6 +7,7 @@ import { wakeIfOver } from '../engine/wake.js';
 import { PIPELINE, admissionRules } from '../pipeline/admission.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
+import type { Store } from '../store/store.js';
 import type { ServerContext } from './context.js';
 import { badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
@@ -19,15 +20,18 @@ export function runView(run: RunRecord, withScript = false): Record<string, unkn
   return withScript ? { ...view, script } : view;
 }
 
+/** The run a route's path names, or a 404 saying which. */
+export async function loadRun(store: Store, id: string): Promise<RunRecord> {
+  const run = await store.getRun(id);
+  if (!run) throw notFound(`run ${id}`);
+  return run;
+}
+
 export function runsRoutes(ctx: ServerContext): Router {
   const router = Router();
   const { store } = ctx;
 
-  const load = async (id: string): Promise<RunRecord> => {
-    const run = await store.getRun(id);
-    if (!run) throw notFound(`run ${id}`);
-    return run;
-  };
+  const load = (id: string): Promise<RunRecord> => loadRun(store, id);
 
   router.post('/runs', async (req, res) => {
     const body = object(req.body);
