@@ -5,6 +5,9 @@ import express, { type Request, type Response } from 'express';
 import { ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { createApp } from '../server/app.js';
+import { startGateNotifier } from '../server/chat/gates.js';
+import type { ChatSettings } from '../server/chat/settings.js';
+import type { ServerContext } from '../server/context.js';
 import { errorHandler } from '../server/http-error.js';
 import { aggregatedApi, statusErrors } from './aggregated/routes.js';
 import { readFrontProxy, type FrontProxy } from './aggregated/front-proxy.js';
@@ -42,6 +45,8 @@ export interface OperatorOptions {
   /** How the other replicas reach this one's API: agents' calls are forwarded to the leader. */
   advertiseUrl?: string;
   jobs: PassJobSettings;
+  /** Approval gates in Slack and Mattermost (--chat): the leader posts them, any replica takes the clicks. */
+  chat?: ChatSettings;
   leaseDurationSeconds?: number;
   sweepMs?: number;
   resyncPeriodMs?: number;
@@ -84,7 +89,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   let controllers: Controllers | null = null;
   let election: LeaderElection | null = null;
 
-  const app = createApp({
+  const context: ServerContext = {
     store,
     env: CLUSTER_ENV,
     defaultProject: 'default',
@@ -96,7 +101,9 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
     }),
     agents: { passes, authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)) },
-  });
+    ...(options.chat ? { chat: options.chat } : {}),
+  };
+  const app = createApp(context);
   const outer = express();
   outer.disable('x-powered-by');
   outer.use('/v1/agent', (req, res, next) => {
@@ -144,9 +151,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     });
     controllers = mine;
+    // Gates are posted by the leader only, so two replicas never post one twice.
+    const chat = options.chat;
+    const notifier = chat ? startGateNotifier({ ...context, chat }, (error) => log.error('chat', error)) : null;
     const lost = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.race([mine.start(), lost]);
     await lost;
+    await notifier?.stop();
     controllers = null;
     await mine.stop();
   };

@@ -1,9 +1,8 @@
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
 import { finalLog, getRun, submit, waitForRun } from '../support/dev.js';
+import { startChatService, slackClick as clickIn, type ChatService } from '../support/chat-service.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { poll } from '../support/dev.js';
 
@@ -15,41 +14,20 @@ import { poll } from '../support/dev.js';
  * button's context.
  */
 
-interface Call {
-  path: string;
-  auth: string;
-  body: Record<string, unknown>;
-}
-
 const SECRET = 'slack-signing-secret';
 const MM_TOKEN = 'mattermost-callback-token';
-const calls: Call[] = [];
-let chatServer: Server;
+let chat: ChatService;
 let dev: DevServer;
 
 beforeAll(async () => {
-  chatServer = createServer((req, res) => {
-    let text = '';
-    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    req.on('end', () => {
-      const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-      calls.push({ path: `${req.method ?? ''} ${req.url ?? ''}`, auth: req.headers.authorization ?? '', body });
-      res.setHeader('Content-Type', 'application/json');
-      if (req.url?.startsWith('/api/chat.')) res.end(JSON.stringify({ ok: true, channel: 'C0REFUNDS', ts: '1765000000.000100' }));
-      else if (req.url === '/mm/api/v4/posts') res.end(JSON.stringify({ id: 'post-1', channel_id: body.channel_id }));
-      else res.end(JSON.stringify({ id: 'post-1' }));
-    });
-  });
-  await new Promise<void>((resolve) => chatServer.listen(0, '127.0.0.1', () => resolve()));
-  const address = chatServer.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  chat = await startChatService();
   dev = await startDevServer({
     port: 0,
     dataDir: join(tempDir('spool-chat-'), 'data'),
     pollMs: 50,
     chat: {
-      slack: { botToken: 'xoxb-test', signingSecret: SECRET, apiUrl: `${base}/api` },
-      mattermost: { url: `${base}/mm`, botToken: 'mm-bot', callbackToken: MM_TOKEN },
+      slack: { botToken: 'xoxb-test', signingSecret: SECRET, apiUrl: chat.slackApi },
+      mattermost: { url: chat.mattermostUrl, botToken: 'mm-bot', callbackToken: MM_TOKEN },
       publicUrl: 'https://spool.example.com',
       people: { U0ALICE: 'alice', U0BOB: 'bob', mmalice: 'alice' },
     },
@@ -58,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dev?.close();
-  chatServer?.close();
+  chat?.close();
   removeTempDirs();
 });
 
@@ -78,24 +56,12 @@ ${notify}
         run: echo "refunded order 1042, approved by \${{ steps.ask.output.answered_by }}"
 `;
 
-const callsTo = (path: string, since: number): Call[] => calls.slice(since).filter((call) => call.path === path);
-
-/** A Slack button click as Slack sends it: form-encoded `payload`, signed; `secret` and `at` to forge one. */
-async function slackClick(user: string, action: 'approve' | 'reject', value: string, secret = SECRET, at = Math.floor(Date.now() / 1000)): Promise<number> {
-  const payload = { type: 'block_actions', user: { id: user }, channel: { id: 'C0REFUNDS' }, container: { message_ts: '1765000000.000100' }, actions: [{ action_id: action, value }] };
-  const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
-  const signature = `v0=${createHmac('sha256', secret).update(`v0:${at}:${body}`).digest('hex')}`;
-  const response = await fetch(`${dev.url}/integrations/slack/actions`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Slack-Request-Timestamp': String(at), 'X-Slack-Signature': signature },
-    body,
-  });
-  return response.status;
-}
+const callsTo = (path: string, since: number) => chat.callsTo(path, since);
+const slackClick = (user: string, action: 'approve' | 'reject', value: string, secret = SECRET, at?: number) => clickIn(dev.url, user, action, value, secret, at);
 
 describe('approvals in Slack', () => {
   it('given a gate that notifies a channel, then it posts the prompt with Approve and Reject; forged, stale and unallowed clicks change nothing; alice’s Approve finishes the run and the message says so', async () => {
-    const since = calls.length;
+    const since = chat.calls.length;
     const dir = tempDir();
     writeFiles(dir, { 'refund.yaml': pipeline('        slack: "#refunds"\n        answerers: [alice]') });
     const id = await submit(dev.url, dir, 'refund.yaml');
@@ -137,7 +103,7 @@ describe('approvals in Slack', () => {
   }, 90_000);
 
   it('given a gate nobody answers, then its message is updated to say it timed out', async () => {
-    const since = calls.length;
+    const since = chat.calls.length;
     const dir = tempDir();
     writeFiles(dir, { 'refund.yaml': pipeline('        slack: C0REFUNDS', '2s') });
     const id = await submit(dev.url, dir, 'refund.yaml');
@@ -149,7 +115,7 @@ describe('approvals in Slack', () => {
 
 describe('approvals in Mattermost', () => {
   it('given a gate that notifies a channel, then it posts an interactive message; a click with a wrong token is refused; alice’s Reject cancels the run and updates the post', async () => {
-    const since = calls.length;
+    const since = chat.calls.length;
     const dir = tempDir();
     writeFiles(dir, { 'refund.yaml': pipeline('        mattermost: town-square') });
     const id = await submit(dev.url, dir, 'refund.yaml');

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../common/errors.js';
+import { chatOption } from '../chat-option.js';
 
 function required(value: string | undefined, what: string): string {
   if (!value) throw new UsageError(`${what} is required`);
@@ -33,8 +34,10 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
     .option('--lease-duration <seconds>', 'how long a leader that stopped renewing keeps the others waiting', '15')
     .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
+    .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
+      const chat = await chatOption(options.chat ?? process.env.SPOOL_CHAT);
       const { startOperator } = await import('../../operator/operator.js');
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
@@ -50,6 +53,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         aggregatedPort: Number(options.aggregatedPort),
         leaseDurationSeconds: positive(options.leaseDuration, '--lease-duration'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
+        ...(chat ? { chat } : {}),
         jobs: {
           runnerImage: options.runnerImage ?? '',
           serverUrl: options.agentServer ?? '',

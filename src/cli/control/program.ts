@@ -1,19 +1,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { EXIT } from '../../engine/protocol.js';
+import { chatOption } from '../chat-option.js';
 import { registerClusterInternals } from '../cluster/internal-commands.js';
 import { registerServerCommands } from './server-commands.js';
 import { registerUiCommand } from './ui-command.js';
-
-async function readChatSettings(file: string) {
-  const { readFileSync } = await import('node:fs');
-  const { checkChatSettings } = await import('../../server/chat/settings.js');
-  try {
-    return checkChatSettings(JSON.parse(readFileSync(file, 'utf8')));
-  } catch (error) {
-    throw new UsageError(`--chat ${file}: ${(error as Error).message}`);
-  }
-}
 
 function storeOptions(command: Command): Command {
   return command
@@ -63,8 +54,7 @@ function build(setExit: (code: number) => void): Command {
     const { startDevServer } = await import('../../dev/dev-server.js');
     const port = Number(options.port);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port takes a port number, not '${options.port ?? ''}'`);
-    const chatFile = options.chat ?? process.env.SPOOL_CHAT;
-    const chat = chatFile ? await readChatSettings(chatFile) : undefined;
+    const chat = await chatOption(options.chat ?? process.env.SPOOL_CHAT);
     const server = await startDevServer({ ...options, port, ...(chat ? { chat } : {}) });
     process.stderr.write(`  spool dev listening on ${server.url}\n`);
     await new Promise<void>((resolve) => {

@@ -115,12 +115,16 @@ export async function notifyGates(ctx: ChatContext, failed: (error: Error) => vo
   }
 }
 
-/** Runs notifyGates every `everyMs` until stopped; a failure is reported and the next look tries again. */
-export function startGateNotifier(ctx: ChatContext, everyMs = 1000): { stop(): Promise<void> } {
+const toStderr = (error: Error): void => {
+  process.stderr.write(`spool: chat: ${error.message}\n`);
+};
+
+/**
+ * Runs notifyGates every `everyMs` until stopped; a failure is reported (on stderr unless `report`
+ * says otherwise: the operator logs it as JSON) and the next look tries again.
+ */
+export function startGateNotifier(ctx: ChatContext, report: (error: Error) => void = toStderr, everyMs = 1000): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
-  const report = (error: Error): void => {
-    process.stderr.write(`spool: chat: ${error.message}\n`);
-  };
   const timer = setInterval(() => {
     running = running.then(() => notifyGates(ctx, report)).catch(report);
   }, everyMs);

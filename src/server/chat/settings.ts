@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * The server's chat settings for approval gates (docs/ui.md#approvals-in-slack-and-mattermost):
- * how to reach each service, how to check its callbacks, and who the people are. `spool dev` reads
- * them from a JSON file (`--chat FILE` or $SPOOL_CHAT). The operator does not read any yet.
+ * how to reach each service, how to check its callbacks, and who the people are. `spool dev` and
+ * `spool operator` read them from a JSON file (`--chat FILE` or $SPOOL_CHAT; on a cluster, a
+ * Secret mounted as that file).
  */
 export interface ChatSettings {
   slack?: {
@@ -24,6 +27,11 @@ export interface ChatSettings {
   publicUrl?: string;
   /** Chat user ids (Slack `U…`, Mattermost ids) to the names of people who may answer gates. */
   people: Record<string, string>;
+}
+
+/** The settings in a JSON file, checked; an Error naming what is wrong otherwise. */
+export function readChatSettings(file: string): ChatSettings {
+  return checkChatSettings(JSON.parse(readFileSync(file, 'utf8')));
 }
 
 /** The window a Slack callback's timestamp must fall in, as Slack's documentation asks. */

@@ -17,6 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
 import type { Logger } from '../../../src/common/json-log.js';
+import type { ChatSettings } from '../../../src/server/chat/settings.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
@@ -44,7 +45,7 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; chat?: ChatSettings }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -91,6 +92,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
         ...(overrides.log ? { log: overrides.log } : {}),
+        ...(overrides.chat ? { chat: overrides.chat } : {}),
       });
       operators.push(operator);
       return operator;
