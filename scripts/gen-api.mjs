@@ -81,11 +81,11 @@ export async function generate(root = ROOT) {
   for (const crd of crds) {
     const { kind, plural, singular, listKind, shortNames = [], categories = [] } = crd.names;
     const props = crd.schema.properties ?? {};
-    for (const part of ['spec', 'status']) {
-      if (props[part]?.type !== 'object') throw new Error(`${crd.file}: ${part} must be an object`);
-    }
+    if (props.spec?.type !== 'object') throw new Error(`${crd.file}: spec must be an object`);
+    // A kind only an admin writes and nobody reports on (ActivityClass) has no status.
+    if (props.status && props.status.type !== 'object') throw new Error(`${crd.file}: status must be an object`);
     const spec = types.declare(`${kind}Spec`, props.spec, `${kind}.spec`);
-    const status = types.declare(`${kind}Status`, props.status, `${kind}.status`);
+    const status = props.status ? types.declare(`${kind}Status`, props.status, `${kind}.status`) : null;
     const required = new Set(crd.schema.required ?? []);
     out.push(
       ...doc(crd.schema.description, ''),
@@ -95,8 +95,7 @@ export async function generate(root = ROOT) {
       '  metadata: V1ObjectMeta;',
       ...doc(props.spec.description, '  '),
       `  spec${required.has('spec') ? '' : '?'}: ${spec};`,
-      ...doc(props.status.description, '  '),
-      `  status?: ${status};`,
+      ...(status ? [...doc(props.status.description, '  '), `  status?: ${status};`] : []),
       '}',
       '',
       `/** A list of ${kind} objects, as the API server answers a list. */`,

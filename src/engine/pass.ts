@@ -12,6 +12,8 @@ export interface PassHost {
   now(): Date;
   /** Capabilities an activity may ask for here. */
   capabilities: readonly string[];
+  /** Who offers capabilities, as a refusal names them ('no agent here offers' unless set). */
+  capabilitiesOfferedBy?: string;
   /** Why this host runs no activities, if it runs none (the operator, for now). */
   noActivities?: string;
   /**

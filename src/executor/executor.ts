@@ -7,10 +7,11 @@ import { tickSchedules } from '../engine/schedules.js';
 import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
-import type { RunRecord } from '../store/types.js';
+import type { ActivityRecord, RunRecord } from '../store/types.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
-import { nextAttemptAt, runActivityAttempt } from './activity-runner.js';
+import { runActivityAttempt } from './activity-runner.js';
+import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
 
 /** Where one pass's output goes: this process's own stdout/stderr, or a descriptor closed after the pass. */
 export interface PassOutput {
@@ -24,12 +25,19 @@ export interface PassOutput {
  */
 export type PassRunner = (run: RunRecord, host: PassHost, signal: AbortSignal) => Promise<RunOutcome>;
 
+/** Runs one attempt of an activity somewhere else (on a cluster, a Job) and answers how it ended. */
+export type ActivityAttemptRunner = (activity: ActivityRecord, signal: AbortSignal) => Promise<AttemptEnd>;
+
 export interface ExecutorOptions {
   output(run: RunRecord): PassOutput;
   /** Where script passes run (pipeline coordinators always run here, in-process). */
   runPass?: PassRunner;
   /** When set, activities do not run here, and a script that submits one is told this. */
   noActivities?: string;
+  /** Where activity attempts run (a child process here unless given). */
+  runActivity?: ActivityAttemptRunner;
+  /** Who offers capabilities, as a refusal names them ('no agent here offers' unless given). */
+  capabilitiesOfferedBy?: string;
   /** When set, a fan_out body is never read from a file here (PassHost.noWorkflowFiles). */
   noWorkflowFiles?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
@@ -42,7 +50,8 @@ export interface ExecutorOptions {
   onError?(message: string, error: unknown, runId?: string): void;
   maxConcurrentPasses?: number;
   pollMs?: number;
-  capabilities?: string[];
+  /** What activities may ask for here: a list, or asked afresh each time (a cluster's ActivityClasses). */
+  capabilities?: string[] | (() => readonly string[]);
   maxResultBytes?: number;
   lenient?: boolean;
   env?: string;
@@ -63,7 +72,7 @@ export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
  */
 export class Executor {
   private readonly running = new Map<string, AbortController>();
-  private readonly activities = new Set<string>();
+  private readonly activities = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private ticking = false;
@@ -75,9 +84,13 @@ export class Executor {
     private readonly store: Store,
     private readonly options: ExecutorOptions,
   ) {
+    const offered = options.capabilities ?? LOCAL_CAPABILITIES;
     this.host = {
       now: options.now ?? (() => new Date()),
-      capabilities: options.capabilities ?? LOCAL_CAPABILITIES,
+      get capabilities() {
+        return typeof offered === 'function' ? offered() : offered;
+      },
+      ...(options.capabilitiesOfferedBy ? { capabilitiesOfferedBy: options.capabilitiesOfferedBy } : {}),
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
       ...(options.noWorkflowFiles ? { noWorkflowFiles: options.noWorkflowFiles } : {}),
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
@@ -105,7 +118,7 @@ export class Executor {
   async abandon(patienceMs = 5000): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const abort of this.running.values()) abort.abort(ABANDONED);
+    for (const abort of [...this.running.values(), ...this.activities.values()]) abort.abort(ABANDONED);
     // Passes unwind at once when aborted (a pipeline coordinator may take longer: not waited for).
     await Promise.race([this.idleNow(), new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
   }
@@ -246,20 +259,23 @@ export class Executor {
     for (;;) {
       const activity = await this.store.claimActivity([...this.host.capabilities], this.host.now());
       if (!activity) return;
-      this.activities.add(activity.id);
-      void (async () => {
-        const result = await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes);
-        const retryAt = nextAttemptAt(activity, result, this.host.now());
-        await this.store.finishActivityAttempt(activity.id, {
-          result,
-          final: retryAt === null,
-          ...(retryAt ? { retryAt } : {}),
-        });
-        if (retryAt === null) await wakeIfOver(this.store, activity.runId, this.host.now());
-      })()
-        .catch((error: unknown) => process.stderr.write(`spool: activity ${activity.name}: ${ensureError(error).message}\n`))
+      const abort = new AbortController();
+      this.activities.set(activity.id, abort);
+      void this.attempt(activity, abort.signal)
+        .catch((error: unknown) => this.reportError(`activity ${activity.name} failed to run`, error, activity.runId))
         .finally(() => this.settled(this.activities, activity.id));
     }
+  }
+
+  /** One attempt, here or where `runActivity` puts it, recorded once. */
+  private async attempt(activity: ActivityRecord, signal: AbortSignal): Promise<void> {
+    const end: AttemptEnd = this.options.runActivity
+      ? await this.options.runActivity(activity, signal)
+      : { kind: 'result', result: await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes) };
+    // Recorded already by whoever heard the result, or left for the next executor to take again.
+    if (end.kind === 'recorded' || end.kind === 'abandoned') return;
+    if (end.kind === 'lost') this.reportError(`activity ${activity.name}, attempt ${activity.attempt}, was lost`, new Error(end.message), activity.runId);
+    await settleActivityAttempt(this.store, activity, end, this.host.now());
   }
 
   private reportError(message: string, error: unknown, runId?: string): void {

@@ -1,5 +1,7 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { jsonLogger, type Logger } from '../common/json-log.js';
+import { ensureError } from '../common/errors.js';
+import { httpStatus } from './kube/request-options.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cancelRun } from '../engine/cancel.js';
@@ -8,7 +10,11 @@ import { captureLog } from '../executor/log-capture.js';
 import type { RemotePasses } from '../server/remote-passes.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
-import { GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
+import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
+import { OFFERED_BY, offeredCapabilities } from './activities/activity-classes.js';
+import { KubeActivities } from './activities/kube-activities.js';
+import type { ActivityAgentIdentity } from '../server/activity-report-routes.js';
+import { maxValueBytes } from '../engine/limits.js';
 import { startInformer, type Informer } from './kube/informer.js';
 import type { OperatorMetrics } from './kube/metrics.js';
 import { objectKey, splitKey } from './kube/object-key.js';
@@ -21,6 +27,7 @@ import { Resources } from './resources.js';
 import { EventRecorder } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
 import { runIdentity } from './runs/store-born.js';
+import { expiredRuns, type Expired } from './runs/retention.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
@@ -41,6 +48,8 @@ export interface ControllersOptions {
   now?: () => Date;
   /** The operator's structured log (JSON lines on stderr unless given). */
   log?: Logger;
+  /** Seconds after it finished when a Run resource is deleted, unless its Workflow or itself says; null keeps them. */
+  runTtlSeconds?: number | null;
 }
 
 type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
@@ -58,6 +67,7 @@ export class Controllers {
     schedules: Informer<Schedule>;
     pods: Informer<V1Pod>;
     jobs: Informer<V1Job>;
+    activityClasses: Informer<ActivityClass>;
   };
   private readonly queue: WorkQueue;
   private readonly log: Logger;
@@ -65,6 +75,7 @@ export class Controllers {
   private readonly triggers: TriggerReconciler;
   private readonly resources: Resources;
   private readonly kubePasses: KubePasses;
+  private readonly kubeActivities: KubeActivities;
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
   /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
@@ -146,13 +157,24 @@ export class Controllers {
         void events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
       },
     });
+    // Each activity attempt is a Job of its own, shaped by the ActivityClass offering what it requires.
+    this.kubeActivities = new KubeActivities({
+      store,
+      batch,
+      settings: options.jobs,
+      maxResultBytes: maxValueBytes(),
+      classes: () => this.informers.activityClasses.list(),
+      ownerOf: (run) => this.ownerOf(run),
+      onAttemptStarted: (activity, job) => log.info('activity attempt dispatched', { runId: activity.runId, activity: activity.name, attempt: activity.attempt, job }),
+    });
     this.executor = new Executor(store, {
       // Only pipeline coordinators run here (scripts run in pods, which send their own output):
       // what a coordinator prints goes to its run's log, as on spool dev.
       output: (run) => captureLog(store, join(tmpdir(), 'hyperspool-logs'), run),
       runPass: this.kubePasses.runPass,
-      // Activities need a pod of their own per attempt: not yet on a cluster (docs/operator.md).
-      noActivities: 'activities do not run on a cluster yet (docs/operator.md): use spool step, or run this workflow with spool dev',
+      runActivity: this.kubeActivities.runActivity,
+      capabilities: () => offeredCapabilities(this.informers.activityClasses.list()),
+      capabilitiesOfferedBy: OFFERED_BY,
       noWorkflowFiles: 'on a cluster a fan_out body is a Workflow, by name; none was pinned with this run',
       schedules: true,
       env: CLUSTER_ENV,
@@ -215,11 +237,16 @@ export class Controllers {
         labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
         list: (query) => batch.listJobForAllNamespaces(query),
         resyncPeriodMs: resync,
-        onAdd: (job) => this.kubePasses.jobChanged(job),
-        onUpdate: (job) => this.kubePasses.jobChanged(job),
-        onDelete: (job) => this.kubePasses.jobChanged(job, true),
+        onAdd: (job) => this.jobChanged(job),
+        onUpdate: (job) => this.jobChanged(job),
+        onDelete: (job) => {
+          this.kubePasses.jobChanged(job, true);
+          this.kubeActivities.jobChanged(job, true);
+        },
         onError: (error) => log.error('watch failed', error, { resource: 'jobs.batch' }),
       }),
+      // What activities may require, and the pods their attempts run in (cluster-scoped).
+      activityClasses: startInformer<ActivityClass>({ ...custom$<ActivityClass>(ACTIVITY_CLASS.plural), onAdd: poke, onUpdate: poke }),
     };
   }
 
@@ -228,6 +255,9 @@ export class Controllers {
     if (this.stopped) return;
     // Passes that were under way when the previous leader went are dispatched again, and replay.
     await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
+    // Attempts under way under the previous leader are tried again as new attempts (their Jobs
+    // are ended then): a report from one of them no longer lands.
+    await this.options.store.requeueRunningActivities();
     if (this.stopped) return;
     this.executor.start();
     this.sweep();
@@ -261,13 +291,24 @@ export class Controllers {
     this.executor.abortPass(runId);
   }
 
+  /** The API recorded an activity attempt's result, which its pod reported. */
+  activityReported(identity: ActivityAgentIdentity): void {
+    this.kubeActivities.reported(identity.runId, identity.name, identity.attempt);
+  }
+
+  private jobChanged(job: V1Job): void {
+    this.kubePasses.jobChanged(job);
+    this.kubeActivities.jobChanged(job);
+  }
+
   private async reconcile(key: string): Promise<void> {
     const slash = key.indexOf('/');
     const kind = key.slice(0, slash) as Kind;
     const { namespace, name } = splitKey(key.slice(slash + 1));
     if (kind === 'Run') {
       const resource = this.informers.runs.get(namespace, name);
-      if (resource) await this.runs.reconcile(resource);
+      // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update.
+      if (resource) await this.runs.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
     } else if (kind === 'Handler') {
       const resource = this.informers.handlers.get(namespace, name);
       if (resource) await this.triggers.reconcileHandler(resource);
@@ -361,6 +402,28 @@ export class Controllers {
     return { name: created.metadata.name ?? '', uid: created.metadata.uid ?? '' };
   }
 
+  /** Finished Runs past their TTL or their trigger's history limit go; their runs stay in the store. */
+  private async deleteExpiredRuns(): Promise<void> {
+    const lookups = {
+      workflow: (namespace: string, name: string) => this.informers.workflows.get(namespace, name),
+      handler: (namespace: string, name: string) => this.informers.handlers.get(namespace, name),
+      schedule: (namespace: string, name: string) => this.informers.schedules.get(namespace, name),
+      defaultTtlSeconds: this.options.runTtlSeconds === undefined ? null : this.options.runTtlSeconds,
+    };
+    const now = (this.options.now ?? (() => new Date()))();
+    for (const { run, reason } of expiredRuns(this.informers.runs.list(), lookups, now)) await this.deleteExpired(run, reason);
+  }
+
+  private async deleteExpired(run: Expired['run'], reason: string): Promise<void> {
+    const { namespace = 'default', name = '', uid } = run.metadata;
+    try {
+      await this.resources.delete(RUN.plural, namespace, name, uid);
+      this.log.info('finished Run deleted', { kind: 'Run', namespace, name, runId: run.status?.runId, reason });
+    } catch (error) {
+      this.log.error('deleting a finished Run failed', error, { kind: 'Run', namespace, name, reason });
+    }
+  }
+
   /**
    * Every few seconds: unfinished Runs are compared with the store (a signal, an event or a timer
    * may have moved them), store-born runs get their Run resource, and the gauges are set.
@@ -404,6 +467,7 @@ export class Controllers {
       metrics.passPodsNotStarting.set({ namespace, reason }, count);
     }
     for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
+    await this.deleteExpiredRuns();
     // Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached).
     for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.enqueue('Workflow', workflow);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.

@@ -17,6 +17,9 @@ export const LABELS = {
 
 export const MANAGED_BY = 'hyperspool';
 
+/** A run's key, which names an archived run (one whose Run resource is gone) on a cluster. */
+export const RUN_KEY = /^run-[a-z0-9]{16}$/;
+
 /** `k8s:<namespace>:run-…` → `run-…`. */
 export function runKey(runId: string): string {
   return runId.slice(runId.lastIndexOf(':') + 1);

@@ -18,13 +18,14 @@ import { RemotePasses } from '../server/remote-passes.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
+import { activityAuthenticator } from './auth/activity-auth.js';
 import { userAuthorizer } from './auth/user-auth.js';
 import { Controllers } from './controllers.js';
 import { hostPort, startHealthServer, type HealthServer } from './kube/health-server.js';
 import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
 import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
 import { RUN } from './api/generated.js';
-import { CLUSTER_ENV, LABELS } from './naming.js';
+import { CLUSTER_ENV, LABELS, RUN_KEY, runIdOf } from './naming.js';
 import { Resources } from './resources.js';
 import { timingJournalWrites } from './timed-store.js';
 import type { PassJobSettings } from './passes/job-builder.js';
@@ -53,6 +54,8 @@ export interface OperatorOptions {
   version?: string;
   /** Where the operator's JSON log lines go (stderr unless given; tests read them). */
   log?: Logger;
+  /** Seconds after it finished when a Run resource is deleted (--run-ttl); null or absent keeps them. */
+  runTtlSeconds?: number | null;
 }
 
 export interface Operator {
@@ -100,7 +103,14 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       const [, namespace = '', key = ''] = runId.split(':');
       return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
     }),
-    agents: { passes, authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)) },
+    agents: {
+      passes,
+      authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)),
+      activities: {
+        authenticate: activityAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)),
+        reported: (identity) => controllers?.activityReported(identity),
+      },
+    },
     ...(options.chat ? { chat: options.chat } : {}),
   };
   const app = createApp(context);
@@ -131,7 +141,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       return { ready: true };
     },
   });
-  const aggregated = await serveAggregatedApi(options, app, log, resources);
+  const aggregated = await serveAggregatedApi(options, app, log, resources, store);
   const listening = { api, probes: health.address, aggregated: aggregated.address };
   log.info('listening', { ...listening, version: options.version ?? '0.1.0' });
 
@@ -149,6 +159,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       jobs: options.jobs,
       ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+      runTtlSeconds: options.runTtlSeconds ?? null,
     });
     controllers = mine;
     // Gates are posted by the leader only, so two replicas never post one twice.
@@ -255,6 +266,7 @@ async function serveAggregatedApi(
   app: express.Express,
   log: Logger,
   resources: Resources,
+  store: Store,
 ): Promise<{ address: string; close(): void }> {
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
   const { cert, key } = selfSignedCertificate([`hyperspool-operator.${options.namespace}.svc`, 'localhost']);
@@ -267,7 +279,11 @@ async function serveAggregatedApi(
       authorization: options.kubeConfig.makeApiClient(AuthorizationV1Api),
       runIdOf: async (namespace, name) => {
         const run = await resources.get<Run>(RUN.plural, namespace, name);
-        return run ? RunReconciler.runIdOf(run) : undefined;
+        if (run) return RunReconciler.runIdOf(run);
+        // A run whose Run resource was deleted (its TTL, a history limit) is still in the store, by its key.
+        if (!RUN_KEY.test(name)) return undefined;
+        const archived = await store.getRun(runIdOf(namespace, name));
+        return archived ? archived.id : undefined;
       },
     }),
   );

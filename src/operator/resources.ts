@@ -47,6 +47,26 @@ export class Resources {
     );
   }
 
+  /**
+   * Deletes the object if it is still the one of that uid (a Run recreated under the same name is
+   * not touched); gone already is not an error. Its Jobs follow through their owner references.
+   */
+  async delete(plural: string, namespace: string, name: string, uid?: string): Promise<void> {
+    try {
+      await this.api.deleteNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural,
+        name,
+        propagationPolicy: 'Background',
+        body: uid ? { preconditions: { uid } } : {},
+      });
+    } catch (error) {
+      if (httpStatus(error) !== 404) throw error;
+    }
+  }
+
   /** A JSON merge patch of metadata (labels the operator adds). */
   async patchMetadata(plural: string, namespace: string, name: string, metadata: unknown): Promise<void> {
     await this.api.patchNamespacedCustomObject(

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { Router, type Request } from 'express';
 import { inputDocument } from '../engine/input.js';
 import { EXIT, type Answer, type Request as CallRequest } from '../engine/protocol.js';
+import { activityReportRoutes } from './activity-report-routes.js';
 import type { ServerContext } from './context.js';
 import { object } from './body.js';
 import { HttpError, badRequest } from './http-error.js';
@@ -15,6 +16,7 @@ export function agentRoutes(ctx: ServerContext): Router {
   const router = Router();
   const agents = ctx.agents;
   if (!agents) return router;
+  router.use(activityReportRoutes(ctx));
 
   /** The run and pass the URL names, once the caller has proven it is that pass's agent. */
   const authorizedAgent = async (req: Request): Promise<{ runId: string; pass: number }> => {

@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { ChatSettings } from './chat/settings.js';
 import type { Access } from './access.js';
+import type { ActivityAgents } from './activity-report-routes.js';
 import type { AgentIdentity, RemotePasses } from './remote-passes.js';
 
 /** What the API needs from whoever serves it (the dev server here, the operator on a cluster). */
@@ -28,6 +29,8 @@ export interface ServerContext {
   chat?: ChatSettings;
   /** Remote agents (the operator's pods); absent where passes run in-process. */
   agents?: {
+    /** Activity attempts' pods, which report their command's result (absent: no activities here). */
+    activities?: ActivityAgents;
     passes: RemotePasses;
     /** The pass a bearer token was issued for, or null when the token is not valid. */
     authenticate(token: string): Promise<AgentIdentity | null>;

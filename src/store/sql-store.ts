@@ -578,13 +578,14 @@ export class SqlStore implements Store {
     return row ? toActivity(row) : null;
   }
 
-  async finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date }) {
+  async finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date; attempt?: number }): Promise<boolean> {
     const status = outcome.final ? (outcome.result.exitCode === 0 ? 'succeeded' : 'failed') : 'queued';
-    await this.db.query(
+    const rows = await this.db.query(
       `update activities set status = $2, result = $3::jsonb, next_attempt_at = coalesce($4, next_attempt_at)
-        where id = $1`,
-      [id, status, json(outcome.result), outcome.retryAt ?? null],
+        where id = $1 and ($5::integer is null or (attempt = $5 and status = 'running')) returning id`,
+      [id, status, json(outcome.result), outcome.retryAt ?? null, outcome.attempt ?? null],
     );
+    return rows.length > 0;
   }
 
   async requeueRunningActivities(): Promise<number> {

@@ -96,8 +96,12 @@ export interface Store {
   listActivities(runId: string): Promise<ActivityRecord[]>;
   /** Takes one queued activity that is due and needs only `capabilities`; marks it running. */
   claimActivity(capabilities: string[], now: Date): Promise<ActivityRecord | null>;
-  /** Ends an attempt: either final (`result`) or queued again at `retryAt`. */
-  finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date }): Promise<void>;
+  /**
+   * Ends an attempt: either final (`result`) or queued again at `retryAt`. With `attempt`, only
+   * while that attempt is the one running: a late report of a superseded attempt, or a second
+   * report of the same one, changes nothing and answers false.
+   */
+  finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date; attempt?: number }): Promise<boolean>;
   /** Activities left running by a process that died go back to the queue. */
   requeueRunningActivities(): Promise<number>;
   nextActivityAt(): Promise<Date | null>;

@@ -86,7 +86,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(resources).toMatch(/^events\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+Event$/m);
     const discovery = JSON.parse((await kubectl(admin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
     expect(discovery.resources.map((r) => `${r.name}:${r.verbs.join(',')}`).sort()).toEqual(
-      ['events:create', 'runs:get', 'runs/approve:create', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
+      ['events:create', 'runs:get,list', 'runs/approve:create', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
     );
     expect((await kubectl(admin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
     expect((await kubectl(carol, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('no');

@@ -100,7 +100,7 @@ describe('config/ on a real kube-apiserver', () => {
     expect(grants(role.rules)).toEqual(
       [
         ...['get', 'list', 'watch', 'create', 'patch'].map((v) => `hyperspool.dev/runs:${v}`),
-        ...['workflows', 'handlers', 'schedules'].flatMap((res) => [`hyperspool.dev/${res}:list`, `hyperspool.dev/${res}:watch`]),
+        ...['workflows', 'handlers', 'schedules', 'activityclasses'].flatMap((res) => [`hyperspool.dev/${res}:list`, `hyperspool.dev/${res}:watch`]),
         ...['runs', 'workflows', 'handlers', 'schedules'].map((res) => `hyperspool.dev/${res}/status:patch`),
         'hyperspool.dev/runs/finalizers:update',
         ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),

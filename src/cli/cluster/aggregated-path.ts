@@ -37,6 +37,7 @@ export async function aggregatedRequest(
     return { method, path: `${base(typeof project === 'string' && project ? project : namespace)}/events`, body: event };
   }
   const [collection, runId, action, job] = parts;
+  if (method === 'GET' && collection === 'runs' && parts.length === 1) return { method, path: withQuery(`${base(namespace)}/runs`) };
   if (collection !== 'runs' || !runId || !runId.includes(':')) return null;
   const run = `${base(runId.split(':')[1] ?? namespace)}/runs/${encodeURIComponent(await runName(runId))}`;
   if (method === 'GET' && !action) return { method, path: withQuery(run) };

@@ -7,6 +7,7 @@ import { API_VERSION, GROUP, RUN, VERSION, WORKFLOW, type JsonValue, type Run, t
 import { validateManifest } from '../../operator/api/validate.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
 import { kubeError, type ClusterTarget } from './kube-target.js';
+import { RUN_KEY, runKey, workflowOf } from '../../operator/naming.js';
 
 /** A run as the control verbs print it, from its Run resource. */
 export interface RunRow {
@@ -80,8 +81,50 @@ export async function listClusterRuns(target: ClusterTarget, statuses?: string[]
   return statuses ? rows.filter((row) => statuses.includes(row.status)) : rows;
 }
 
+/**
+ * The runs the store still holds whose Run resource is gone (deleted by its TTL or a history
+ * limit), as rows: the operator's aggregated API lists the namespace's runs from the store.
+ */
+export async function listArchivedRuns(target: ClusterTarget, shown: RunRow[], statuses?: string[]): Promise<RunRow[]> {
+  const known = new Set(shown.map((row) => row.id));
+  const query = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
+  const { runs } = await target.api<{ runs: StoreRun[] }>('GET', `/runs?limit=1000${query}`);
+  return runs.filter((run) => !known.has(run.id)).map(archivedRow);
+}
+
+/** A run as the operator's API answers it (from the store). */
+interface StoreRun {
+  id: string;
+  status: string;
+  awaiting: string | null;
+  passes: number;
+  createdAt: string;
+  workflow: string;
+  error: string | null;
+}
+
+/** An archived run goes by its key (the aggregated API finds it by that) and its Workflow's name. */
+function archivedRow(run: StoreRun): RunRow {
+  return {
+    id: run.id,
+    name: runKey(run.id),
+    status: run.status,
+    awaiting: run.awaiting,
+    passes: run.passes,
+    createdAt: run.createdAt,
+    workflow: workflowOf(run).name,
+    error: run.error,
+  };
+}
+
 export async function clusterRunStatus(target: ClusterTarget, arg: string): Promise<Record<string, unknown>> {
-  const run = arg.includes(':') ? await findByRunId(target, arg) : await target.getRun(arg);
+  const run = await (arg.includes(':') ? findByRunId(target, arg) : target.getRun(arg)).catch(async (error: unknown) => {
+    // No Run: an archived run (the store keeps it after its Run is deleted) answers from the store.
+    if (!(error instanceof SpoolError && error.code === 'not_found') || !(arg.includes(':') || RUN_KEY.test(arg))) throw error;
+    const stored = await target.api<{ run: StoreRun }>('GET', `/runs/${encodeURIComponent(await target.runId(arg))}`).catch(() => Promise.reject(error));
+    return stored.run;
+  });
+  if (!('metadata' in run)) return { ...archivedRow(run), namespace: target.namespace, archived: 'its Run resource was deleted; the store keeps the run' };
   const row = rowOf(run);
   return {
     ...row,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { chatOption } from '../chat-option.js';
 
@@ -11,6 +12,16 @@ function positive(value: string | undefined, what: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) throw new UsageError(`${what} takes a whole number of seconds, not '${value ?? ''}'`);
   return number;
+}
+
+/** `7d` as seconds, or null for `never` (keep). */
+function keepFor(value: string | undefined, what: string): number | null {
+  if (value === 'never') return null;
+  try {
+    return Math.floor(parseDuration(value ?? '') / 1000);
+  } catch {
+    throw new UsageError(`${what} takes a duration such as 1h, 7d or 90d, or never, not '${value ?? ''}'`);
+  }
 }
 
 function waitForStop(): Promise<void> {
@@ -34,6 +45,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--agent-server <url>', 'how pass pods reach the API', process.env.SPOOL_AGENT_SERVER ?? 'http://hyperspool-operator.hyperspool-system.svc:7456')
     .option('--lease-duration <seconds>', 'how long a leader that stopped renewing keeps the others waiting', '15')
     .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
+    .option('--run-ttl <duration>', 'delete a Run resource this long after its run finished, unless it or its Workflow sets ttlSecondsAfterFinished (never: keep them)', '7d')
     .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
@@ -52,6 +64,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         metricsPort: Number(options.metricsPort),
         aggregatedPort: Number(options.aggregatedPort),
         leaseDurationSeconds: positive(options.leaseDuration, '--lease-duration'),
+        runTtlSeconds: keepFor(options.runTtl, '--run-ttl'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         ...(chat ? { chat } : {}),
         jobs: {

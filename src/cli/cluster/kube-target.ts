@@ -1,9 +1,10 @@
 import { request } from 'node:https';
 import { request as plainRequest, type RequestOptions } from 'node:http';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { SpoolError, UsageError } from '../../common/errors.js';
+import { ensureError, SpoolError, UsageError } from '../../common/errors.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
+import { RUN_KEY, runIdOf } from '../../operator/naming.js';
 import { aggregatedDiscoveryPath, aggregatedRequest } from './aggregated-path.js';
 import type { Target } from '../control/target.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
@@ -61,7 +62,9 @@ export class ClusterTarget implements Target {
   /** A Run resource name is what people type on a cluster; the API takes the run's id. */
   async runId(arg: string): Promise<string> {
     if (arg.includes(':')) return arg;
-    const run = await this.getRun(arg);
+    // A run key whose Run is gone (its TTL, a history limit) still names the run in the store.
+    const run = RUN_KEY.test(arg) ? await this.getRun(arg).catch((error: unknown) => (error instanceof SpoolError && error.code === 'not_found' ? null : Promise.reject(ensureError(error)))) : await this.getRun(arg);
+    if (!run) return runIdOf(this.namespace, arg);
     if (!run.status?.runId) throw new SpoolError('not_found', `Run ${arg} in namespace ${this.namespace} has not been admitted yet (is the operator running?)`);
     this.runNames.set(run.status.runId, arg);
     return run.status.runId;
@@ -77,8 +80,9 @@ export class ClusterTarget implements Target {
       .catch((error: unknown) => {
         throw kubeError(error, `the Run of ${runId}`);
       })) as { items: Run[] };
-    const name = list.items[0]?.metadata?.name;
-    if (!name) throw new SpoolError('not_found', `no Run in namespace ${namespace} is run ${runId}`);
+    // No Run: the run may be archived (its Run deleted, the run kept in the store), which the
+    // aggregated API finds by its key; the operator answers not found if it is not there either.
+    const name = list.items[0]?.metadata?.name ?? key;
     this.runNames.set(runId, name);
     return name;
   }

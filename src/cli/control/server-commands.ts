@@ -113,6 +113,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .command('runs')
       .description('list runs')
       .option('--status <list>', 'only these statuses, comma-separated')
+      .option('--all', 'on a cluster, also the runs whose Run resource was deleted (kept in the store); locally every run is listed anyway')
       .option('--json', 'print JSON (the same as -o json)')
       .option('-o, --output <format>', 'json, yaml, name (one run a line) or wide (adds the error)')
       .option('-w, --watch', 'after the list, print a run again each time its status, awaiting or passes change'),
@@ -124,7 +125,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const rows = async (): Promise<{ json: unknown; rows: string[][] }> => {
       if (isCluster(options)) {
         const { target: clusterTarget, runs } = await cluster(options);
-        const listed = await runs.listClusterRuns(clusterTarget, status?.split(','));
+        const resources = await runs.listClusterRuns(clusterTarget, status?.split(','));
+        const listed = options.all ? [...resources, ...(await runs.listArchivedRuns(clusterTarget, resources, status?.split(',')))].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) : resources;
         return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
       const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);

@@ -26,7 +26,7 @@ function checkNew(pass: Pass, position: number, spec: ActivitySpec): void {
   const missing = spec.requires.filter((capability) => !pass.host.capabilities.includes(capability));
   if (missing.length > 0) {
     pass.refuse(
-      `no agent here offers ${missing.map((c) => `'${c}'`).join(', ')} (offered: ${pass.host.capabilities.join(', ')})`,
+      `${pass.host.capabilitiesOfferedBy ?? 'no agent here offers'} ${missing.map((c) => `'${c}'`).join(', ')} (offered: ${pass.host.capabilities.join(', ') || 'none'})`,
     );
   }
 }

@@ -39,7 +39,7 @@ export function resourceList(): object {
     apiVersion: 'v1',
     groupVersion: `${AGGREGATED_GROUP}/${AGGREGATED_VERSION}`,
     resources: [
-      { name: 'runs', singularName: 'run', namespaced: true, kind: 'RunRecord', verbs: ['get'] },
+      { name: 'runs', singularName: 'run', namespaced: true, kind: 'RunRecord', verbs: ['get', 'list'] },
       ...Object.entries(RUN_VERBS).map(([sub, { verb, kind }]) => ({ name: `runs/${sub}`, singularName: '', namespaced: true, kind, verbs: [verb] })),
       { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['create'] },
     ],
@@ -78,12 +78,14 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   const [namespaces, namespace = '', resource, name, sub, ...extra] = parts;
   if (namespaces !== 'namespaces' || !namespace || extra.length > 0) throw status(404, 'NotFound', `the server could not find ${req.path}`);
 
-  let attributes: { resource: string; subresource?: string; verb: 'get' | 'create'; name?: string };
+  let attributes: { resource: string; subresource?: string; verb: 'get' | 'list' | 'create'; name?: string };
   if (resource === 'events' && !name) attributes = { resource: 'events', verb: 'create' };
+  // The runs the store holds in the namespace, those whose Run resource is gone among them.
+  else if (resource === 'runs' && !name) attributes = { resource: 'runs', verb: 'list' };
   else if (resource === 'runs' && name && !sub) attributes = { resource: 'runs', verb: 'get', name };
   else if (resource === 'runs' && name && sub && RUN_VERBS[sub]) attributes = { resource: 'runs', subresource: sub, verb: RUN_VERBS[sub].verb, name };
   else throw status(404, 'NotFound', `the server could not find ${req.path}`);
-  const method = attributes.verb === 'get' ? 'GET' : 'POST';
+  const method = attributes.verb === 'create' ? 'POST' : 'GET';
   if (req.method !== method) throw status(405, 'MethodNotAllowed', `${req.method} is not supported on ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}; use ${method}`);
 
   const proxy = options.frontProxy();
@@ -109,6 +111,9 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   if (attributes.resource === 'events') {
     req.body = { ...body, project: namespace };
     target = '/v1/events';
+  } else if (attributes.verb === 'list') {
+    query.set('project', namespace);
+    target = '/v1/runs';
   } else {
     const runId = await options.runIdOf(namespace, attributes.name ?? '');
     if (!runId) throw status(404, 'NotFound', `runs.hyperspool.dev "${attributes.name ?? ''}" not found in namespace ${namespace}`);

@@ -87,6 +87,20 @@ export const HANDLER_SCHEMA: OpenApiSchema = {
           minLength: 1,
           maxLength: 253,
         },
+        successfulRunsHistoryLimit: {
+          description:
+            "How many succeeded Runs this Handler started keeps; the operator deletes older ones (the oldest finished first). Their journals stay in PostgreSQL. Absent means no limit (the runs' ttlSecondsAfterFinished still applies).",
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
+        },
+        failedRunsHistoryLimit: {
+          description:
+            'How many failed or cancelled Runs this Handler started keeps; the operator deletes older ones. Absent means no limit.',
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
+        },
         workflowRef: {
           description: "The Workflow each event starts; the run's input is the event.",
           type: 'object',
@@ -250,6 +264,13 @@ export const RUN_SCHEMA: OpenApiSchema = {
           description:
             "Switches off the determinism check for this run: a replay that reaches a different durable call than the one recorded at that position carries on instead of failing. When set, it takes precedence over the Workflow's lenient.",
           type: 'boolean',
+        },
+        ttlSecondsAfterFinished: {
+          description:
+            "Seconds after the run ends (succeeded, failed or cancelled) when the operator deletes this Run resource. Its journal, logs and outputs stay in PostgreSQL (the operator's --archive-retention), so spool runs --all, status, logs and journal still answer for it. Takes precedence over the Workflow's; absent means the Workflow's, else the operator's --run-ttl.",
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
         },
         idempotencyKey: {
           description:
@@ -471,6 +492,20 @@ export const SCHEDULE_SCHEMA: OpenApiSchema = {
           type: 'string',
           enum: ['Skip', 'Allow'],
         },
+        successfulRunsHistoryLimit: {
+          description:
+            "How many succeeded Runs this Schedule started keeps; the operator deletes older ones (the oldest finished first). Their journals stay in PostgreSQL. Absent means no limit (the runs' ttlSecondsAfterFinished still applies).",
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
+        },
+        failedRunsHistoryLimit: {
+          description:
+            'How many failed or cancelled Runs this Schedule started keeps; the operator deletes older ones. Absent means no limit.',
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
+        },
         suspend: {
           description:
             'When true, ticks start nothing until it is false again; ticks missed meanwhile are not made up.',
@@ -665,6 +700,13 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
           description:
             "Switches off the determinism check for runs of this Workflow: a replay that reaches a different durable call than the one recorded at that position carries on instead of failing the run. A Run's own lenient, when set, takes precedence.",
           type: 'boolean',
+        },
+        ttlSecondsAfterFinished: {
+          description:
+            "Seconds after a run of this Workflow ends when the operator deletes its Run resource (the run's journal, logs and outputs stay in PostgreSQL). A Run's own ttlSecondsAfterFinished takes precedence; absent means the operator's --run-ttl.",
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
         },
         env: {
           description:
@@ -1081,6 +1123,17 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
 export interface HandlerSpec {
   /** The event type, such as order.placed; each event of this type starts a run. */
   event: string;
+  /**
+   * How many succeeded Runs this Handler started keeps; the operator deletes older ones (the oldest
+   * finished first). Their journals stay in PostgreSQL. Absent means no limit (the runs'
+   * ttlSecondsAfterFinished still applies).
+   */
+  successfulRunsHistoryLimit?: number;
+  /**
+   * How many failed or cancelled Runs this Handler started keeps; the operator deletes older ones.
+   * Absent means no limit.
+   */
+  failedRunsHistoryLimit?: number;
   /** The Workflow each event starts; the run's input is the event. */
   workflowRef: WorkflowRef;
 }
@@ -1151,6 +1204,13 @@ export interface RunSpec {
    * precedence over the Workflow's lenient.
    */
   lenient?: boolean;
+  /**
+   * Seconds after the run ends (succeeded, failed or cancelled) when the operator deletes this Run
+   * resource. Its journal, logs and outputs stay in PostgreSQL (the operator's
+   * --archive-retention), so spool runs --all, status, logs and journal still answer for it. Takes
+   * precedence over the Workflow's; absent means the Workflow's, else the operator's --run-ttl.
+   */
+  ttlSecondsAfterFinished?: number;
   /**
    * A key that makes the run unique in its namespace: a second Run with the same key resolves to
    * the first one's execution instead of starting another.
@@ -1240,6 +1300,17 @@ export interface ScheduleSpec {
    * counts in status.skipped) or Allow (it starts another run). Absent means Skip.
    */
   overlap?: 'Skip' | 'Allow';
+  /**
+   * How many succeeded Runs this Schedule started keeps; the operator deletes older ones (the
+   * oldest finished first). Their journals stay in PostgreSQL. Absent means no limit (the runs'
+   * ttlSecondsAfterFinished still applies).
+   */
+  successfulRunsHistoryLimit?: number;
+  /**
+   * How many failed or cancelled Runs this Schedule started keeps; the operator deletes older ones.
+   * Absent means no limit.
+   */
+  failedRunsHistoryLimit?: number;
   /** When true, ticks start nothing until it is false again; ticks missed meanwhile are not made up. */
   suspend?: boolean;
 }
@@ -1303,6 +1374,12 @@ export interface WorkflowSpec {
    * Run's own lenient, when set, takes precedence.
    */
   lenient?: boolean;
+  /**
+   * Seconds after a run of this Workflow ends when the operator deletes its Run resource (the run's
+   * journal, logs and outputs stay in PostgreSQL). A Run's own ttlSecondsAfterFinished takes
+   * precedence; absent means the operator's --run-ttl.
+   */
+  ttlSecondsAfterFinished?: number;
   /**
    * Environment variables set in the script container of every pass, in addition to the SPOOL_*
    * variables the agent sets: a value, or one taken from a Secret, a ConfigMap or the pod

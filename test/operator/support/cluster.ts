@@ -45,7 +45,7 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; chat?: ChatSettings }): Promise<Operator>;
+  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; runTtlSeconds?: number; chat?: ChatSettings }): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -55,12 +55,12 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   const kubectl = (...args: string[]): string =>
     execFileSync(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   kubectl('apply', '-f', 'crds/');
-  kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev');
+  kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev', 'crd/activityclasses.hyperspool.dev');
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   // Established comes a moment before the resources' storage answers lists.
   await eventually('the CRDs to be served', async () => {
-    for (const plural of ['workflows', 'runs', 'handlers', 'schedules']) await custom.listClusterCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', plural });
+    for (const plural of ['workflows', 'runs', 'handlers', 'schedules', 'activityclasses']) await custom.listClusterCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', plural });
     return true;
   });
   for (const name of [namespace, 'hyperspool-system']) {
@@ -92,6 +92,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
         ...(overrides.log ? { log: overrides.log } : {}),
+        ...(overrides.runTtlSeconds !== undefined ? { runTtlSeconds: overrides.runTtlSeconds } : {}),
         ...(overrides.chat ? { chat: overrides.chat } : {}),
       });
       operators.push(operator);
@@ -159,6 +160,7 @@ export async function givenPodOf(cluster: Cluster, job: V1Job): Promise<{ pod: V
       metadata: {
         name: `${job.metadata?.name ?? ''}-pod`,
         labels: template?.metadata?.labels ?? {},
+        ...(template?.metadata?.annotations ? { annotations: template.metadata.annotations } : {}),
         ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '', controller: true }],
       },
       spec: template?.spec ?? { containers: [] },
@@ -402,6 +404,59 @@ export async function startPod(
   };
 }
 
+/** An activity attempt's pod whose command runs as a process here (see startActivityPod). */
+export interface RunningAttempt {
+  /** Settles when `spool activity-attempt` exits (the Job is marked then, as the Job controller would). */
+  done: Promise<{ code: number | null; output: string }>;
+  /** The pod is deleted mid-attempt: its process is killed, the pod goes, and the Job says Failed. */
+  deletePod(): Promise<void>;
+}
+
+/**
+ * Plays the kubelet for an activity attempt's pod: its init container's copy of the native client
+ * is the one built in dist/, and the command (`spool activity-attempt -- ...`) runs as a process
+ * here with the Job's environment and the pod's projected token, reporting to `operatorUrl`.
+ */
+export async function startActivityPod(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<RunningAttempt> {
+  const { pod, token } = await givenPodOf(cluster, job);
+  const spec = job.spec?.template.spec;
+  const container = spec?.containers[0];
+  const copied = spec?.initContainers?.[0]?.command?.join(' ');
+  if (copied !== `cp ${RUNNER_CLIENT} /spool/bin/spool` || container?.command?.slice(0, 2).join(' ') !== '/spool/bin/spool activity-attempt') {
+    throw new Error(`the attempt's pod does not run the native client it copies: ${copied ?? 'no init container'}; ${container?.command?.join(' ') ?? ''}`);
+  }
+  const root = tempDir('spool-attempt-');
+  writeFileSync(join(root, 'token'), token);
+  const env = Object.fromEntries((container.env ?? []).map((variable) => [variable.name, variable.value ?? '']));
+  // The Service's DNS name means nothing here: the report goes to the operator in this process.
+  env.SPOOL_ACTIVITY_REPORT = (env.SPOOL_ACTIVITY_REPORT ?? '').replace(/^https?:\/\/[^/]+/, operatorUrl);
+  env.SPOOL_TOKEN_FILE = join(root, 'token');
+  const main = startSpool((container.command ?? []).slice(1), { cwd: root, program: BUILT_NATIVE, env: { ...env, PATH: process.env.PATH ?? '' } });
+  let deleted = false;
+  const done = main.done.then(async ({ code, output }) => {
+    if (!deleted) await whenJobEnds(cluster, job, code === 0 ? 'Complete' : 'Failed');
+    return { code, output };
+  });
+  return {
+    done,
+    async deletePod() {
+      deleted = true;
+      const ours = processGroupOf(process.pid);
+      for (const pid of [main.pid, ...processesMentioning(root)]) {
+        if (pid === ours) continue;
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      await done;
+      await cluster.core.deleteNamespacedPod({ namespace: cluster.namespace, name: pod.metadata?.name ?? '' });
+      await whenJobEnds(cluster, job, 'Failed');
+    },
+  };
+}
+
 /** A pass's pod run to its end (see startPod): the script container's exit code and output. */
 export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<{ code: number | null; output: string }> {
   return (await startPod(cluster, operatorUrl, job)).done;
@@ -423,7 +478,8 @@ export function startKubelet(cluster: Cluster, operatorUrl: string): { stop(): P
         const name = job.metadata?.name ?? '';
         if (seen.has(name) || job.status?.conditions?.length) continue;
         seen.add(name);
-        pods.push(startPod(cluster, operatorUrl, job).then((pod) => pod.done).catch(() => undefined));
+        const attempt = job.metadata?.labels?.['hyperspool.dev/activity'] ? startActivityPod(cluster, operatorUrl, job) : startPod(cluster, operatorUrl, job);
+        pods.push(attempt.then((pod) => pod.done).catch(() => undefined));
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

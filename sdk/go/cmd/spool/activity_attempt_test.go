@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// reportServer answers reports with the given statuses in turn (200 after them), and keeps
+// what each report said and the token it carried.
+type reportServer struct {
+	mu       sync.Mutex
+	statuses []int
+	bodies   []map[string]any
+	tokens   []string
+}
+
+func (s *reportServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var body map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	s.bodies = append(s.bodies, body)
+	s.tokens = append(s.tokens, r.Header.Get("authorization"))
+	status := http.StatusOK
+	if len(s.statuses) > 0 {
+		status, s.statuses = s.statuses[0], s.statuses[1:]
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"recorded":true}`))
+}
+
+func attempt(t *testing.T, server *reportServer, env map[string]string, command ...string) result {
+	t.Helper()
+	http := httptest.NewServer(server)
+	t.Cleanup(http.Close)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("pod-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]string{"SPOOL_ACTIVITY_REPORT": http.URL + "/v1/agent/runs/r/activities/a/attempts/1", "SPOOL_TOKEN_FILE": token}
+	for k, v := range env {
+		all[k] = v
+	}
+	return runClient(t, client(t, all, append([]string{"activity-attempt", "--"}, command...)...))
+}
+
+func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
+	tests := []struct {
+		name     string
+		command  []string
+		env      map[string]string
+		stdout   string
+		exitCode float64
+		stderr   string
+	}{
+		{"output, stderr apart", []string{"sh", "-c", "echo eu-north: 29ms; echo noise >&2"}, nil, "eu-north: 29ms\n", 0, "noise"},
+		{"a failure's code", []string{"sh", "-c", "echo partial; exit 75"}, nil, "partial\n", 75, ""},
+		{"a signal as a shell has it", []string{"sh", "-c", "kill -9 $$"}, nil, "", 137, ""},
+		{"not found", []string{"no-such-command-here"}, nil, "", 127, "no-such-command-here"},
+		{"over the limit", []string{"sh", "-c", "echo 0123456789"}, map[string]string{"SPOOL_MAX_RESULT_BYTES": "4"}, "", 1, "over the 4-byte limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server := &reportServer{}
+			got := attempt(t, server, tt.env, tt.command...)
+			if got.code != 0 || len(server.bodies) != 1 {
+				t.Fatalf("exit %d, %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+			}
+			if body := server.bodies[0]; body["stdout"] != tt.stdout || body["exitCode"] != tt.exitCode {
+				t.Errorf("reported %v, want stdout %q exit %v", body, tt.stdout, tt.exitCode)
+			}
+			if server.tokens[0] != "Bearer pod-token" {
+				t.Errorf("token %q", server.tokens[0])
+			}
+			if !strings.Contains(got.stderr, tt.stderr) || got.stdout != "" {
+				t.Errorf("stdout %q stderr %q, want stderr with %q", got.stdout, got.stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestActivityAttemptRetriesUnavailableAndStopsAtConflict(t *testing.T) {
+	server := &reportServer{statuses: []int{503, 503, 409}}
+	got := attempt(t, server, nil, "echo", "hi")
+	if got.code != 0 || len(server.bodies) != 3 {
+		t.Fatalf("exit %d after %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+	}
+	refused := attempt(t, &reportServer{statuses: []int{403}}, nil, "echo", "hi")
+	if refused.code == 0 || !strings.Contains(refused.stderr, "refused the result (403)") {
+		t.Fatalf("a refused report: exit %d, stderr %q", refused.code, refused.stderr)
+	}
+}
+
+func TestActivityAttemptUsage(t *testing.T) {
+	got := runClient(t, client(t, nil, "activity-attempt", "echo"))
+	if got.code != 2 || !strings.Contains(got.stderr, "usage: spool activity-attempt -- COMMAND") {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+}

@@ -1,0 +1,113 @@
+import type { BatchV1Api, V1Job } from '@kubernetes/client-node';
+import { ABANDONED } from '../../executor/executor.js';
+import type { AttemptEnd } from '../../executor/activity-attempts.js';
+import type { Store } from '../../store/store.js';
+import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../../store/types.js';
+import type { ActivityClass } from '../api/generated.js';
+import { httpStatus } from '../kube/request-options.js';
+import { LABELS, activityJobName, activityKey, runKey } from '../naming.js';
+import type { JobOwner, PassJobSettings } from '../passes/job-builder.js';
+import { classFor } from './activity-classes.js';
+import { buildAttemptJob } from './activity-job.js';
+
+export interface KubeActivitiesOptions {
+  store: Store;
+  batch: BatchV1Api;
+  settings: PassJobSettings;
+  maxResultBytes: number;
+  classes(): readonly ActivityClass[];
+  /** The Run resource that owns the run's Jobs (created if the run began in the store). */
+  ownerOf(run: RunRecord): Promise<JobOwner>;
+  onAttemptStarted?(activity: ActivityRecord, job: string): void;
+}
+
+/**
+ * Activity attempts as Jobs. An attempt is under way from its Job's creation until its pod reports
+ * the command's result (the API records it: `reported`) or its Job ends or goes without a report
+ * (the pod was lost: the executor queues a new attempt). The run waiting for it holds no pod.
+ */
+export class KubeActivities {
+  /** Attempts under way here, by Job name: how each ends. */
+  private readonly underWay = new Map<string, (end: AttemptEnd) => void>();
+
+  constructor(private readonly options: KubeActivitiesOptions) {}
+
+  runActivity = async (activity: ActivityRecord, signal: AbortSignal): Promise<AttemptEnd> => {
+    const { store, batch } = this.options;
+    const name = activityJobName(activity.runId, activity.name, activity.attempt);
+    const run = await store.getRun(activity.runId);
+    // Nobody waits for it any more: nothing is started for a run that has ended.
+    if (!run || TERMINAL_STATUSES.includes(run.status)) return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
+    const klass = classFor(this.options.classes(), activity.requires);
+    if (!klass) {
+      // Each capability is offered, but by different classes (or a class went since the submit).
+      return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
+    }
+    const ended = new Promise<AttemptEnd>((resolve) => this.underWay.set(name, resolve));
+    const aborted = new Promise<AttemptEnd>((resolve) => {
+      const stop = (): void => resolve({ kind: 'abandoned' });
+      if (signal.aborted) stop();
+      signal.addEventListener('abort', stop, { once: true });
+    });
+    try {
+      const owner = await this.options.ownerOf(run);
+      await this.endEarlierAttempts(activity);
+      await createIfAbsent(batch, buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes));
+      this.options.onAttemptStarted?.(activity, name);
+      const end = await Promise.race([ended, aborted]);
+      // Cancelled rather than handed over: the attempt's pod goes too.
+      if (end.kind === 'abandoned' && signal.reason !== ABANDONED) await deleteJob(batch, namespaceOf(activity), name);
+      return end;
+    } finally {
+      this.underWay.delete(name);
+    }
+  };
+
+  /** The API recorded an attempt's result, which its pod reported. */
+  reported(runId: string, name: string, attempt: number): void {
+    this.underWay.get(activityJobName(runId, name, attempt))?.({ kind: 'recorded' });
+  }
+
+  /** Feed from the Job informer: an attempt's Job that ended, or went away, before its pod's report. */
+  jobChanged(job: V1Job, deleted = false): void {
+    const resolve = this.underWay.get(job.metadata?.name ?? '');
+    if (!resolve) return;
+    if (deleted) return resolve({ kind: 'lost', message: 'its Job was deleted' });
+    const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    // A pod that reported has its report recorded before its process ends: this is a pod lost.
+    if (condition) resolve({ kind: 'lost', message: `its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without a report` });
+  }
+
+  /** A new attempt supersedes older ones: a pod still running one (its operator went away) is ended. */
+  private async endEarlierAttempts(activity: ActivityRecord): Promise<void> {
+    const { batch } = this.options;
+    const selector = `${LABELS.run}=${runKey(activity.runId)},${LABELS.activity}=${activityKey(activity.name)}`;
+    const jobs = await batch.listNamespacedJob({ namespace: namespaceOf(activity), labelSelector: selector });
+    for (const job of jobs.items) {
+      const attempt = Number(job.metadata?.labels?.[LABELS.attempt]);
+      const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+      if (attempt < activity.attempt && !done && job.metadata?.name) await deleteJob(batch, namespaceOf(activity), job.metadata.name);
+    }
+  }
+}
+
+function namespaceOf(activity: ActivityRecord): string {
+  return activity.runId.split(':')[1] ?? 'default';
+}
+
+async function createIfAbsent(batch: BatchV1Api, job: V1Job): Promise<void> {
+  try {
+    await batch.createNamespacedJob({ namespace: job.metadata?.namespace ?? 'default', body: job });
+  } catch (error) {
+    // The same attempt's Job already exists: another leader got here first.
+    if (httpStatus(error) !== 409) throw error;
+  }
+}
+
+async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Promise<void> {
+  try {
+    await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
+  } catch (error) {
+    if (httpStatus(error) !== 404) throw error;
+  }
+}

@@ -1,0 +1,61 @@
+import { Router } from 'express';
+import { maxValueBytes } from '../engine/limits.js';
+import { activityId } from '../engine/verbs/activities.js';
+import { settleActivityAttempt } from '../executor/activity-attempts.js';
+import type { ServerContext } from './context.js';
+import { object } from './body.js';
+import { HttpError, badRequest } from './http-error.js';
+
+/** Who an activity attempt's pod is: the one attempt of one activity its token was issued for. */
+export interface ActivityAgentIdentity {
+  runId: string;
+  name: string;
+  attempt: number;
+}
+
+/** What the API needs to hear activity attempts' pods (the operator's; absent elsewhere). */
+export interface ActivityAgents {
+  authenticate(token: string): Promise<ActivityAgentIdentity | null>;
+  /** An attempt's result was recorded: whoever waits on its Job may stop. */
+  reported(identity: ActivityAgentIdentity): void;
+}
+
+/**
+ * An activity attempt's pod reports its command's stdout and exit code here, once. The result is
+ * recorded only while that attempt is the one running (the store's conditional update), so a
+ * second report, a late one from a superseded attempt, or the same report reaching two replicas
+ * lands once; the pod is told 409 and nothing changes.
+ */
+export function activityReportRoutes(ctx: ServerContext): Router {
+  const router = Router();
+  const agents = ctx.agents?.activities;
+  if (!agents) return router;
+
+  router.post('/agent/runs/:run/activities/:name/attempts/:attempt', async (req, res) => {
+    const runId = String(req.params.run);
+    const name = String(req.params.name);
+    const attempt = Number(req.params.attempt);
+    const token = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
+    if (!token) throw new HttpError(401, 'unauthenticated', 'activity reports need a bearer token: the pod’s projected service-account token');
+    const identity = await agents.authenticate(token);
+    if (!identity) throw new HttpError(401, 'unauthenticated', 'the token was not accepted by the cluster (TokenReview)');
+    if (identity.runId !== runId || identity.name !== name || identity.attempt !== attempt) {
+      throw new HttpError(403, 'forbidden', `this token belongs to attempt ${identity.attempt} of activity ${identity.name} of run ${identity.runId}`);
+    }
+    const body = object(req.body);
+    const { stdout, exitCode } = body;
+    if (typeof stdout !== 'string' || typeof exitCode !== 'number' || !Number.isInteger(exitCode) || exitCode < 0 || exitCode > 255) {
+      throw badRequest(`'stdout' (a string) and 'exitCode' (a whole number 0-255) are required`);
+    }
+    if (Buffer.byteLength(stdout) > maxValueBytes()) throw badRequest(`'stdout' is over the ${maxValueBytes()}-byte limit for a recorded result`);
+    const activity = await ctx.store.getActivity(activityId(runId, name));
+    const current = activity && activity.attempt === attempt && activity.status === 'running';
+    const landed = current && (await settleActivityAttempt(ctx.store, activity, { kind: 'result', result: { stdout, exitCode, attempts: attempt } }, ctx.now()));
+    if (!landed) throw new HttpError(409, 'attempt_over', `attempt ${attempt} of activity ${name} is not under way: it was superseded, or its result is recorded already`);
+    agents.reported(identity);
+    ctx.poke();
+    res.json({ recorded: true });
+  });
+
+  return router;
+}

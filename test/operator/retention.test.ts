@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
+import {
+  eventually,
+  exposeOperator,
+  givenUser,
+  hostAddressForProxy,
+  startCluster,
+  startKubelet,
+  whenRunCreated,
+  type Cluster,
+} from './support/cluster.js';
+
+const GROUP = { group: 'hyperspool.dev', version: 'v1alpha1' };
+type Listed = {
+  metadata: { name: string; labels?: Record<string, string> };
+  status?: { runId?: string; phase?: string };
+};
+
+/**
+ * Runs that clean up after themselves: the operator deletes finished Run resources past their TTL
+ * or beyond their Handler's history limits, as the Job and CronJob controllers do, and the runs
+ * stay in PostgreSQL, where the CLI still finds them.
+ */
+describe('retention of Run resources (ttlSecondsAfterFinished, history limits)', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+  let kubelet: { stop(): Promise<void> };
+  let alice: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-r');
+    // The operator's default keeps Runs an hour: longer than this file runs.
+    operator = await cluster.startOperator('op-retention', { host: hostAddressForProxy(), runTtlSeconds: 3600 });
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await exposeOperator(cluster, operator);
+    dir = tempDir('spool-retention-');
+    cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');
+    alice = await givenUser(cluster, 'alice', 'hyperspool-edit', dir);
+    kubelet = startKubelet(cluster, operator.url);
+  }, 180_000);
+
+  afterAll(async () => {
+    await kubelet?.stop();
+    await cluster?.stop();
+    removeTempDirs();
+  });
+
+  const as = (...args: string[]): Promise<SpoolResult> =>
+    spool([...args, '--kubeconfig', alice, '--context', 'alice', '-n', 'team-r'], {
+      cwd: dir,
+      env: { SPOOL_SERVER: undefined },
+    });
+  const ok = async (...args: string[]): Promise<string> => {
+    const result = await as(...args);
+    if (result.code !== 0) throw new Error(`spool ${args.join(' ')} exited ${String(result.code)}:\n${result.output}`);
+    return result.output;
+  };
+  const workflow = (name: string, script: string, ttl?: number) =>
+    cluster.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: 'team-r',
+      plural: 'workflows',
+      body: {
+        apiVersion: 'hyperspool.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name },
+        spec: { filename: `${name}.sh`, script, ...(ttl !== undefined ? { ttlSecondsAfterFinished: ttl } : {}) },
+      },
+    });
+  const runs = async (selector?: string): Promise<Listed[]> =>
+    (
+      (await cluster.custom.listNamespacedCustomObject({
+        ...GROUP,
+        namespace: 'team-r',
+        plural: 'runs',
+        ...(selector ? { labelSelector: selector } : {}),
+      })) as { items: Listed[] }
+    ).items;
+  const succeeded = (runId: string) =>
+    eventually(
+      `${runId} to finish`,
+      async () => ['succeeded', 'failed'].includes((await operator.store.getRun(runId))?.status ?? ''),
+      60_000,
+    );
+
+  it("given a Workflow's ttlSecondsAfterFinished, when its run finishes, then the Run goes and the operator's default keeps the other; runs --all, status, logs and journal still answer for it", async () => {
+    await workflow('brief', 'spool step hello -- echo hello\n', 1);
+    await workflow('kept', 'spool step hello -- echo kept\n');
+    const brief = await whenRunCreated(cluster, 'brief-1', 'brief');
+    const kept = await whenRunCreated(cluster, 'kept-1', 'kept');
+    const briefId = await eventually(
+      'brief-1 admitted',
+      async () => (await runs()).find((run) => run.metadata.name === 'brief-1')?.status?.runId,
+    );
+    const keptId = await eventually(
+      'kept-1 admitted',
+      async () => (await runs()).find((run) => run.metadata.name === 'kept-1')?.status?.runId,
+    );
+    await succeeded(briefId);
+    await succeeded(keptId);
+    // Deleted about a second after it finished; the other Run is still there once it has gone.
+    await eventually(
+      'brief-1 deleted',
+      async () => !(await runs()).some((run) => run.metadata.name === 'brief-1'),
+      30_000,
+    );
+    expect((await runs()).map((run) => run.metadata.name)).toContain('kept-1');
+    expect(brief.metadata.uid).not.toBe(kept.metadata.uid);
+
+    // The run itself is in the store, and the CLI still answers for it by its id or its key.
+    expect((await operator.store.getRun(briefId))?.status).toBe('succeeded');
+    const key = briefId.slice(briefId.lastIndexOf(':') + 1);
+    expect(await ok('runs', '-o', 'name')).not.toContain(key);
+    const all = JSON.parse(await ok('runs', '--all', '--json')) as {
+      id: string;
+      name: string;
+      status: string;
+      workflow: string;
+    }[];
+    expect(all.find((row) => row.id === briefId)).toMatchObject({ name: key, status: 'succeeded', workflow: 'brief' });
+    expect(all.find((row) => row.id === keptId)).toMatchObject({ name: 'kept-1', status: 'succeeded' });
+    const status = await ok('status', briefId);
+    expect(status).toMatch(new RegExp(`^id\\s+${briefId}$`, 'm'));
+    expect(status).toMatch(/^status\s+succeeded$/m);
+    expect(status).toMatch(/^archived\s+its Run resource was deleted/m);
+    expect(await ok('status', key)).toMatch(/^status\s+succeeded$/m);
+    expect(await ok('logs', briefId)).toBe('hello\n');
+    expect(await ok('journal', key)).toMatch(/step\s+hello\s+.*hello/);
+    // A key that names nothing is still one clear line.
+    const missing = await as('status', 'run-0000000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.output.trim().split('\n')).toHaveLength(1);
+    expect(missing.output).toContain('not found');
+  });
+
+  it('given a Handler with successfulRunsHistoryLimit 1 and failedRunsHistoryLimit 0, when four events start runs, then only the newest succeeded Run is left and the store keeps all four', async () => {
+    await workflow('judge', 'if grep -q bad "$SPOOL_INPUT_FILE"; then exit 3; fi\nspool step ok -- echo ok\n');
+    await cluster.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: 'team-r',
+      plural: 'handlers',
+      body: {
+        apiVersion: 'hyperspool.dev/v1alpha1',
+        kind: 'Handler',
+        metadata: { name: 'on-order' },
+        spec: {
+          event: 'order.placed',
+          workflowRef: { name: 'judge' },
+          successfulRunsHistoryLimit: 1,
+          failedRunsHistoryLimit: 0,
+        },
+      },
+    });
+    await eventually('the Handler in the store', async () =>
+      (await operator.store.listHandlers('team-r')).some((handler) => handler.name === 'on-order'),
+    );
+    const started: string[] = [];
+    // One at a time, so the runs finish in this order and "newest" is the last one.
+    for (const [id, payload] of [
+      ['o-1', '{"order":1}'],
+      ['o-2', '{"order":"bad"}'],
+      ['o-3', '{"order":3}'],
+      ['o-4', '{"order":4}'],
+    ] as const) {
+      const answer = JSON.parse(
+        await ok('event', 'emit', 'order.placed', '--id', id, '--payload', payload, '--json'),
+      ) as { runs: string[] };
+      const runId = answer.runs[0] ?? '';
+      started.push(runId);
+      await succeeded(runId);
+    }
+    const outcomes = await Promise.all(started.map(async (runId) => (await operator.store.getRun(runId))?.status));
+    expect(outcomes).toEqual(['succeeded', 'failed', 'succeeded', 'succeeded']);
+    const newest = started[3] ?? '';
+    await eventually(
+      'only the newest Run left',
+      async () => {
+        const left = await runs('hyperspool.dev/handler=on-order');
+        return left.length === 1 && left[0]?.status?.runId === newest;
+      },
+      30_000,
+    );
+    const all = JSON.parse(await ok('runs', '--all', '--json')) as { id: string; workflow: string }[];
+    expect(started.every((runId) => all.some((row) => row.id === runId))).toBe(true);
+  });
+});
