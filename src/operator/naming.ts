@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { derivedRunId } from '../common/ids.js';
 
 /** The env part of run ids on a cluster; the project part is the namespace. */
@@ -13,7 +14,13 @@ export const LABELS = {
   schedule: 'hyperspool.dev/schedule',
   handler: 'hyperspool.dev/handler',
   parent: 'hyperspool.dev/parent',
+  /** On an activity attempt's Job and pod: a hash of the activity's name, and the attempt number. */
+  activity: 'hyperspool.dev/activity',
+  attempt: 'hyperspool.dev/attempt',
 } as const;
+
+/** On an activity attempt's pod: the activity's name itself (any text, so not a label). */
+export const ACTIVITY_NAME_ANNOTATION = 'hyperspool.dev/activity-name';
 
 export const MANAGED_BY = 'hyperspool';
 
@@ -37,6 +44,16 @@ export function runIdForResource(namespace: string, uid: string): string {
 /** Pass N of a run is Job `<key>-p<N>`: one name per pass, so no pass can get two Jobs. */
 export function passJobName(runId: string, pass: number): string {
   return `${runKey(runId)}-p${pass}`;
+}
+
+/** An activity's name as a label value: any text a script names it by, hashed to 12 hex characters. */
+export function activityKey(name: string): string {
+  return createHash('sha256').update(name).digest('hex').slice(0, 12);
+}
+
+/** Attempt N of an activity is Job `<run key>-a<name hash>-<N>`: one Job per attempt, never two. */
+export function activityJobName(runId: string, name: string, attempt: number): string {
+  return `${runKey(runId)}-a${activityKey(name)}-${attempt}`;
 }
 
 /**

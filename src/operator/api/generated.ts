@@ -27,6 +27,151 @@ export interface OpenApiSchema {
 }
 
 /**
+ * An ActivityClass offers capabilities to activities (spool activity submit|run --requires) on this
+ * cluster, and says how each attempt's pod is made: its image, ServiceAccount, node selector,
+ * tolerations and resources. An activity runs with the first class, by name, that offers every
+ * capability it requires; one whose capabilities no class offers is refused when it is submitted,
+ * the missing capability named. No ActivityClass at all means no activity runs on the cluster.
+ */
+export interface ActivityClass {
+  apiVersion: 'hyperspool.dev/v1alpha1';
+  kind: 'ActivityClass';
+  metadata: V1ObjectMeta;
+  /** The capabilities offered, and the pod each attempt runs in. */
+  spec: ActivityClassSpec;
+}
+
+/** A list of ActivityClass objects, as the API server answers a list. */
+export interface ActivityClassList {
+  apiVersion: 'hyperspool.dev/v1alpha1';
+  kind: 'ActivityClassList';
+  metadata: V1ListMeta;
+  items: ActivityClass[];
+}
+
+/** ActivityClass: its kind and its resource's plural, for the API paths (crds/hyperspool.dev_activityclasses.yaml). */
+export const ACTIVITY_CLASS = {
+  kind: 'ActivityClass',
+  plural: 'activityclasses',
+  singular: 'activityclass',
+  listKind: 'ActivityClassList',
+  shortNames: ['sac'],
+  categories: ['spool'],
+} as const;
+
+/** The openAPIV3Schema of ActivityClass, exactly as crds/hyperspool.dev_activityclasses.yaml has it. */
+export const ACTIVITY_CLASS_SCHEMA: OpenApiSchema = {
+  description:
+    "An ActivityClass offers capabilities to activities (spool activity submit|run --requires) on this cluster, and says how each attempt's pod is made: its image, ServiceAccount, node selector, tolerations and resources. An activity runs with the first class, by name, that offers every capability it requires; one whose capabilities no class offers is refused when it is submitted, the missing capability named. No ActivityClass at all means no activity runs on the cluster.",
+  type: 'object',
+  required: ['spec'],
+  properties: {
+    apiVersion: {
+      description:
+        'APIVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
+      type: 'string',
+    },
+    kind: {
+      description:
+        'Kind is a string value representing the REST resource this object represents. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+      type: 'string',
+    },
+    metadata: { type: 'object' },
+    spec: {
+      description: 'The capabilities offered, and the pod each attempt runs in.',
+      type: 'object',
+      required: ['capabilities'],
+      properties: {
+        capabilities: {
+          description:
+            "The names an activity's --requires may use to run with this class, such as shell or gpu. An activity requiring several needs one class offering them all.",
+          type: 'array',
+          minItems: 1,
+          maxItems: 64,
+          'x-kubernetes-list-type': 'set',
+          items: {
+            description: 'One capability.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 63,
+            pattern: '^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$',
+          },
+        },
+        image: {
+          description:
+            "The image each attempt's command runs in, instead of the operator's runner image (bash, python3, node). Any image: the static spool client that reports the command's result is copied into the pod from the runner image.",
+          type: 'string',
+          minLength: 1,
+          maxLength: 1024,
+        },
+        serviceAccountName: {
+          description:
+            "The ServiceAccount of each attempt's pod, in the run's namespace (it must exist there). Absent means the namespace's default. Its token is not mounted: the command gets only a token for reporting its own result.",
+          type: 'string',
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        },
+        nodeSelector: {
+          description: "Labels a node must have to run an attempt's pod.",
+          type: 'object',
+          additionalProperties: { type: 'string', description: "The value the node's label of that key must have." },
+        },
+        tolerations: {
+          description: "Taints an attempt's pod tolerates, as a pod's tolerations.",
+          type: 'array',
+          maxItems: 64,
+          items: {
+            description: 'One toleration.',
+            type: 'object',
+            properties: {
+              key: { description: "The taint's key; empty with Exists tolerates everything.", type: 'string' },
+              operator: { description: 'Equal (the default) or Exists.', type: 'string', enum: ['Equal', 'Exists'] },
+              value: { description: "The taint's value, for Equal.", type: 'string' },
+              effect: {
+                description: 'The effect tolerated; empty means all.',
+                type: 'string',
+                enum: ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'],
+              },
+              tolerationSeconds: {
+                description: 'How long a NoExecute taint is tolerated.',
+                type: 'integer',
+                format: 'int64',
+              },
+            },
+          },
+        },
+        resources: {
+          description: "Requests and limits of the command's container (cpu, memory, nvidia.com/gpu...).",
+          type: 'object',
+          properties: {
+            requests: {
+              description: 'What the scheduler reserves, such as cpu 100m and memory 128Mi.',
+              type: 'object',
+              additionalProperties: {
+                description: 'A quantity of the resource named by its key, such as 100m or 128Mi.',
+                'x-kubernetes-int-or-string': true,
+                pattern:
+                  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+              },
+            },
+            limits: {
+              description: 'What the container may not exceed, such as memory 256Mi or nvidia.com/gpu 1.',
+              type: 'object',
+              additionalProperties: {
+                description: 'A quantity of the resource named by its key, such as 1 or 256Mi.',
+                'x-kubernetes-int-or-string': true,
+                pattern:
+                  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+/**
  * A Handler starts one run of a Workflow for each event of a type emitted in its namespace. The
  * same event delivered twice resolves to the same run, and the run takes the event's subject.
  */
@@ -1116,6 +1261,67 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
 };
 
 /**
+ * The capabilities offered, and the pod each attempt runs in.
+ *
+ * Used by ActivityClass.spec.
+ */
+export interface ActivityClassSpec {
+  /**
+   * The names an activity's --requires may use to run with this class, such as shell or gpu. An
+   * activity requiring several needs one class offering them all.
+   */
+  capabilities: string[];
+  /**
+   * The image each attempt's command runs in, instead of the operator's runner image (bash,
+   * python3, node). Any image: the static spool client that reports the command's result is copied
+   * into the pod from the runner image.
+   */
+  image?: string;
+  /**
+   * The ServiceAccount of each attempt's pod, in the run's namespace (it must exist there). Absent
+   * means the namespace's default. Its token is not mounted: the command gets only a token for
+   * reporting its own result.
+   */
+  serviceAccountName?: string;
+  /** Labels a node must have to run an attempt's pod. */
+  nodeSelector?: { [key: string]: string };
+  /** Taints an attempt's pod tolerates, as a pod's tolerations. */
+  tolerations?: Toleration[];
+  /** Requests and limits of the command's container (cpu, memory, nvidia.com/gpu...). */
+  resources?: Resources;
+}
+
+/**
+ * One toleration.
+ *
+ * Used by ActivityClass.spec.tolerations[], Workflow.spec.template.tolerations[].
+ */
+export interface Toleration {
+  /** The taint's key; empty with Exists tolerates everything. */
+  key?: string;
+  /** Equal (the default) or Exists. */
+  operator?: 'Equal' | 'Exists';
+  /** The taint's value, for Equal. */
+  value?: string;
+  /** The effect tolerated; empty means all. */
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  /** How long a NoExecute taint is tolerated. */
+  tolerationSeconds?: number;
+}
+
+/**
+ * Requests and limits of the command's container (cpu, memory, nvidia.com/gpu...).
+ *
+ * Used by ActivityClass.spec.resources.
+ */
+export interface Resources {
+  /** What the scheduler reserves, such as cpu 100m and memory 128Mi. */
+  requests?: { [key: string]: number | string };
+  /** What the container may not exceed, such as memory 256Mi or nvidia.com/gpu 1. */
+  limits?: { [key: string]: number | string };
+}
+
+/**
  * Which events start which Workflow.
  *
  * Used by Handler.spec.
@@ -1564,7 +1770,7 @@ export interface ConfigMapRef {
  */
 export interface Template {
   /** Requests and limits of the script container (cpu, memory, ephemeral-storage...). */
-  resources?: Resources;
+  resources?: TemplateResources;
   /**
    * Volumes of the pass's pod, as a pod's volumes: a name and one source (configMap, secret,
    * emptyDir, persistentVolumeClaim, projected, csi, ephemeral, nfs, hostPath). The names spool,
@@ -1596,7 +1802,7 @@ export interface Template {
  *
  * Used by Workflow.spec.template.resources.
  */
-export interface Resources {
+export interface TemplateResources {
   /** What the scheduler reserves, such as cpu 100m and memory 128Mi. */
   requests?: { [key: string]: number | string };
   /** What the container may not exceed, such as memory 256Mi. */
@@ -1648,24 +1854,6 @@ export interface VolumeMount {
 }
 
 /**
- * One toleration.
- *
- * Used by Workflow.spec.template.tolerations[].
- */
-export interface Toleration {
-  /** The taint's key; empty with Exists tolerates everything. */
-  key?: string;
-  /** Equal (the default) or Exists. */
-  operator?: 'Equal' | 'Exists';
-  /** The taint's value, for Equal. */
-  value?: string;
-  /** The effect tolerated; empty means all. */
-  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
-  /** How long a NoExecute taint is tolerated. */
-  tolerationSeconds?: number;
-}
-
-/**
  * Node and pod affinity of the pass's pod, as a pod's affinity.
  *
  * Used by Workflow.spec.template.affinity.
@@ -1705,10 +1893,11 @@ export interface WorkflowStatus {
 }
 
 /** The kinds of hyperspool.dev. */
-export type KindName = 'Handler' | 'Run' | 'Schedule' | 'Workflow';
+export type KindName = 'ActivityClass' | 'Handler' | 'Run' | 'Schedule' | 'Workflow';
 
 /** The object type of each kind. */
 export interface KindObjects {
+  ActivityClass: ActivityClass;
   Handler: Handler;
   Run: Run;
   Schedule: Schedule;
@@ -1716,13 +1905,20 @@ export interface KindObjects {
 }
 
 /** An object of any kind of hyperspool.dev. */
-export type HyperspoolObject = Handler | Run | Schedule | Workflow;
+export type HyperspoolObject = ActivityClass | Handler | Run | Schedule | Workflow;
 
 /** Each kind with its names, by kind. */
-export const KINDS = { Handler: HANDLER, Run: RUN, Schedule: SCHEDULE, Workflow: WORKFLOW } as const;
+export const KINDS = {
+  ActivityClass: ACTIVITY_CLASS,
+  Handler: HANDLER,
+  Run: RUN,
+  Schedule: SCHEDULE,
+  Workflow: WORKFLOW,
+} as const;
 
 /** Each kind's openAPIV3Schema, by kind. */
 export const SCHEMAS: { readonly [K in KindName]: OpenApiSchema } = {
+  ActivityClass: ACTIVITY_CLASS_SCHEMA,
   Handler: HANDLER_SCHEMA,
   Run: RUN_SCHEMA,
   Schedule: SCHEDULE_SCHEMA,
