@@ -18,6 +18,7 @@ describe('src/operator/api/generated.ts', () => {
     expect(GROUP).toBe('hyperspool.dev');
     expect(VERSION).toBe('v1alpha1');
     expect(Object.values(KINDS).map(({ kind, plural }) => `${kind}/${plural}`)).toEqual([
+      'ActivityClass/activityclasses',
       'Handler/handlers',
       'Run/runs',
       'Schedule/schedules',
