@@ -4,8 +4,9 @@
 //
 //   npx vitest run --config test/e2e/vitest.config.ts
 //
-// It brings the local cluster up if it is not running and takes it down again afterwards (a
-// cluster that was already up is left up), rebuilds dist/ and the runner image and imports it.
+// Its global setup (support/global-setup.ts) brings the local cluster up if it is not running and
+// takes it down again afterwards (a cluster that was already up is left up), and rebuilds dist/
+// and the images and imports them, once for all the files.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -13,6 +14,7 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL('../..', import.meta.url)),
     include: ['test/e2e/**/*.e2e.ts'],
+    globalSetup: ['test/e2e/support/global-setup.ts'],
     pool: 'forks',
     // One node, one netns: the files take turns.
     maxWorkers: 1,

@@ -2,7 +2,7 @@
 //
 // Which cluster: the one HYPERSPOOL_E2E_KUBECONFIG names (kind, with hack/kind.sh), or else the
 // local node of hack/local-cluster.sh, brought up here (needs root) and taken down again afterwards
-// unless it was already up or HYPERSPOOL_E2E_KEEP=1. Not KUBECONFIG: the suite installs a test
+// unless it was already up or HYPERSPOOL_E2E_KEEP=1 (once per run, by support/global-setup.ts). Not KUBECONFIG: the suite installs a test
 // operator and database, which must never land on a cluster that merely happens to be current. Images: built from this checkout with hack/images.sh
 // and imported into the local node, unless HYPERSPOOL_E2E_IMAGES=preloaded (kind.sh loads them).
 import { execFile } from 'node:child_process';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { eventually as pollUntil } from '../../support/eventually.js';
 
 const run = promisify(execFile);
@@ -53,20 +54,36 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/**
+ * The cluster of this run: HYPERSPOOL_E2E_KUBECONFIG's, or the local node, brought up if it is not
+ * (`ours`: taken down again at the end, unless HYPERSPOOL_E2E_KEEP=1). Called once, by the suite's
+ * global setup.
+ */
+export async function bringUpCluster(): Promise<{ kubeconfig: string; ours: boolean }> {
+  const given = process.env.HYPERSPOOL_E2E_KUBECONFIG;
+  if (given) return { kubeconfig: given, ours: false };
+  if (process.getuid?.() !== 0)
+    throw new Error('the e2e suite on the local node needs root (hack/local-cluster.sh makes a network namespace and cgroups); or set HYPERSPOOL_E2E_KUBECONFIG');
+  const wasUp = await sh('bash', [clusterScript, 'status']).then(
+    () => true,
+    () => false,
+  );
+  const kubeconfig = /export KUBECONFIG=(\S+)/.exec(await sh('bash', [clusterScript, 'up']))?.[1] ?? '';
+  if (!kubeconfig) throw new Error('hack/local-cluster.sh up printed no KUBECONFIG');
+  return { kubeconfig, ours: !wasUp && !process.env.HYPERSPOOL_E2E_KEEP };
+}
+
+export const takeDownCluster = (): Promise<string> => sh('bash', [clusterScript, 'down']);
+
+/** dist/ as it is now, and the images holding it, imported into the local node. */
+export async function buildImages(): Promise<void> {
+  await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
+  await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain']);
+}
+
+/** The cluster the global setup brought up or found, for one test file. */
 export async function openCluster(runLabel: string): Promise<Cluster> {
-  let kubeconfig = process.env.HYPERSPOOL_E2E_KUBECONFIG ?? '';
-  let ours = false;
-  if (!kubeconfig) {
-    if (process.getuid?.() !== 0)
-      throw new Error('the e2e suite on the local node needs root (hack/local-cluster.sh makes a network namespace and cgroups); or set HYPERSPOOL_E2E_KUBECONFIG');
-    const wasUp = await sh('bash', [clusterScript, 'status']).then(
-      () => true,
-      () => false,
-    );
-    ours = !wasUp && !process.env.HYPERSPOOL_E2E_KEEP;
-    kubeconfig = /export KUBECONFIG=(\S+)/.exec(await sh('bash', [clusterScript, 'up']))?.[1] ?? '';
-    if (!kubeconfig) throw new Error('hack/local-cluster.sh up printed no KUBECONFIG');
-  }
+  const kubeconfig = inject('e2eKubeconfig');
   const kubectlBin =
     process.env.KUBECTL ?? join((await sh('bash', [join(repo, 'hack', 'build-k8s.sh'), 'kubectl'])).trim().split('\n').pop() ?? '', 'kubectl');
 
@@ -107,9 +124,9 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
     operatorLogs: () =>
       kubectl('-n', SYSTEM, 'logs', '-l', 'app.kubernetes.io/component=operator', '--prefix', '--tail=100').catch((error: Error) => error.message),
-    close: async () => {
+    close: () => {
       rmSync(people, { recursive: true, force: true });
-      if (ours) await sh('bash', [clusterScript, 'down']);
+      return Promise.resolve();
     },
   };
 }
@@ -130,12 +147,8 @@ async function withFile<T>(name: string, text: string, use: (path: string) => Pr
  * with the images of this checkout, and waits for PostgreSQL and both operator replicas to be ready.
  */
 export async function deployHyperspool(cluster: Cluster): Promise<void> {
+  // The global setup built the images of this checkout (unless they were preloaded).
   const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
-  if (rebuilt) {
-    // The images hold dist/ as it is now: build it first, so the pods run the code under test.
-    await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
-    await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain']);
-  }
   await givenVolumeForTheDatabase(cluster);
   let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
   const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;

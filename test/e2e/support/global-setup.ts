@@ -1,0 +1,22 @@
+// Once for the whole e2e run, before any file: the node brought up (unless one is given or already
+// up) and dist/ and the images built and imported. Each file used to do both itself, about a minute
+// and a half per file; the files still install Hyperspool themselves (deployHyperspool), which is
+// quick when nothing changed.
+import type { TestProject } from 'vitest/node';
+import { bringUpCluster, buildImages, takeDownCluster } from './cluster.js';
+
+declare module 'vitest' {
+  interface ProvidedContext {
+    /** The kubeconfig of the cluster this run brought up or found, for openCluster. */
+    e2eKubeconfig: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const { kubeconfig, ours } = await bringUpCluster();
+  project.provide('e2eKubeconfig', kubeconfig);
+  if (process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded') await buildImages();
+  return async () => {
+    if (ours) await takeDownCluster();
+  };
+}
