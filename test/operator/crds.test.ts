@@ -61,7 +61,7 @@ describe('crds/ on kube-apiserver', () => {
       'wait',
       '--for=condition=Established',
       '--timeout=60s',
-      ...['workflows', 'runs', 'handlers', 'schedules'].map((plural) => `crd/${plural}.hyperspool.dev`),
+      ...['workflows', 'runs', 'handlers', 'schedules', 'activityclasses'].map((plural) => `crd/${plural}.hyperspool.dev`),
     ]);
     await ok(['create', 'namespace', namespace]);
   }, 45 * 60_000);
@@ -117,6 +117,30 @@ describe('crds/ on kube-apiserver', () => {
     const input = { apiVersion, kind: 'Run', metadata: { name: 'any-input' }, spec: { workflowRef: { name: 'saga' }, input: [1, { a: 'b' }] } };
     expect(validateManifest(input).ok).toBe(true);
     await ok(['create', '-n', namespace, '-f', '-'], JSON.stringify(input));
+  });
+
+  it('takes config/activities, cluster-scoped; refuses an ActivityClass without capabilities, or with a bad capability or quantity, naming the field', async () => {
+    await ok(['apply', '-k', 'config/activities']);
+    expect(await ok(['get', 'activityclasses', '-o', 'jsonpath={.items[*].metadata.name}={.items[*].spec.capabilities}'])).toBe('shell=["shell","polyglot"]');
+    const klass = (name: string, spec: object) => ({ apiVersion, kind: 'ActivityClass', metadata: { name }, spec });
+    const cases: [string, object, string][] = [
+      ['none', {}, 'spec.capabilities'],
+      ['empty', { capabilities: [] }, 'spec.capabilities'],
+      ['spaced', { capabilities: ['big gpu'] }, 'spec.capabilities[0]'],
+      ['twice', { capabilities: ['gpu', 'gpu'] }, 'spec.capabilities[1]'],
+      ['memory-words', { capabilities: ['gpu'], resources: { limits: { memory: 'lots' } } }, 'spec.resources.limits.memory'],
+      ['bad-effect', { capabilities: ['gpu'], tolerations: [{ key: 'gpu', effect: 'Sometimes' }] }, 'spec.tolerations[0].effect'],
+    ];
+    for (const [name, spec, field] of cases) {
+      const manifest = klass(name, spec);
+      expect(validateManifest(manifest).ok, name).toBe(false);
+      const result = await kubectl(['create', '-f', '-'], JSON.stringify(manifest));
+      expect(result.code, name).not.toBe(0);
+      expect(result.stderr, name).toContain(field);
+    }
+    const gpu = klass('gpu', { capabilities: ['gpu'], image: 'registry.example/cuda:12', nodeSelector: { pool: 'gpu' }, resources: { limits: { 'nvidia.com/gpu': 1 } } });
+    expect(validateManifest(gpu).ok).toBe(true);
+    await ok(['create', '-f', '-'], JSON.stringify(gpu));
   });
 
   it('refuses a Schedule with both every and cron, or neither', async () => {
