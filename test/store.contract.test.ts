@@ -256,6 +256,40 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(since[1]?.since.getTime()).toBe(at(now, -30 * SECOND).getTime());
       });
 
+      it('deletes whole run trees that finished before the cutoff, with their journals, signals and logs, and nothing else', async () => {
+        const now = new Date();
+        const old = at(now, -100 * SECOND);
+        for (const [id, parentId, status, finishedAt] of [
+          ['gone', null, 'succeeded', old],
+          ['gone-child', 'gone', 'failed', at(old, -SECOND)],
+          ['busy', null, 'succeeded', old],
+          ['busy-child', 'busy', 'waiting', null],
+          ['young', null, 'cancelled', at(now, -SECOND)],
+          ['late-child-of', null, 'succeeded', old],
+          ['late-child', 'late-child-of', 'succeeded', at(now, -SECOND)],
+          ['running', null, 'running', null],
+        ] as const) {
+          await store.createRun(newRun(id, parentId ? { parentId } : {}));
+          await store.updateRun(id, { status, finishedAt });
+          await store.appendJournal(entry(id, 0, 'call'));
+          await store.appendLog(id, 1, `${id}\n`);
+          await store.sendSignal(id, 'go', 'x');
+        }
+        expect(await store.deleteRunsFinishedBefore(at(now, -10 * SECOND), 100)).toBe(2);
+        for (const id of ['gone', 'gone-child']) {
+          expect(await store.getRun(id)).toBeNull();
+          expect(await store.readJournal(id)).toEqual([]);
+          expect(await store.readLogs(id)).toEqual([]);
+          expect(await store.takeSignal(id, 'go')).toBeNull();
+        }
+        for (const id of ['busy', 'busy-child', 'young', 'late-child-of', 'late-child', 'running']) {
+          expect((await store.getRun(id))?.id).toBe(id);
+          expect(await store.readJournal(id)).toHaveLength(1);
+          expect(await store.readLogs(id)).toHaveLength(1);
+        }
+        expect(await store.deleteRunsFinishedBefore(at(now, -10 * SECOND), 100)).toBe(0);
+      });
+
       it('recovers runs left running so they are due again, optionally only the given ones', async () => {
         const now = new Date();
         for (const id of ['a', 'b', 'c']) {

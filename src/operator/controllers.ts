@@ -28,6 +28,7 @@ import { EventRecorder } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
 import { runIdentity } from './runs/store-born.js';
 import { expiredRuns, type Expired } from './runs/retention.js';
+import { startArchivePruner } from './runs/archive-pruner.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
@@ -50,6 +51,10 @@ export interface ControllersOptions {
   log?: Logger;
   /** Seconds after it finished when a Run resource is deleted, unless its Workflow or itself says; null keeps them. */
   runTtlSeconds?: number | null;
+  /** Seconds after it finished when a run leaves the store (journal, logs, outputs); null keeps them. */
+  archiveRetentionSeconds?: number | null;
+  /** How often the archive's retention runs (hourly unless set). */
+  archivePruneEveryMs?: number;
 }
 
 type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
@@ -77,6 +82,7 @@ export class Controllers {
   private readonly kubePasses: KubePasses;
   private readonly kubeActivities: KubeActivities;
   private sweeper: NodeJS.Timeout | null = null;
+  private pruner: { stop(): Promise<void> } | null = null;
   private stopped = false;
   /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
   private readonly deletedRuns = new Set<string>();
@@ -261,6 +267,10 @@ export class Controllers {
     if (this.stopped) return;
     this.executor.start();
     this.sweep();
+    const retention = this.options.archiveRetentionSeconds;
+    if (retention !== null && retention !== undefined) {
+      this.pruner = startArchivePruner({ store: this.options.store, retentionMs: retention * 1000, log: this.log, ...(this.options.archivePruneEveryMs ? { everyMs: this.options.archivePruneEveryMs } : {}), ...(this.options.now ? { now: this.options.now } : {}) });
+    }
   }
 
   synced(): boolean {
@@ -270,6 +280,7 @@ export class Controllers {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearTimeout(this.sweeper);
+    await this.pruner?.stop();
     await Promise.all(Object.values(this.informers).map((informer) => informer.stop()));
     // Passes under way are left as they are: the next leader dispatches their runs again.
     await this.executor.abandon();

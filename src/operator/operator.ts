@@ -56,6 +56,8 @@ export interface OperatorOptions {
   log?: Logger;
   /** Seconds after it finished when a Run resource is deleted (--run-ttl); null or absent keeps them. */
   runTtlSeconds?: number | null;
+  /** Seconds after it finished when a run leaves the store (--archive-retention); null or absent keeps them. */
+  archiveRetentionSeconds?: number | null;
 }
 
 export interface Operator {
@@ -160,6 +162,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       runTtlSeconds: options.runTtlSeconds ?? null,
+      archiveRetentionSeconds: options.archiveRetentionSeconds ?? null,
     });
     controllers = mine;
     // Gates are posted by the leader only, so two replicas never post one twice.

@@ -226,6 +226,29 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
+  async deleteRunsFinishedBefore(before: Date, limit: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      // A tree goes whole or not at all: its root finished before the cutoff and nothing in it is
+      // still going or newer, so no archived run ever points at a child that is gone.
+      const rows = await tx.query<{ id: string }>(
+        `with recursive tree (root, id, finished_at) as (
+           select id, id, finished_at from runs where parent_id is null and finished_at < $1
+           union all select t.root, c.id, c.finished_at from runs c join tree t on c.parent_id = t.id),
+         roots as (
+           select root from tree group by root
+           having bool_and(finished_at is not null and finished_at < $1)
+           order by min(finished_at) limit $2)
+         select id from tree where root in (select root from roots)`,
+        [before, limit],
+      );
+      const ids = rows.map((row) => row.id);
+      if (ids.length === 0) return 0;
+      for (const table of ['journal', 'signals', 'activities', 'run_logs', 'leases']) await tx.query(`delete from ${table} where run_id = any($1)`, [ids]);
+      await tx.query(`delete from runs where id = any($1)`, [ids]);
+      return ids.length;
+    });
+  }
+
   async openWaitsSince(now: Date): Promise<{ project: string; since: Date }[]> {
     // runs_due (status, wake_at) keeps this to the waiting runs.
     const rows = await this.db.query<{ project: string; since: unknown }>(

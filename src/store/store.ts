@@ -40,6 +40,12 @@ export interface Store {
    * last change), or one whose wake time passed before `now`, since that wake time.
    */
   openWaitsSince(now: Date): Promise<{ project: string; since: Date }[]>;
+  /**
+   * Retention of the archive: deletes up to `limit` runs that finished before `before` (roots whose
+   * runs have all finished, with their child runs), their journals, signals, activities and logs.
+   * Answers how many runs went.
+   */
+  deleteRunsFinishedBefore(before: Date, limit: number): Promise<number>;
   /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
   startPass(id: string): Promise<RunRecord | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */

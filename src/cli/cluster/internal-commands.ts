@@ -46,6 +46,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--lease-duration <seconds>', 'how long a leader that stopped renewing keeps the others waiting', '15')
     .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
     .option('--run-ttl <duration>', 'delete a Run resource this long after its run finished, unless it or its Workflow sets ttlSecondsAfterFinished (never: keep them)', '7d')
+    .option('--archive-retention <duration>', "delete a finished run's journal, logs and outputs from PostgreSQL this long after it finished (never: keep them)", '90d')
     .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
@@ -65,6 +66,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         aggregatedPort: Number(options.aggregatedPort),
         leaseDurationSeconds: positive(options.leaseDuration, '--lease-duration'),
         runTtlSeconds: keepFor(options.runTtl, '--run-ttl'),
+        archiveRetentionSeconds: keepFor(options.archiveRetention, '--archive-retention'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         ...(chat ? { chat } : {}),
         jobs: {
