@@ -14,6 +14,11 @@ export interface PassHost {
   capabilities: readonly string[];
   /** Who offers capabilities, as a refusal names them ('no agent here offers' unless set). */
   capabilitiesOfferedBy?: string;
+  /**
+   * Why an activity requiring these (each offered by someone) still cannot run here, if it cannot:
+   * on a cluster, no one ActivityClass offers them all.
+   */
+  activityRefusal?(requires: readonly string[]): string | null;
   /** Why this host runs no activities, if it runs none (the operator, for now). */
   noActivities?: string;
   /**

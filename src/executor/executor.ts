@@ -38,6 +38,8 @@ export interface ExecutorOptions {
   runActivity?: ActivityAttemptRunner;
   /** Who offers capabilities, as a refusal names them ('no agent here offers' unless given). */
   capabilitiesOfferedBy?: string;
+  /** Why an activity requiring these cannot run here though each is offered (PassHost.activityRefusal). */
+  activityRefusal?(requires: readonly string[]): string | null;
   /** When set, a fan_out body is never read from a file here (PassHost.noWorkflowFiles). */
   noWorkflowFiles?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
@@ -91,6 +93,7 @@ export class Executor {
         return typeof offered === 'function' ? offered() : offered;
       },
       ...(options.capabilitiesOfferedBy ? { capabilitiesOfferedBy: options.capabilitiesOfferedBy } : {}),
+      ...(options.activityRefusal ? { activityRefusal: options.activityRefusal } : {}),
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
       ...(options.noWorkflowFiles ? { noWorkflowFiles: options.noWorkflowFiles } : {}),
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),

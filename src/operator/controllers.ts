@@ -11,7 +11,7 @@ import type { RemotePasses } from '../server/remote-passes.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
-import { OFFERED_BY, offeredCapabilities } from './activities/activity-classes.js';
+import { OFFERED_BY, offeredCapabilities, refusal } from './activities/activity-classes.js';
 import { KubeActivities } from './activities/kube-activities.js';
 import type { ActivityAgentIdentity } from '../server/activity-report-routes.js';
 import { maxValueBytes } from '../engine/limits.js';
@@ -181,6 +181,7 @@ export class Controllers {
       runActivity: this.kubeActivities.runActivity,
       capabilities: () => offeredCapabilities(this.informers.activityClasses.list()),
       capabilitiesOfferedBy: OFFERED_BY,
+      activityRefusal: (requires) => refusal(this.informers.activityClasses.list(), requires),
       noWorkflowFiles: 'on a cluster a fan_out body is a Workflow, by name; none was pinned with this run',
       schedules: true,
       env: CLUSTER_ENV,
@@ -231,6 +232,8 @@ export class Controllers {
         kubeConfig,
         path: '/api/v1/pods',
         labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A finished pod can no longer fail to start: the API server drops it from the watch.
+        fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
         list: (query) => core.listPodForAllNamespaces(query),
         resyncPeriodMs: resync,
         onAdd: (pod) => this.kubePasses.podChanged(pod),
@@ -241,6 +244,9 @@ export class Controllers {
         kubeConfig,
         path: '/apis/batch/v1/jobs',
         labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A Job that ended has told its pass so; kept, it would only make the cache grow until its
+        // TTL (the last pass's Job stays for kubectl logs; the others are deleted when they end).
+        retain: (job) => !job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True'),
         list: (query) => batch.listJobForAllNamespaces(query),
         resyncPeriodMs: resync,
         onAdd: (job) => this.jobChanged(job),
@@ -467,6 +473,7 @@ export class Controllers {
       metrics.passesLost.inc({ namespace }, 0);
     }
     metrics.queueDepth.set(this.queue.depth);
+    for (const [resource, informer] of Object.entries(this.informers)) metrics.informerObjects.set({ resource }, informer.list().length);
     const notStarting = new Map<string, number>();
     for (const [runId, trouble] of this.podTroubles) {
       const key = JSON.stringify([runId.split(':')[1] ?? '', trouble.reason]);

@@ -43,6 +43,7 @@ spool step store -- echo "stored $rates"
 
 const WRONG_INPUT = `spool activity run check --requires shell --attempts 5 --backoff 1s --retry-on-exit 75 -- sh -c 'exit 64'\n`;
 const SLOW = `spool activity run slow --requires shell -- sh -c 'sleep 4; echo "slept in attempt $SPOOL_ATTEMPT"'\n`;
+const BOTH = `spool activity submit render --requires shell --requires gpu -- echo never\n`;
 const GPU = `spool activity submit train --requires gpu -- echo never\necho not reached\n`;
 
 const isActivityJob = (job: V1Job): boolean => Boolean(job.metadata?.labels?.['hyperspool.dev/activity']);
@@ -247,6 +248,7 @@ describe('activities on a cluster', () => {
 
   it('given an activity requiring a capability no ActivityClass offers, then its submit is refused at once with one line naming it, and nothing is queued', async () => {
     const pods = kubelet(cluster, operator.url);
+    let tries = 0;
     try {
       await givenWorkflow(cluster, 'train', 'train.sh', GPU);
       await whenRunCreated(cluster, 'train-1', 'train');
@@ -257,6 +259,20 @@ describe('activities on a cluster', () => {
       expect(log).not.toContain('not reached');
       expect(await operator.store.listActivities(run.status?.runId ?? '')).toEqual([]);
       expect(await attemptJobs('train-1')).toEqual([]);
+
+      // gpu offered, by a class of its own: an activity needing shell and gpu together has no pod to run in.
+      await cluster.custom.createClusterCustomObject({
+        group: 'hyperspool.dev',
+        version: 'v1alpha1',
+        plural: 'activityclasses',
+        body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'ActivityClass', metadata: { name: 'gpu', labels: { [TEST_LABEL]: 'true' } }, spec: { capabilities: ['gpu'] } },
+      });
+      await givenWorkflow(cluster, 'both', 'both.sh', BOTH);
+      await eventually('the gpu class seen', async () => {
+        await whenRunCreated(cluster, `both-${++tries}`, 'both');
+        const both = await runEnds(`both-${tries}`);
+        return (await logOf(`both-${tries}`)).includes("no one ActivityClass on this cluster offers 'shell', 'gpu' together") && both;
+      });
     } finally {
       await pods.stop();
     }

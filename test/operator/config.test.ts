@@ -52,7 +52,7 @@ describe('config/ on a real kube-apiserver', () => {
   it('given config/default and config/prometheus, when built and applied with a server-side dry run, then the API server accepts every object, and every metric the alerts use is one the operator exports', () => {
     const install = build('config/default');
     expect(install.objects.map((o) => o.kind).sort()).toEqual(
-      ['APIService', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
+      ['APIService', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
     );
     const applied = kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], install.text).stdout;
     for (const object of install.objects) expect(applied).toContain(`${object.metadata.name} serverside-applied (server dry run)`);

@@ -149,10 +149,10 @@ describe('a Run on a real kube-apiserver', () => {
     const { token } = await givenPodOf(cluster, job2);
 
     expect((await agentOf(operator.url, run2, 1, token).spec()).status).toBe(200);
-    // Activities do not run on a cluster yet: a script is told so at once, rather than waiting forever.
+    // No ActivityClass here: an activity is refused at once, rather than waiting forever.
     const activity = await agentOf(operator.url, run2, 1, token).call({ verb: 'activity.submit', name: 'probe', argv: ['true'], requires: [], attempts: 1, backoffMs: 1000, retryOnExit: null });
     expect(activity.body).toMatchObject({ status: 'error', kind: 'usage' });
-    expect((activity.body as { message?: string }).message).toContain('activities do not run on a cluster yet');
+    expect((activity.body as { message?: string }).message).toContain('no ActivityClass on this cluster runs activities');
     const stolen = await agentOf(operator.url, run3, 1, token).call({ verb: 'step', name: 'a' });
     expect(stolen.status).toBe(403);
     expect(JSON.stringify(stolen.body)).toContain(`not pass 1 of run ${run3}`);

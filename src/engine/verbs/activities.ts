@@ -29,6 +29,8 @@ function checkNew(pass: Pass, position: number, spec: ActivitySpec): void {
       `${pass.host.capabilitiesOfferedBy ?? 'no agent here offers'} ${missing.map((c) => `'${c}'`).join(', ')} (offered: ${pass.host.capabilities.join(', ') || 'none'})`,
     );
   }
+  const refusal = pass.host.activityRefusal?.(spec.requires);
+  if (refusal) pass.refuse(refusal);
 }
 
 async function queue(pass: Pass, reached: Reached, spec: ActivitySpec): Promise<void> {

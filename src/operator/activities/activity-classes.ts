@@ -9,6 +9,16 @@ export function offeredCapabilities(classes: readonly ActivityClass[]): string[]
 }
 
 /**
+ * Why an activity requiring these cannot run on this cluster though no capability is missing, if
+ * it cannot: no ActivityClass at all, or none offering them all together.
+ */
+export function refusal(classes: readonly ActivityClass[], requires: readonly string[]): string | null {
+  if (classFor(classes, requires)) return null;
+  if (classes.length === 0) return 'no ActivityClass on this cluster runs activities; a cluster admin declares one (docs/operator.md, "Activities on a cluster")';
+  return `no one ActivityClass on this cluster offers ${requires.map((c) => `'${c}'`).join(', ')} together`;
+}
+
+/**
  * The class an activity runs with: the first, by name, that offers every capability it requires,
  * so the same activity always gets the same pod whatever order the informer lists them in.
  */
