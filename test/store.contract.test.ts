@@ -627,6 +627,25 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.claimActivity([], retryAt)).toMatchObject({ id: 'b', attempt: 2 });
       });
 
+      it('finishes a given attempt only while it is the one running: a second report, or one of a superseded attempt, changes nothing', async () => {
+        await store.createActivity(activity('once'));
+        await store.claimActivity([], later());
+        const result = { stdout: 'first\n', exitCode: 0, attempts: 1 };
+        expect(await store.finishActivityAttempt('once', { result, final: true, attempt: 2 })).toBe(false);
+        const both = await Promise.all([1, 1].map(() => store.finishActivityAttempt('once', { result, final: true, attempt: 1 })));
+        expect(both.sort()).toEqual([false, true]);
+        expect(await store.finishActivityAttempt('once', { result: { stdout: 'again\n', exitCode: 0, attempts: 1 }, final: true, attempt: 1 })).toBe(false);
+        expect(await store.getActivity('once')).toMatchObject({ status: 'succeeded', result });
+
+        // Attempt 1 queued again (its pod lost), attempt 2 claimed: attempt 1's late report lands nowhere.
+        await store.createActivity(activity('lost'));
+        await store.claimActivity([], later());
+        expect(await store.finishActivityAttempt('lost', { result: { stdout: '', exitCode: 1, attempts: 1 }, final: false, retryAt: new Date(0), attempt: 1 })).toBe(true);
+        await store.claimActivity([], later());
+        expect(await store.finishActivityAttempt('lost', { result: { stdout: 'late\n', exitCode: 0, attempts: 1 }, final: true, attempt: 1 })).toBe(false);
+        expect(await store.getActivity('lost')).toMatchObject({ status: 'running', attempt: 2 });
+      });
+
       it('finishes an attempt for good, or queues it again at retryAt', async () => {
         await store.createActivity(activity('ok'));
         await store.createActivity(activity('bad'));
