@@ -63,3 +63,48 @@ export function checkRequestValues(request: Request, limit: number): void {
       return;
   }
 }
+
+/**
+ * How big artifacts may be (docs/artifacts.md): one artifact, and all of one run's together. Set
+ * by SPOOL_MAX_ARTIFACT_BYTES and SPOOL_MAX_RUN_ARTIFACT_BYTES (on the runner, the dev server or
+ * the operator): the default backend keeps them in PostgreSQL, which is not a bulk file store.
+ */
+export const DEFAULT_MAX_ARTIFACT_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_MAX_RUN_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024;
+
+export interface ArtifactLimits {
+  artifactBytes: number;
+  runBytes: number;
+}
+
+function bytesSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${name} takes a number of bytes, not '${text}'`);
+  return Number(text);
+}
+
+export function artifactLimits(env: NodeJS.ProcessEnv = process.env): ArtifactLimits {
+  return {
+    artifactBytes: bytesSetting(env, 'SPOOL_MAX_ARTIFACT_BYTES', DEFAULT_MAX_ARTIFACT_BYTES),
+    runBytes: bytesSetting(env, 'SPOOL_MAX_RUN_ARTIFACT_BYTES', DEFAULT_MAX_RUN_ARTIFACT_BYTES),
+  };
+}
+
+/** An artifact that would pass either limit: refused before its bytes are kept. */
+export function checkArtifactSize(name: string, size: number, runTotal: number, limits: ArtifactLimits): void {
+  if (size > limits.artifactBytes) {
+    throw new SpoolError(
+      'limit',
+      `artifact '${name}' is over the ${limits.artifactBytes}-byte limit for one artifact (SPOOL_MAX_ARTIFACT_BYTES); ` +
+        `nothing was stored`,
+    );
+  }
+  if (runTotal + size > limits.runBytes) {
+    throw new SpoolError(
+      'limit',
+      `artifact '${name}' would bring this run's artifacts to ${runTotal + size} bytes, over the ${limits.runBytes}-byte ` +
+        `limit for a run (SPOOL_MAX_RUN_ARTIFACT_BYTES); nothing was stored`,
+    );
+  }
+}

@@ -3,8 +3,9 @@ import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
 import type { Answer, Request } from './protocol.js';
 import { EXIT } from './protocol.js';
-import { checkRequestValues } from './limits.js';
+import { checkRequestValues, type ArtifactLimits } from './limits.js';
 import { checkRequest } from './request-schema.js';
+import type { Upload } from './uploads.js';
 import { handleVerb } from './verbs/index.js';
 
 /** What the host (local executor, dev server, operator) lends a pass. */
@@ -28,6 +29,8 @@ export interface PassHost {
   noWorkflowFiles?: string;
   /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
   maxResultBytes: number;
+  /** How big artifacts may be; SPOOL_MAX_ARTIFACT_BYTES and SPOOL_MAX_RUN_ARTIFACT_BYTES when absent. */
+  artifactLimits?: ArtifactLimits;
   env: string;
   /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */
   notify(change: Change): void;
@@ -70,6 +73,8 @@ export class Pass {
   private readonly occurrences = new Map<string, number>();
   /** Calls told to execute whose `done` has not arrived yet. */
   readonly executing = new Map<number, Reached>();
+  /** Artifact puts told to execute whose commit has not arrived yet. */
+  readonly uploads = new Map<number, Upload>();
   suspension: Suspension | null = null;
   /** Set when the run must fail whatever the script does next (a determinism error). */
   failure: string | null = null;
@@ -156,6 +161,17 @@ export class Pass {
     this.cursor = reached.position + 1;
     this.occurrences.set(`${family(reached.verb)}\0${reached.name}`, reached.occurrence + 1);
     return reached;
+  }
+
+  /**
+   * Gives back a position taken for a call that then failed with nothing recorded (an artifact
+   * over its limit half-way through), when no call has been taken since: a refused call takes no
+   * position, so the script that goes on meets the same journal on its next pass.
+   */
+  untake(position: number, verb: string, name: string, occurrence: number): void {
+    if (this.cursor !== position + 1 || this.slots.get(position)?.call) return;
+    this.cursor = position;
+    this.occurrences.set(`${family(verb)}\0${name}`, occurrence);
   }
 
   async record(

@@ -48,6 +48,34 @@ export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[]; awa
 export type OutputRequest = { verb: 'output.set'; key: string; value: string };
 export type AnnotateRequest = { verb: 'annotate'; text: string };
 export type InfoRequest = { verb: 'agent.info' };
+/**
+ * Artifacts stream in parts (docs/artifacts.md): `put` takes the position and answers execute;
+ * each `write` sends one part (base64, at most ARTIFACT_PART_BYTES); `commit` records it. A `get`
+ * answers one part at a time. Nothing holds a whole artifact.
+ */
+export type ArtifactPutRequest = { verb: 'artifact.put'; name: string; contentType?: string; size?: number };
+export type ArtifactWriteRequest = { verb: 'artifact.write'; position: number; data: string };
+export type ArtifactCommitRequest = { verb: 'artifact.commit'; position: number; size: number; sha256: string };
+export type ArtifactGetRequest = { verb: 'artifact.get'; name: string; part: number; run?: string };
+export type ArtifactListRequest = { verb: 'artifact.list'; run?: string; json?: boolean };
+export type ArtifactRequest =
+  | ArtifactPutRequest
+  | ArtifactWriteRequest
+  | ArtifactCommitRequest
+  | ArtifactGetRequest
+  | ArtifactListRequest;
+/** The size of the parts clients send and `get` answers with (the last may be shorter). */
+export const ARTIFACT_PART_BYTES = 512 * 1024;
+/** What `artifact.get` answers in `value`: the artifact, and one part of its bytes. */
+export type ArtifactPart = {
+  name: string;
+  size: number;
+  sha256: string;
+  contentType: string;
+  parts: number;
+  part: number;
+  data: string;
+};
 
 export type Request =
   | StepRequest
@@ -66,7 +94,8 @@ export type Request =
   | WaitChildrenRequest
   | OutputRequest
   | AnnotateRequest
-  | InfoRequest;
+  | InfoRequest
+  | ArtifactRequest;
 
 export type ErrorKind = 'usage' | 'determinism' | 'limit' | 'internal';
 

@@ -102,6 +102,23 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   'output.set': verb('output.set', { key: NAME_RULE, value: TEXT }),
   annotate: verb('annotate', { text: TEXT }),
   'agent.info': verb('agent.info', {}),
+  'artifact.put': verb(
+    'artifact.put',
+    { name: NAME_RULE },
+    { contentType: { ...NAME_RULE, maxLength: 255 }, size: { type: 'integer', minimum: 0 } },
+  ),
+  // A part is at most 1 MiB: base64 takes 4 characters for every 3 bytes.
+  'artifact.write': verb('artifact.write', {
+    position: { type: 'integer', minimum: 0 },
+    data: { type: 'string', maxLength: Math.ceil((1024 * 1024) / 3) * 4, pattern: '^[A-Za-z0-9+/]*={0,2}$' },
+  }),
+  'artifact.commit': verb('artifact.commit', {
+    position: { type: 'integer', minimum: 0 },
+    size: { type: 'integer', minimum: 0 },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+  }),
+  'artifact.get': verb('artifact.get', { name: NAME_RULE, part: { type: 'integer', minimum: 0 } }, { run: NAME_RULE }),
+  'artifact.list': verb('artifact.list', {}, { run: NAME_RULE, json: { type: 'boolean' } }),
 };
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });

@@ -1,5 +1,6 @@
 import { MAX_DURATION_MS } from '../common/duration.js';
-import { DEFAULT_MAX_VALUE_BYTES } from '../engine/limits.js';
+import { DEFAULT_MAX_ARTIFACT_BYTES, DEFAULT_MAX_RUN_ARTIFACT_BYTES, DEFAULT_MAX_VALUE_BYTES } from '../engine/limits.js';
+import { ARTIFACT_PART_BYTES } from '../engine/protocol.js';
 import { NAME_RULE, PROJECT_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
 import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
 import { API_ROUTES, type ApiRoute } from './api-schema.js';
@@ -84,6 +85,21 @@ export function limitsReference(): string {
       'a recorded value (a step, activity or locked command output, a step_fn value, a state value, an output, an annotation, an event or signal payload, a run input, a spawned script)',
       mib(DEFAULT_MAX_VALUE_BYTES),
       '`SPOOL_MAX_RESULT_BYTES`, `spool run --max-result-bytes`',
+    ],
+    [
+      'an artifact (`spool artifact put`; docs/artifacts.md)',
+      mib(DEFAULT_MAX_ARTIFACT_BYTES),
+      '`SPOOL_MAX_ARTIFACT_BYTES` (on `spool run`, `spool dev` or the operator)',
+    ],
+    [
+      "all of one run's artifacts together",
+      mib(DEFAULT_MAX_RUN_ARTIFACT_BYTES),
+      '`SPOOL_MAX_RUN_ARTIFACT_BYTES`',
+    ],
+    [
+      'an artifact part on the spool socket (`artifact.write`, `artifact.get`)',
+      `1 MiB; clients send ${ARTIFACT_PART_BYTES / 1024} KiB`,
+      'fixed',
     ],
     [
       'a project (a namespace on a cluster; part of every run id)',

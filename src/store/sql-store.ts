@@ -1,4 +1,7 @@
 import { SpoolError } from '../common/errors.js';
+import { PostgresBlobs } from './artifacts/postgres-blobs.js';
+import { SqlArtifacts } from './artifacts/sql-artifacts.js';
+import type { ArtifactStore, BlobBackend } from './artifacts/types.js';
 import type { SqlClient } from './sql.js';
 import type { Store } from './store.js';
 import type {
@@ -163,10 +166,19 @@ function decodeCursor(cursor: string): [string, string] {
 
 /** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
 export class SqlStore implements Store {
-  constructor(protected readonly db: SqlClient) {}
+  readonly artifacts: ArtifactStore;
+
+  /** `blobs` holds artifacts' bytes: rows of this database unless another backend is given. */
+  constructor(
+    protected readonly db: SqlClient,
+    private readonly blobs?: BlobBackend,
+  ) {
+    this.artifacts = new SqlArtifacts(db, blobs ?? new PostgresBlobs(db));
+  }
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) => fn(new SqlStore(tx)));
+    // The default backend's rows join the transaction; another backend is outside it anyway.
+    return this.db.transaction((tx) => fn(new SqlStore(tx, this.blobs)));
   }
 
   close(): Promise<void> {

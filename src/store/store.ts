@@ -18,6 +18,7 @@ import type {
   RunStatus,
   WorkflowSummary,
 } from './types.js';
+import type { ArtifactStore } from './artifacts/types.js';
 
 export type * from './types.js';
 
@@ -28,6 +29,8 @@ export type * from './types.js';
 export interface Store {
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Files runs keep between passes (`spool artifact`): metadata here, bytes in its blob backend. */
+  readonly artifacts: ArtifactStore;
 
   /** Inserts the run, or answers the existing one with the same id or idempotency key. */
   createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;

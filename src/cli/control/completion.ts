@@ -13,6 +13,7 @@ const SCRIPT_WORDS: Record<string, string[]> = {
   call: [],
   output: ['set'],
   annotate: [],
+  artifact: ['put', 'get', 'list'],
 };
 
 /** Every first word, and the words each may take second, from the program itself. */

@@ -10,6 +10,8 @@ import type { ActivitySpec, Request } from '../../engine/protocol.js';
 export interface ScriptCall {
   request: Request;
   command?: string[];
+  /** An artifact's bytes: read from `source` (a put) or written to `dest` (a get); '-' is stdin or stdout. */
+  artifact?: { source: string } | { dest: string };
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -39,6 +41,10 @@ const USAGE: Record<string, string> = {
   call: 'spool call FILE [--input JSON]',
   'output set': 'spool output set KEY VALUE',
   annotate: 'spool annotate TEXT',
+  'artifact put': 'spool artifact put NAME FILE|- [--type CONTENT-TYPE]',
+  'artifact get': 'spool artifact get NAME [DEST|-] [--run RUN]',
+  'artifact list': 'spool artifact list [--json] [--run RUN]',
+  artifact: 'spool artifact put|get|list ...',
 };
 
 function fail(verb: string, problem: string): never {
@@ -218,6 +224,8 @@ export function parseScriptCall(args: string[]): ScriptCall {
       const { positionals } = parse('annotate', rest, {}, [1, 1]);
       return { request: { verb: 'annotate', text: positionals[0] ?? '' } };
     }
+    case 'artifact':
+      return parseArtifact(rest);
     default:
       throw new UsageError(`spool: unknown verb '${verb}'`);
   }
@@ -253,6 +261,42 @@ function parseActivity(args: string[]): ScriptCall {
       return { request: { verb: 'activity.wait', all: true } };
     default:
       return fail('activity', `unknown activity command '${sub}'; use submit, run, wait, collect or wait-all`);
+  }
+}
+
+/** The last part of an artifact's name: where `artifact get NAME` writes when given no DEST. */
+function lastPart(name: string): string {
+  const parts = name.split('/').filter((part) => part !== '' && part !== '.' && part !== '..');
+  return parts[parts.length - 1] ?? '';
+}
+
+function parseArtifact(args: string[]): ScriptCall {
+  const [sub = '', ...rest] = args;
+  const run = { run: { type: 'string' } } as const;
+  switch (sub) {
+    case 'put': {
+      const { values, positionals } = parse('artifact put', rest, { type: { type: 'string' } }, [2, 2]);
+      const contentType = str(values.type);
+      return {
+        request: { verb: 'artifact.put', name: positionals[0] ?? '', ...(contentType ? { contentType } : {}) },
+        artifact: { source: positionals[1] ?? '' },
+      };
+    }
+    case 'get': {
+      const { values, positionals } = parse('artifact get', rest, run, [1, 2]);
+      const name = positionals[0] ?? '';
+      const dest = positionals[1] ?? lastPart(name);
+      if (dest === '') fail('artifact get', `'${name}' names no file to write to; give a DEST`);
+      const from = str(values.run);
+      return { request: { verb: 'artifact.get', name, part: 0, ...(from ? { run: from } : {}) }, artifact: { dest } };
+    }
+    case 'list': {
+      const { values } = parse('artifact list', rest, { ...run, json: { type: 'boolean' } }, [0, 0]);
+      const from = str(values.run);
+      return { request: { verb: 'artifact.list', ...(from ? { run: from } : {}), ...(values.json === true ? { json: true } : {}) } };
+    }
+    default:
+      return fail('artifact', `unknown artifact command '${sub}'; use put, get or list`);
   }
 }
 

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { UsageError } from '../../common/errors.js';
-import type { Answer } from '../../engine/protocol.js';
+import type { Answer, ArtifactPart } from '../../engine/protocol.js';
 import { EXIT } from '../../engine/protocol.js';
+import { receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
 import { AgentClient, AgentUnavailable } from './client.js';
 import { parseScriptCall } from './parse.js';
 
@@ -88,10 +89,30 @@ export async function runScriptVerb(args: string[]): Promise<number> {
     );
     return EXIT.unavailable;
   }
+  // A put's file is checked (and its size taken) before the agent hears of it: a bad FILE records nothing.
+  if (call.artifact && 'source' in call.artifact && call.request.verb === 'artifact.put') {
+    const known = sourceSize(call.artifact.source);
+    if ('problem' in known) {
+      process.stderr.write(`spool artifact put: ${known.problem}\n`);
+      return EXIT.usage;
+    }
+    if (known.size !== undefined) call.request.size = known.size;
+  }
   let client: AgentClient | null = null;
   try {
     client = await AgentClient.connect(socketPath);
     let answer = await client.request(call.request);
+    if (call.artifact) {
+      let end: TransferEnd | null = null;
+      if (answer.status === 'execute' && 'source' in call.artifact) end = await sendArtifact(client, answer.position, call.artifact.source);
+      if (answer.status === 'ok' && 'dest' in call.artifact && call.request.verb === 'artifact.get')
+        end = await receiveArtifact(client, call.request, answer.value as ArtifactPart, call.artifact.dest);
+      if (end && 'message' in end) {
+        process.stderr.write(`${end.message}\n`);
+        return end.exitCode;
+      }
+      if (end) answer = end.answer;
+    }
     if (answer.status === 'suspended') return await awaitSuspension();
     if (answer.status === 'execute' && call.command) {
       const result = await runCommand(call.command, answer.idempotencyKey);

@@ -1,6 +1,7 @@
 import type { Pass } from '../pass.js';
 import { UsageError } from '../../common/errors.js';
 import { PROTOCOL_VERSION, type Answer, type Request } from '../protocol.js';
+import { artifactCommit, artifactGet, artifactList, artifactPut, artifactWrite } from './artifacts.js';
 import { activityRun, activitySubmit, activityWait } from './activities.js';
 import { annotate, call, emit, setOutput, spawn, waitChildren } from './children.js';
 import { done, lock, step, stepFn } from './commands.js';
@@ -11,6 +12,7 @@ export const VERBS = [
   'step', 'step_fn', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
   'state.get', 'state.set', 'state.delete', 'state.list', 'state.version', 'state.add', 'state.incr', 'state.cas',
   'event.emit', 'spawn', 'call', 'wait.children', 'output.set', 'annotate', 'agent.info',
+  'artifact.put', 'artifact.write', 'artifact.commit', 'artifact.get', 'artifact.list',
 ] as const;
 
 export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
@@ -56,6 +58,16 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
       return setOutput(pass, request);
     case 'annotate':
       return annotate(pass, request);
+    case 'artifact.put':
+      return artifactPut(pass, request);
+    case 'artifact.write':
+      return artifactWrite(pass, request);
+    case 'artifact.commit':
+      return artifactCommit(pass, request);
+    case 'artifact.get':
+      return artifactGet(pass, request);
+    case 'artifact.list':
+      return artifactList(pass, request);
     case 'agent.info':
       return Promise.resolve({ status: 'ok', stdout: `${JSON.stringify({ protocol: PROTOCOL_VERSION, verbs: VERBS })}\n`, exitCode: 0 });
     default:

@@ -24,6 +24,17 @@ func runScriptVerb(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return hyperspool.ExitUsage
 	}
+	// A put's file is checked (and its size taken) before the agent hears of it: a bad FILE records nothing.
+	if call.artifact != nil && call.artifact.Source != nil {
+		size, problem := sourceSize(*call.artifact.Source)
+		if problem != "" {
+			fmt.Fprintln(os.Stderr, "spool artifact put: "+problem)
+			return hyperspool.ExitUsage
+		}
+		if size >= 0 {
+			call.request.With("size", size)
+		}
+	}
 	socket := os.Getenv("SPOOL_SOCKET")
 	if socket == "" {
 		fmt.Fprintf(os.Stderr, "spool %s: no agent to talk to (SPOOL_SOCKET is not set); in-script verbs run inside a script "+
@@ -46,6 +57,9 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 	answer, err := conn.Call(call.request)
 	if err != nil {
 		return 0, err
+	}
+	if call.artifact != nil {
+		return artifactExchange(conn, call, answer)
 	}
 	if answer.Status == hyperspool.StatusExecute && call.command != nil {
 		result := runCommand(call.command, answer.IdempotencyKey)

@@ -15,6 +15,9 @@ import (
 type scriptCall struct {
 	request *hyperspool.Request
 	command []string
+	// artifact says where an artifact's bytes come from (a put's source) or go (a get's dest);
+	// "-" is stdin or stdout.
+	artifact *artifactEnd
 }
 
 var usage = map[string]string{
@@ -42,6 +45,10 @@ var usage = map[string]string{
 	"call":              "spool call FILE [--input JSON]",
 	"output set":        "spool output set KEY VALUE",
 	"annotate":          "spool annotate TEXT",
+	"artifact put":      "spool artifact put NAME FILE|- [--type CONTENT-TYPE]",
+	"artifact get":      "spool artifact get NAME [DEST|-] [--run RUN]",
+	"artifact list":     "spool artifact list [--json] [--run RUN]",
+	"artifact":          "spool artifact put|get|list ...",
 }
 
 // usageFailure is a refusal worded as the Node client words it: the verb, the problem, and the
@@ -168,6 +175,8 @@ func parseScriptCall(args []string) (*scriptCall, error) {
 			return nil, err
 		}
 		return &scriptCall{request: hyperspool.NewRequest("annotate").With("text", parsed.positionals[0])}, nil
+	case "artifact":
+		return parseArtifact(rest)
 	}
 	return nil, &hyperspool.UsageError{Message: "spool: unknown verb '" + verb + "'"}
 }

@@ -16,6 +16,8 @@ type nodeCase struct {
 	Request string   `json:"request"`
 	Command []string `json:"command"`
 	Error   string   `json:"error"`
+	// Artifact is where an artifact's bytes come from or go (a put's source, a get's dest).
+	Artifact *artifactEnd `json:"artifact"`
 }
 
 // TestParseMatchesNode checks every vector in testdata/parse-cases.json: the same request, byte
@@ -48,6 +50,9 @@ func TestParseMatchesNode(t *testing.T) {
 		}
 		if !reflect.DeepEqual(call.command, tc.Command) {
 			t.Errorf("%q: command %q, want %q", tc.Args, call.command, tc.Command)
+		}
+		if !reflect.DeepEqual(call.artifact, tc.Artifact) {
+			t.Errorf("%q: artifact %+v, want %+v", tc.Args, call.artifact, tc.Artifact)
 		}
 	}
 }

@@ -9,7 +9,7 @@ const out = [];
 for (const args of JSON.parse(readFileSync(0, 'utf8'))) {
   try {
     const call = parseScriptCall(args);
-    out.push({ args, request: JSON.stringify(call.request), command: call.command ?? null });
+    out.push({ args, request: JSON.stringify(call.request), command: call.command ?? null, ...(call.artifact ? { artifact: call.artifact } : {}) });
   } catch (error) {
     out.push({ args, error: error.message });
   }

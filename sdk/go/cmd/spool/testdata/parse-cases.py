@@ -49,4 +49,11 @@ c('spawn','testdata/child.sh'); c('call','testdata/child.py','--input','{"n":1}'
 c('call','testdata/child.sh','--input','nope'); c('spawn','testdata/invalid.sh'); c('spawn'); c('spawn','testdata/child.sh','extra'); c('spawn','testdata/child.txt','--input','bad')
 # output, annotate
 c('output','set','k','v'); c('output','set','k'); c('output','get','k'); c('output'); c('annotate','hello world'); c('annotate'); c('annotate','a','b')
+# artifact
+c('artifact','put','build.tar','out/build.tar'); c('artifact','put','log','-'); c('artifact','put','r','r.json','--type','application/json'); c('artifact','put','r','f','--type=')
+c('artifact','put','r'); c('artifact','put'); c('artifact','put','a','b','c'); c('artifact','put','a','b','--type'); c('artifact','put','a','b','--typ','x')
+c('artifact','get','build.tar'); c('artifact','get','dist/app.tar.gz'); c('artifact','get','x','-'); c('artifact','get','x','out','--run','dev:default:run-abc')
+c('artifact','get','x','--run=r'); c('artifact','get','x','--run='); c('artifact','get','../'); c('artifact','get','a/..'); c('artifact','get'); c('artifact','get','a','b','c'); c('artifact','get','x','--run')
+c('artifact','list'); c('artifact','list','--json'); c('artifact','list','--run','r','--json'); c('artifact','list','x'); c('artifact','list','--json=1'); c('artifact','list','--js')
+c('artifact','frob'); c('artifact')
 print(json.dumps(C))

@@ -1,0 +1,16 @@
+import type { Hash } from 'node:crypto';
+
+/** An `artifact put` under way in this pass: its parts so far, hashed as they arrive. */
+export interface Upload {
+  position: number;
+  occurrence: number;
+  name: string;
+  contentType: string;
+  /** Where its parts go in the blob backend: `<run>/<position>/<pass>/`. */
+  blobKey: string;
+  hash: Hash;
+  size: number;
+  parts: number;
+  /** What the run's other artifacts take already, for the per-run limit. */
+  runTotal: number;
+}
