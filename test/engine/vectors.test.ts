@@ -92,11 +92,11 @@ describe('the SDK protocol vectors, against the engine', () => {
   it('an unknown verb (an SDK newer than the agent) is a usage error that says so, and takes no position', async () => {
     const { run } = await store.createRun({ id: 'dev:unknown:run-0000000000000000', project: 'unknown', workflow: 'v.sh', interpreter: 'bash -eu', script: '', input: null });
     const pass = await Pass.start(store, run, hostAt(t0));
-    const answer = await pass.handle({ verb: 'artifact.put' } as unknown as Request);
+    const answer = await pass.handle({ verb: 'artifact.delete' } as unknown as Request);
     expect(answer).toEqual({
       status: 'error',
       kind: 'usage',
-      message: "unknown verb 'artifact.put': this agent speaks protocol 2 and does not know it (is the script's SDK newer than the agent?)",
+      message: "unknown verb 'artifact.delete': this agent speaks protocol 2 and does not know it (is the script's SDK newer than the agent?)",
       exitCode: 2,
     });
     expect(await pass.handle({ verb: 'step_fn', name: 'first' })).toMatchObject({ status: 'execute', position: 0 });
