@@ -232,6 +232,8 @@ export class Controllers {
         kubeConfig,
         path: '/api/v1/pods',
         labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A finished pod can no longer fail to start: the API server drops it from the watch.
+        fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
         list: (query) => core.listPodForAllNamespaces(query),
         resyncPeriodMs: resync,
         onAdd: (pod) => this.kubePasses.podChanged(pod),
@@ -242,6 +244,9 @@ export class Controllers {
         kubeConfig,
         path: '/apis/batch/v1/jobs',
         labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A Job that ended has told its pass so; kept, it would only make the cache grow until its
+        // TTL (the last pass's Job stays for kubectl logs; the others are deleted when they end).
+        retain: (job) => !job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True'),
         list: (query) => batch.listJobForAllNamespaces(query),
         resyncPeriodMs: resync,
         onAdd: (job) => this.jobChanged(job),
@@ -468,6 +473,7 @@ export class Controllers {
       metrics.passesLost.inc({ namespace }, 0);
     }
     metrics.queueDepth.set(this.queue.depth);
+    for (const [resource, informer] of Object.entries(this.informers)) metrics.informerObjects.set({ resource }, informer.list().length);
     const notStarting = new Map<string, number>();
     for (const [runId, trouble] of this.podTroubles) {
       const key = JSON.stringify([runId.split(':')[1] ?? '', trouble.reason]);

@@ -55,6 +55,12 @@ export interface InformerOptions<T extends KubernetesObject> {
    * two to match. Custom resources are plain JSON both ways and need none.
    */
   decode?: (raw: unknown) => T;
+  /**
+   * Which objects the cache keeps. One it refuses (a finished Job, say) is still handed to the
+   * handlers, then forgotten, so the cache holds only what the operator still acts on and does not
+   * grow with what is over. Its later deletion is then not reported. All are kept unless set.
+   */
+  retain?: (object: T) => boolean;
   onAdd?: (object: T) => void;
   /** Also called for every object at each resync, with an unchanged resourceVersion if nothing changed. */
   onUpdate?: (object: T, old: T) => void;
@@ -123,6 +129,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
   if (options.fieldSelector !== undefined) query.fieldSelector = options.fieldSelector;
 
   let cache = new Map<string, T>();
+  const retained = options.retain ?? (() => true);
   let resourceVersion = '';
   let synced = false;
   let resolveSynced: (value: boolean) => void = () => undefined;
@@ -152,17 +159,21 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
   /** Replaces the cache by a list and reports the difference: what the watch missed, if anything. */
   function applyList(items: readonly T[], resync: boolean): void {
     const next = new Map<string, T>();
-    for (const item of items) next.set(objectKey(item), item);
+    const listed = new Map<string, T>();
+    for (const item of items) {
+      listed.set(objectKey(item), item);
+      if (retained(item)) next.set(objectKey(item), item);
+    }
     const previous = cache;
     cache = next;
-    for (const [key, object] of next) {
+    for (const [key, object] of listed) {
       const old = previous.get(key);
       if (!old) emit(() => options.onAdd?.(object));
       else if (resync || old.metadata?.resourceVersion !== object.metadata?.resourceVersion)
         emit(() => options.onUpdate?.(object, old));
     }
     for (const [key, old] of previous) {
-      if (!next.has(key)) emit(() => options.onDelete?.(old, { finalStateUnknown: true }));
+      if (!listed.has(key)) emit(() => options.onDelete?.(old, { finalStateUnknown: true }));
     }
   }
 
@@ -182,7 +193,8 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
         emit(() => options.onDelete?.(object, { finalStateUnknown: false }));
       }
     } else {
-      cache.set(key, object);
+      if (retained(object)) cache.set(key, object);
+      else cache.delete(key);
       if (old) emit(() => options.onUpdate?.(object, old));
       else emit(() => options.onAdd?.(object));
     }

@@ -18,6 +18,8 @@ export interface OperatorMetrics {
   readonly passStartLatency: Histogram;
   readonly journalWrite: Histogram;
   readonly queueDepth: Gauge;
+  /** Objects in each of the leader's informer caches (what its memory grows with). Leader only. */
+  readonly informerObjects: Gauge<'resource'>;
   /** Reconcile failures by kind (`Run`, `Schedule`, ...) and the object's namespace. */
   readonly reconcileErrors: Counter<'kind' | 'namespace'>;
   /** 1 on the replica holding the lease, 0 elsewhere: alerts want exactly one. */
@@ -95,6 +97,12 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     name: `${PREFIX}journal_write_seconds`,
     help: 'Seconds to write one journal record.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  const informerObjects = new Gauge({
+    name: `${PREFIX}informer_objects`,
+    help: "Objects in each of the leader's informer caches, by resource; reported by the leader only.",
+    labelNames: ['resource'],
     registers,
   });
   const queueDepth = new Gauge({
@@ -184,6 +192,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     passStartLatency,
     journalWrite,
     queueDepth,
+    informerObjects,
     reconcileErrors,
     isLeader,
     buildInfo,
@@ -193,6 +202,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     forgetLeaderOnly() {
       runs.reset();
       passPodsNotStarting.reset();
+      informerObjects.reset();
       queueDepth.set(0);
       oldestRunningPass.set(0);
     },

@@ -1,0 +1,72 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import {
+  eventually,
+  givenWorkflow,
+  startCluster,
+  startKubelet,
+  whenRunCreated,
+  type Cluster,
+} from './support/cluster.js';
+
+/**
+ * The leader's caches hold what it still acts on: finished Jobs and pods stay on the API server
+ * (the last pass's Job for kubectl logs, until its TTL or its Run goes) but not in its memory.
+ */
+describe("the operator's informer caches", () => {
+  let cluster: Cluster;
+  let operator: Operator;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-w');
+    operator = await cluster.startOperator('op-watch');
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  const cached = async (resource: string): Promise<number | undefined> =>
+    (await operator.metrics.informerObjects.get()).values.find((value) => value.labels.resource === resource)?.value;
+
+  it('given runs that finished, then their Jobs and pods are still on the API server but no longer in the caches (hyperspool_informer_objects)', async () => {
+    const count = 5;
+    await givenWorkflow(cluster, 'once', 'once.sh', 'spool step hi -- echo hi\n');
+    const kubelet = startKubelet(cluster, operator.url);
+    try {
+      for (let i = 0; i < count; i++) await whenRunCreated(cluster, `once-${i}`, 'once');
+      await eventually(
+        'every run succeeded',
+        async () =>
+          (await operator.store.listRuns({ limit: 100 })).filter((run) => run.status === 'succeeded').length === count,
+        90_000,
+      );
+    } finally {
+      await kubelet.stop();
+    }
+    // The kubelet's part: each pass's pod says it ended.
+    const pods = (await cluster.core.listNamespacedPod({ namespace: 'team-w' })).items;
+    expect(pods).toHaveLength(count);
+    for (const pod of pods) {
+      await cluster.core.patchNamespacedPodStatus(
+        { namespace: 'team-w', name: pod.metadata?.name ?? '', body: { status: { phase: 'Succeeded' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    const jobs = (await cluster.batch.listNamespacedJob({ namespace: 'team-w' })).items;
+    expect(jobs.filter((job) => job.status?.conditions?.some((c) => c.type === 'Complete'))).toHaveLength(count);
+
+    await eventually(
+      'no finished Job or pod cached',
+      async () => (await cached('jobs')) === 0 && (await cached('pods')) === 0,
+      20_000,
+    );
+    expect(await cached('runs')).toBe(count);
+    expect(await cached('workflows')).toBe(1);
+    // Still there for kubectl logs; the caches do not hold them.
+    expect((await cluster.batch.listNamespacedJob({ namespace: 'team-w' })).items).toHaveLength(count);
+    expect((await cluster.core.listNamespacedPod({ namespace: 'team-w' })).items).toHaveLength(count);
+  });
+});
