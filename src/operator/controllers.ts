@@ -236,8 +236,8 @@ export class Controllers {
         fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
         list: (query) => core.listPodForAllNamespaces(query),
         resyncPeriodMs: resync,
-        onAdd: (pod) => this.kubePasses.podChanged(pod),
-        onUpdate: (pod) => this.kubePasses.podChanged(pod),
+        onAdd: (pod) => this.podChanged(pod),
+        onUpdate: (pod) => this.podChanged(pod),
         onError: (error) => log.error('watch failed', error, { resource: 'pods' }),
       }),
       jobs: startInformer<V1Job>({
@@ -311,6 +311,11 @@ export class Controllers {
   /** The API recorded an activity attempt's result, which its pod reported. */
   activityReported(identity: ActivityAgentIdentity): void {
     this.kubeActivities.reported(identity.runId, identity.name, identity.attempt);
+  }
+
+  private podChanged(pod: V1Pod): void {
+    this.kubePasses.podChanged(pod);
+    this.kubeActivities.podChanged(pod);
   }
 
   private jobChanged(job: V1Job): void {

@@ -1,4 +1,4 @@
-import type { V1Job } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import {
@@ -106,6 +106,13 @@ describe('activities on a cluster', () => {
           resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
         },
       },
+    });
+    // A class whose pods can never start: an image name no pull can mend.
+    await cluster.custom.createClusterCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      plural: 'activityclasses',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'ActivityClass', metadata: { name: 'broken', labels: { [TEST_LABEL]: 'true' } }, spec: { capabilities: ['broken'], image: 'Bad:Image' } },
     });
   }, 180_000);
 
@@ -246,6 +253,35 @@ describe('activities on a cluster', () => {
     }
   });
 
+  it('given an attempt whose pod can never start (an invalid image name), then the attempt fails at once, its reason in the run\'s log, and --attempts tries again', async () => {
+    const pods = kubelet(cluster, operator.url, () => true);
+    try {
+      await givenWorkflow(cluster, 'unstartable', 'unstartable.sh', 'spool activity run render --requires broken --attempts 2 --backoff 1s -- echo never\n');
+      const name = 'unstartable-1';
+      await whenRunCreated(cluster, name, 'unstartable');
+      // Plays the kubelet: each attempt's pod waits, its image name one no pull can mend.
+      for (const attempt of [1, 2]) {
+        const job = await eventually(`attempt ${attempt} held`, async () => pods.held.find((held) => held.metadata?.labels?.['hyperspool.dev/attempt'] === String(attempt)));
+        const { pod } = await givenPodOf(cluster, job);
+        await cluster.core.patchNamespacedPodStatus(
+          {
+            namespace: cluster.namespace,
+            name: pod.metadata?.name ?? '',
+            body: { status: { phase: 'Pending', containerStatuses: [{ name: 'activity', image: 'Bad:Image', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'InvalidImageName', message: 'Failed to apply default image tag "Bad:Image": invalid reference format' } } }] } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      }
+      const run = await runEnds(name);
+      expect(run.status?.phase).toBe('Failed');
+      const log = await logOf(name);
+      expect(log).toContain('spool: activity render, attempt 2: the activity container cannot start: InvalidImageName: Failed to apply default image tag "Bad:Image": invalid reference format');
+      expect(log).toContain('spool: activity render failed with exit 1 after 2 attempts');
+    } finally {
+      await pods.stop();
+    }
+  });
+
   it('given an activity requiring a capability no ActivityClass offers, then its submit is refused at once with one line naming it, and nothing is queued', async () => {
     const pods = kubelet(cluster, operator.url);
     let tries = 0;
@@ -255,7 +291,7 @@ describe('activities on a cluster', () => {
       const run = await runEnds('train-1');
       expect(run.status?.phase).toBe('Failed');
       const log = await logOf('train-1');
-      expect(log).toContain("no ActivityClass on this cluster offers 'gpu' (offered: shell)");
+      expect(log).toContain("no ActivityClass on this cluster offers 'gpu' (offered: broken, shell)");
       expect(log).not.toContain('not reached');
       expect(await operator.store.listActivities(run.status?.runId ?? '')).toEqual([]);
       expect(await attemptJobs('train-1')).toEqual([]);

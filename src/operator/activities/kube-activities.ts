@@ -1,4 +1,4 @@
-import type { BatchV1Api, V1Job } from '@kubernetes/client-node';
+import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import { ABANDONED } from '../../executor/executor.js';
 import type { AttemptEnd } from '../../executor/activity-attempts.js';
 import type { Store } from '../../store/store.js';
@@ -9,6 +9,13 @@ import { LABELS, activityJobName, activityKey, runKey } from '../naming.js';
 import type { JobOwner, PassJobSettings } from '../passes/job-builder.js';
 import { classFor } from './activity-classes.js';
 import { buildAttemptJob } from './activity-job.js';
+import { podTrouble } from '../passes/pod-trouble.js';
+
+/** An attempt whose pod can never start its command (PodTrouble.fatal). */
+interface Unstartable {
+  kind: 'unstartable';
+  message: string;
+}
 
 export interface KubeActivitiesOptions {
   store: Store;
@@ -28,7 +35,9 @@ export interface KubeActivitiesOptions {
  */
 export class KubeActivities {
   /** Attempts under way here, by Job name: how each ends. */
-  private readonly underWay = new Map<string, (end: AttemptEnd) => void>();
+  private readonly underWay = new Map<string, (end: AttemptEnd | Unstartable) => void>();
+  /** Since when each attempt's pod has shown its trouble (by Job name): some reasons get a grace period. */
+  private readonly troubledSince = new Map<string, { reason: string; since: number }>();
 
   constructor(private readonly options: KubeActivitiesOptions) {}
 
@@ -43,8 +52,8 @@ export class KubeActivities {
       // Each capability is offered, but by different classes (or a class went since the submit).
       return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     }
-    const ended = new Promise<AttemptEnd>((resolve) => this.underWay.set(name, resolve));
-    const aborted = new Promise<AttemptEnd>((resolve) => {
+    const ended = new Promise<AttemptEnd | Unstartable>((resolve) => this.underWay.set(name, resolve));
+    const aborted = new Promise<AttemptEnd | Unstartable>((resolve) => {
       const stop = (): void => resolve({ kind: 'abandoned' });
       if (signal.aborted) stop();
       signal.addEventListener('abort', stop, { once: true });
@@ -57,11 +66,32 @@ export class KubeActivities {
       const end = await Promise.race([ended, aborted]);
       // Cancelled rather than handed over: the attempt's pod goes too.
       if (end.kind === 'abandoned' && signal.reason !== ABANDONED) await deleteJob(batch, namespaceOf(activity), name);
-      return end;
+      if (end.kind !== 'unstartable') return end;
+      await deleteJob(batch, namespaceOf(activity), name);
+      await store.appendLog(run.id, run.passes, `spool: activity ${activity.name}, attempt ${activity.attempt}: ${end.message}\n`);
+      return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     } finally {
       this.underWay.delete(name);
+      this.troubledSince.delete(name);
     }
   };
+
+  /**
+   * Feed from the pod informer: an attempt's pod that can never start its command (an invalid
+   * image name, a missing Secret after a grace period) ends the attempt as a failure of the
+   * command, its reason in the run's log, rather than waiting for good. Troubles that may heal
+   * (an image pull backing off, no node yet) wait, as the pod does.
+   */
+  podChanged(pod: V1Pod): void {
+    const job = pod.metadata?.ownerReferences?.find((owner) => owner.kind === 'Job' && owner.controller)?.name ?? '';
+    const resolve = this.underWay.get(job);
+    if (!resolve) return;
+    const seen = this.troubledSince.get(job);
+    const trouble = podTrouble(pod, (reason) => (seen?.reason === reason ? Date.now() - seen.since : 0));
+    if (!trouble) return void this.troubledSince.delete(job);
+    if (seen?.reason !== trouble.reason) this.troubledSince.set(job, { reason: trouble.reason, since: Date.now() });
+    if (trouble.fatal) resolve({ kind: 'unstartable', message: trouble.message });
+  }
 
   /** The API recorded an attempt's result, which its pod reported. */
   reported(runId: string, name: string, attempt: number): void {
