@@ -178,11 +178,11 @@ export interface DevProcess {
   exited: Promise<void>;
 }
 
-/** Starts `node bin/spool dev --port PORT --data-dir DIR` and waits for its listening line. */
-export async function startDevProcess(dataDir: string, port: number, timeoutMs = 60_000): Promise<DevProcess> {
+/** Starts `node bin/spool dev --port PORT --data-dir DIR [EXTRA...]` and waits for its listening line. */
+export async function startDevProcess(dataDir: string, port: number, timeoutMs = 60_000, extra: string[] = []): Promise<DevProcess> {
   const logFile = join(tempDir('spool-dev-output-'), 'dev.log');
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [SPOOL_BIN, 'dev', '--port', String(port), '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [SPOOL_BIN, 'dev', '--port', String(port), '--data-dir', dataDir, ...extra], {
     cwd: tempDir('spool-dev-cwd-'),
     env: Object.fromEntries(
       Object.entries(process.env).filter(
