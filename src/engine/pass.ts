@@ -1,4 +1,5 @@
 import { DeterminismError, SpoolError, UsageError, ensureError } from '../common/errors.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
 import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
 import type { Answer, Request } from './protocol.js';
@@ -58,6 +59,9 @@ export interface Reached {
   result: JournalEntry | null;
 }
 
+/** What a script is told when its pass is lost to an unreachable database: it is ended, and replays. */
+const LOST_ANSWER = { status: 'suspended', message: 'script suspended: the database cannot be reached; the run replays once it is back' } as const;
+
 interface Slot {
   call?: JournalEntry;
   result?: JournalEntry;
@@ -78,6 +82,11 @@ export class Pass {
   suspension: Suspension | null = null;
   /** Set when the run must fail whatever the script does next (a determinism error). */
   failure: string | null = null;
+  /**
+   * Set when the store could not be reached for a call: the script is ended as at a suspension and
+   * the pass counts as lost, so the run replays once the database is back instead of failing.
+   */
+  lost: string | null = null;
 
   constructor(
     readonly store: Store,
@@ -96,6 +105,7 @@ export class Pass {
   /** Answers one request; never throws. */
   async handle(request: Request): Promise<Answer> {
     if (this.suspension) return { status: 'suspended', message: `script suspended awaiting ${this.suspension.awaiting}` };
+    if (this.lost) return LOST_ANSWER;
     if (this.failure) return { status: 'error', kind: 'determinism', message: this.failure, exitCode: EXIT.failure };
     try {
       checkRequest(request);
@@ -108,6 +118,10 @@ export class Pass {
         return { status: 'error', kind: 'determinism', message: error.message, exitCode: EXIT.failure };
       }
       if (error instanceof UsageError) return { status: 'error', kind: 'usage', message: error.message, exitCode: EXIT.usage };
+      if (error instanceof StoreUnavailableError) {
+        this.lost = error.message;
+        return LOST_ANSWER;
+      }
       const code = error instanceof SpoolError ? error.code : 'internal';
       return {
         status: 'error',

@@ -13,10 +13,12 @@ export type RunOutcome =
 
 /** What a pass whose script has ended comes to, wherever the script ran (here, or in a pod). */
 export function scriptOutcome(
-  pass: { failure: string | null; suspension: Suspension | null },
+  pass: { failure: string | null; suspension: Suspension | null; lost?: string | null },
   exit: { code: number | null; signal: string | null },
-): Extract<RunOutcome, { kind: 'suspended' | 'succeeded' | 'failed' }> {
+): Extract<RunOutcome, { kind: 'suspended' | 'succeeded' | 'failed' | 'lost' }> {
   if (pass.failure) return { kind: 'failed', message: pass.failure };
+  // The database went away mid-pass: whatever the script did after, the pass replays.
+  if (pass.lost) return { kind: 'lost', message: pass.lost };
   if (pass.suspension) return { kind: 'suspended', suspension: pass.suspension };
   if (exit.code === 0) return { kind: 'succeeded' };
   return { kind: 'failed', message: exit.signal ? `script killed by ${exit.signal}` : `script exited ${exit.code ?? 1}` };

@@ -60,6 +60,9 @@ export interface ExecutorOptions {
   now?: () => Date;
 }
 
+/** The longest wait between ticks while the store is away. */
+const MAX_TICK_BACKOFF_MS = 5_000;
+
 /**
  * The abort reason of passes whose executor was abandoned (its operator stopped leading): they are
  * left unsettled, for the next leader to dispatch again.
@@ -78,6 +81,11 @@ export class Executor {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private ticking = false;
+  /** Runs whose pass ended while the store could not be reached: made due again (to replay) once it can. */
+  private readonly unsettled = new Set<string>();
+  /** Ticks failed in a row (the store is away): the next one backs off, and the error is said once. */
+  private failedTicks = 0;
+  private lastTickError = '';
   private again = false;
   private readonly idle: (() => void)[] = [];
   readonly host: PassHost;
@@ -181,13 +189,22 @@ export class Executor {
     this.ticking = true;
     let delay = 0;
     try {
+      if (this.unsettled.size > 0) await this.recoverUnsettled();
       if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
       await this.dispatchRuns();
       if (!this.options.noActivities) await this.dispatchActivities();
       if (!this.again) delay = await this.untilNextDue();
+      if (this.failedTicks > 0) process.stderr.write(`spool: executor: the store answers again after ${this.failedTicks} failed ticks\n`);
+      this.failedTicks = 0;
+      this.lastTickError = '';
     } catch (error) {
-      this.reportError('executor tick failed', error);
-      delay = this.options.pollMs ?? 250;
+      // A store that is away fails every tick the same way: said once, retried with backoff.
+      const message = ensureError(error).message;
+      if (message !== this.lastTickError) this.reportError('executor tick failed', error);
+      this.lastTickError = message;
+      this.failedTicks += 1;
+      const poll = this.options.pollMs ?? 250;
+      delay = Math.min(MAX_TICK_BACKOFF_MS, poll * 2 ** Math.min(this.failedTicks - 1, 10)) * (0.8 + Math.random() * 0.4);
     } finally {
       this.ticking = false;
     }
@@ -240,8 +257,10 @@ export class Executor {
       const settled = await this.store.getRun(run.id);
       if (settled) this.options.onPassEnd?.(settled);
     } catch (error) {
-      // The run stays running in the store; whoever executes next recovers it and it replays.
-      this.reportError('settling a pass failed', error, run.id);
+      // The run stays running in the store: once the store answers, it is made due and replays
+      // (a pass whose end could not be written counts as lost, whatever it ended in).
+      this.reportError('settling a pass failed; the run replays once the store answers', error, run.id);
+      this.unsettled.add(run.id);
     }
   }
 
@@ -279,6 +298,13 @@ export class Executor {
     if (end.kind === 'recorded' || end.kind === 'abandoned') return;
     if (end.kind === 'lost') this.reportError(`activity ${activity.name}, attempt ${activity.attempt}, was lost`, new Error(end.message), activity.runId);
     await settleActivityAttempt(this.store, activity, end, this.host.now());
+  }
+
+  private async recoverUnsettled(): Promise<void> {
+    const ids = [...this.unsettled].filter((id) => !this.running.has(id));
+    if (ids.length === 0) return;
+    await this.store.recoverInterruptedRuns(this.host.now(), ids);
+    for (const id of ids) this.unsettled.delete(id);
   }
 
   private reportError(message: string, error: unknown, runId?: string): void {

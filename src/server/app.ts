@@ -12,6 +12,19 @@ import { runsRoutes } from './runs-routes.js';
 import { triggersRoutes } from './triggers-routes.js';
 import { uiRoutes } from './ui-routes.js';
 
+const READY_TIMEOUT_MS = 2_000;
+
+/** Whether `query` settles successfully within `ms` (a database that hangs is as down as one that refuses). */
+async function answersWithin(ms: number, query: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([query.then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The HTTP API (docs/api.md) over the engine; served by `spool dev` and by the operator alike. */
 export function createApp(ctx: ServerContext): Express {
   const app = express();
@@ -23,6 +36,11 @@ export function createApp(ctx: ServerContext): Express {
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
+  });
+  // Ready while the store answers: a server cut off from its database says so (and retries by itself).
+  app.get('/readyz', async (_req, res) => {
+    const up = await answersWithin(READY_TIMEOUT_MS, ctx.store.getRun('readiness-probe'));
+    res.status(up ? 200 : 503).json(up ? { ready: true } : { ready: false, reason: 'the database does not answer' });
   });
   app.use('/v1', compressJson);
   app.use('/v1', authorizeRequests(ctx));

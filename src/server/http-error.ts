@@ -38,6 +38,9 @@ export function errorHandler(raw: unknown, req: Request, res: Response, next: Ne
     res.status(error.status).json({ error: { code: error.code, message: error.message } });
   } else if (error instanceof SpoolError && error.code === 'refused') {
     res.status(429).json({ error: { code: 'over_rate', message: error.message } });
+  } else if (error instanceof SpoolError && error.code === 'unavailable') {
+    // The database is away (restarting): nothing was recorded; the caller tries again.
+    res.status(503).set('retry-after', '1').json({ error: { code: 'unavailable', message: error.message } });
   } else if (error instanceof SpoolError && error.code === 'usage') {
     res.status(400).json({ error: { code: 'bad_request', message: error.message } });
   } else if ((raw as { type?: string }).type === 'entity.parse.failed') {

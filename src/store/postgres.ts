@@ -1,5 +1,7 @@
 import pg from 'pg';
+import { ensureError } from '../common/errors.js';
 import { migrate } from './migrate.js';
+import { isUnavailable, storeError, StoreUnavailableError } from './unavailable.js';
 import type { SqlClient } from './sql.js';
 import { SqlStore } from './sql-store.js';
 
@@ -8,15 +10,24 @@ type Queryable = pg.Pool | pg.PoolClient;
 function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
   return {
     async query<Row>(sql: string, params?: unknown[]): Promise<Row[]> {
-      const result = await db.query(sql, params);
-      return result.rows as Row[];
+      try {
+        const result = await db.query(sql, params);
+        return result.rows as Row[];
+      } catch (error) {
+        throw storeError(error);
+      }
     },
     async exec(sql: string): Promise<void> {
-      await db.query(sql);
+      try {
+        await db.query(sql);
+      } catch (error) {
+        throw storeError(error);
+      }
     },
     async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
       if (inTransaction) return fn(this);
-      const client = await (db as pg.Pool).connect();
+      const client = await (db as pg.Pool).connect().catch((error: unknown) => Promise.reject(ensureError(storeError(error))));
+      let broken: Error | undefined;
       try {
         await client.query('begin');
         const value = await fn(clientOf(client, true));
@@ -24,9 +35,11 @@ function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
         return value;
       } catch (error) {
         await client.query('rollback').catch(() => undefined);
-        throw error;
+        // A connection the server dropped is not given back to the pool for the next caller.
+        if (isUnavailable(error) || error instanceof StoreUnavailableError) broken = ensureError(error);
+        throw storeError(error);
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async close(): Promise<void> {
