@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator/operator.js';
+import {
+  eventually,
+  givenWorkflow,
+  startCluster,
+  startKubelet,
+  whenRunCreated,
+  type Cluster,
+} from './support/cluster.js';
+
+/**
+ * The operator's PostgreSQL restarts (as its pod would): readiness goes false while it is away,
+ * the leader retries by itself, and runs sleeping or in a step through it finish, each call once.
+ */
+describe('the operator across a restart of its PostgreSQL', () => {
+  let cluster: Cluster;
+  let operator: Operator;
+
+  beforeAll(async () => {
+    cluster = await startCluster('team-db');
+    operator = await cluster.startOperator('op-db');
+    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  const ready = async (): Promise<number> =>
+    (await fetch(`${operator.healthUrl}/readyz`).catch(() => null))?.status ?? 0;
+
+  it('given a Run asleep and one in a step, when PostgreSQL restarts, then /readyz is 503 meanwhile and both Runs succeed with each step recorded once', async () => {
+    await givenWorkflow(cluster, 'nap', 'nap.sh', 'spool step a -- echo a\nspool sleep 3s\nspool step b -- echo b\n');
+    await givenWorkflow(
+      cluster,
+      'busy',
+      'busy.sh',
+      'spool step long -- sh -c "sleep 2; echo long"\nspool step next -- echo next\n',
+    );
+    const kubelet = startKubelet(cluster, operator.url);
+    try {
+      await whenRunCreated(cluster, 'nap-1', 'nap');
+      const napId = await eventually(
+        'nap-1 waiting',
+        async () =>
+          (await operator.store.listRuns({ limit: 10 })).find(
+            (run) => run.workflow.startsWith('nap/') && run.status === 'waiting',
+          )?.id,
+      );
+      await whenRunCreated(cluster, 'busy-1', 'busy');
+      const busyId = await eventually(
+        'busy-1 running',
+        async () =>
+          (await operator.store.listRuns({ limit: 10 })).find(
+            (run) => run.workflow.startsWith('busy/') && run.status === 'running',
+          )?.id,
+      );
+      expect(await ready()).toBe(200);
+
+      await cluster.postgres.down();
+      await eventually('readiness to go false', async () => (await ready()) === 503, 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await cluster.postgres.start();
+      await eventually('readiness back', async () => (await ready()) === 200, 30_000);
+
+      for (const id of [napId, busyId])
+        await eventually(
+          `${id} to succeed`,
+          async () => (await operator.store.getRun(id))?.status === 'succeeded',
+          90_000,
+        );
+      for (const id of [napId, busyId]) {
+        const results = (await operator.store.readJournal(id))
+          .filter((entry) => entry.kind === 'result')
+          .map((entry) => `${entry.verb} ${entry.name}`);
+        expect(new Set(results).size).toBe(results.length);
+      }
+      expect(
+        (await operator.store.readJournal(busyId))
+          .filter((entry) => entry.kind === 'result')
+          .map((entry) => entry.name),
+      ).toEqual(['long', 'next']);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 180_000);
+});
