@@ -95,6 +95,8 @@ describe('the aggregated API on a real kube-apiserver', () => {
   it("given a Run waiting on a signal, when a person with the cluster's certificate kubeconfig signals it, then it wakes, and their logs and journal read it; a person RBAC does not allow is refused, naming the subresource", async () => {
     await whenRunCreated(cluster, 'gate-1', 'gate');
     await eventually('gate-1 waiting for its signal', async () => (await getRun(cluster, 'gate-1')).status?.awaiting === 'signal go', 60_000);
+    // Both groups have `runs`: plain `kubectl get runs` is the Run resources, as people expect.
+    expect((await kubectl(admin, 'get', 'runs', '-n', 'team-g', '-o', 'jsonpath={.items[*].apiVersion}')).stdout).toBe('hyperspool.dev/v1alpha1');
 
     // Carol may read the Run but not signal it: RBAC on runs/signal says no (kube-apiserver asks
     // first, and the operator asks again with a SubjectAccessReview).
