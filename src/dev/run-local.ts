@@ -11,6 +11,7 @@ import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../executor/executor.js';
+import { checkoutFiles, storeCheckout } from './checkout-bundle.js';
 import { captureLog, logsDirFor } from '../executor/log-capture.js';
 
 export interface LocalRunOptions extends StoreOptions {
@@ -18,6 +19,8 @@ export interface LocalRunOptions extends StoreOptions {
   lenient?: boolean;
   project?: string;
   maxResultBytes?: string;
+  /** A directory to bundle with the run for `spool checkout` (docs/artifacts.md#checkout). */
+  with?: string;
 }
 
 /** Exit status of `spool run` when the run waits for something only a server can deliver. */
@@ -77,10 +80,15 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
   const limit = maxResultBytes(options.maxResultBytes);
   const project = options.project ?? 'default';
   checkProject(project);
+  // Checked before the store opens: a directory over the limit records nothing.
+  const checkout = options.with === undefined ? null : checkoutFiles(options.with);
   const store = await openStore(options);
   try {
+    const id = newRunId('dev', project);
+    // Stored before the run exists, so its first pass finds it.
+    if (checkout) await storeCheckout(store, id, checkout.files);
     const { run } = await store.createRun({
-      id: newRunId('dev', project),
+      id,
       project,
       workflow: file,
       interpreter,

@@ -108,3 +108,13 @@ export function checkArtifactSize(name: string, size: number, runTotal: number, 
     );
   }
 }
+
+/**
+ * How big the files bundled by `--with DIR` may be together (docs/artifacts.md#checkout): a
+ * checkout is a script's helpers and config, not its data. SPOOL_MAX_CHECKOUT_BYTES sets it.
+ */
+export const DEFAULT_MAX_CHECKOUT_BYTES = 64 * 1024 * 1024;
+
+export function maxCheckoutBytes(env: NodeJS.ProcessEnv = process.env): number {
+  return bytesSetting(env, 'SPOOL_MAX_CHECKOUT_BYTES', DEFAULT_MAX_CHECKOUT_BYTES);
+}

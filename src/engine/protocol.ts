@@ -64,6 +64,12 @@ export type ArtifactRequest =
   | ArtifactCommitRequest
   | ArtifactGetRequest
   | ArtifactListRequest;
+/**
+ * The artifact that holds a run's checkout bundle (`--with DIR`, read by `spool checkout`): names
+ * under `spool/` are Hyperspool's own, and a script's put of one is refused.
+ */
+export const CHECKOUT_ARTIFACT = 'spool/checkout.tar';
+export const RESERVED_ARTIFACT_PREFIX = 'spool/';
 /** The size of the parts clients send and `get` answers with (the last may be shorter). */
 export const ARTIFACT_PART_BYTES = 512 * 1024;
 /** What `artifact.get` answers in `value`: the artifact, and one part of its bytes. */

@@ -1,5 +1,10 @@
 import { MAX_DURATION_MS } from '../common/duration.js';
-import { DEFAULT_MAX_ARTIFACT_BYTES, DEFAULT_MAX_RUN_ARTIFACT_BYTES, DEFAULT_MAX_VALUE_BYTES } from '../engine/limits.js';
+import {
+  DEFAULT_MAX_ARTIFACT_BYTES,
+  DEFAULT_MAX_CHECKOUT_BYTES,
+  DEFAULT_MAX_RUN_ARTIFACT_BYTES,
+  DEFAULT_MAX_VALUE_BYTES,
+} from '../engine/limits.js';
 import { ARTIFACT_PART_BYTES } from '../engine/protocol.js';
 import { NAME_RULE, PROJECT_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
 import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
@@ -95,6 +100,11 @@ export function limitsReference(): string {
       "all of one run's artifacts together",
       mib(DEFAULT_MAX_RUN_ARTIFACT_BYTES),
       '`SPOOL_MAX_RUN_ARTIFACT_BYTES`',
+    ],
+    [
+      "a checkout bundle (`spool run --with DIR`: the files under DIR that .gitignore does not leave out)",
+      mib(DEFAULT_MAX_CHECKOUT_BYTES),
+      '`SPOOL_MAX_CHECKOUT_BYTES`',
     ],
     [
       'an artifact part on the spool socket (`artifact.write`, `artifact.get`)',

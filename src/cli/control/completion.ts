@@ -14,6 +14,7 @@ const SCRIPT_WORDS: Record<string, string[]> = {
   output: ['set'],
   annotate: [],
   artifact: ['put', 'get', 'list'],
+  checkout: [],
 };
 
 /** Every first word, and the words each may take second, from the program itself. */

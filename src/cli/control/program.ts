@@ -27,7 +27,8 @@ function build(setExit: (code: number) => void): Command {
       .option('--input <json>', 'the input the script reads from $SPOOL_INPUT_FILE')
       .option('--project <name>', 'project the run belongs to', 'default')
       .option('--lenient', 'do not fail a run whose replay reaches a different call')
-      .option('--max-result-bytes <n>', 'largest recorded result (default 1 MiB)', process.env.SPOOL_MAX_RESULT_BYTES),
+      .option('--max-result-bytes <n>', 'largest recorded result (default 1 MiB)', process.env.SPOOL_MAX_RESULT_BYTES)
+      .option('--with <dir>', "bundle the files under DIR (minus .gitignore's) with the run, for 'spool checkout'"),
   ).action(async (file: string, options: Record<string, string | boolean | undefined>) => {
     const { runLocal } = await import('../../dev/run-local.js');
     setExit(await runLocal(file, options));

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type WriteStream } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { UstarReader } from '../../common/bundle/ustar.js';
 import { once } from 'node:events';
 import { ARTIFACT_PART_BYTES, EXIT, type Answer, type ArtifactPart, type Request } from '../../engine/protocol.js';
 import type { AgentClient } from './client.js';
@@ -60,6 +62,41 @@ async function write(out: NodeJS.WritableStream | WriteStream, bytes: Buffer): P
 }
 
 /**
+ * Each part of a get, from its first, handed to `sink` in order; then the size and sha256 checked
+ * against what the artifact was stored as. Null when all is well.
+ */
+async function eachPart(
+  client: AgentClient,
+  request: Extract<Request, { verb: 'artifact.get' }>,
+  first: ArtifactPart,
+  sink: (bytes: Buffer) => Promise<void> | void,
+): Promise<TransferEnd | null> {
+  const hash = createHash('sha256');
+  let size = 0;
+  let part: ArtifactPart = first;
+  for (;;) {
+    const bytes = Buffer.from(part.data, 'base64');
+    hash.update(bytes);
+    size += bytes.length;
+    await sink(bytes);
+    if (part.part + 1 >= part.parts) break;
+    const answer = await client.request({ ...request, part: part.part + 1 });
+    if (answer.status !== 'ok') return { answer };
+    part = answer.value as ArtifactPart;
+  }
+  const sha256 = hash.digest('hex');
+  if (size !== first.size || sha256 !== first.sha256) {
+    return {
+      message: `spool artifact get: '${first.name}' arrived as ${size} bytes (sha256 ${sha256}), not the ${first.size} bytes (sha256 ${first.sha256}) it was stored as`,
+      exitCode: EXIT.failure,
+    };
+  }
+  return null;
+}
+
+const OK_END: TransferEnd = { answer: { status: 'ok', exitCode: 0 } };
+
+/**
  * After a get's first part: the rest, part by part, into `dest` (stdout for '-'). A file is
  * written beside its name and renamed once whole and checked, so a failed get leaves no half file.
  */
@@ -71,32 +108,14 @@ export async function receiveArtifact(
 ): Promise<TransferEnd> {
   const partial = `${dest}.spool-partial`;
   const out = dest === '-' ? process.stdout : createWriteStream(partial);
-  const hash = createHash('sha256');
-  let size = 0;
-  let part: ArtifactPart = first;
   try {
-    for (;;) {
-      const bytes = Buffer.from(part.data, 'base64');
-      hash.update(bytes);
-      size += bytes.length;
-      await write(out, bytes);
-      if (part.part + 1 >= part.parts) break;
-      const answer = await client.request({ ...request, part: part.part + 1 });
-      if (answer.status !== 'ok') return { answer };
-      part = answer.value as ArtifactPart;
-    }
-    const sha256 = hash.digest('hex');
-    if (size !== first.size || sha256 !== first.sha256) {
-      return {
-        message: `spool artifact get: '${first.name}' arrived as ${size} bytes (sha256 ${sha256}), not the ${first.size} bytes (sha256 ${first.sha256}) it was stored as`,
-        exitCode: EXIT.failure,
-      };
-    }
+    const failed = await eachPart(client, request, first, (bytes) => write(out, bytes));
+    if (failed) return failed;
     if (out !== process.stdout) {
       await new Promise<void>((resolve, reject) => (out as WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())));
       renameSync(partial, dest);
     }
-    return { answer: { status: 'ok', exitCode: 0 } };
+    return OK_END;
   } catch (error) {
     return { message: `spool artifact get: cannot write ${dest}: ${(error as Error).message}`, exitCode: EXIT.failure };
   } finally {
@@ -104,5 +123,51 @@ export async function receiveArtifact(
       (out as WriteStream).destroy();
       rmSync(partial, { force: true });
     }
+  }
+}
+
+/** A path from the bundle, refused if it would land outside `dest`. */
+function inside(dest: string, path: string): string {
+  if (isAbsolute(path) || path.split('/').includes('..')) throw new Error(`the bundle holds a path outside the checkout: ${path}`);
+  return join(dest, path);
+}
+
+/**
+ * `spool checkout [DEST]`: the run's bundle (a ustar archive) unpacked into DEST as its parts
+ * arrive, a file at a time; files already there are overwritten.
+ */
+export async function extractCheckout(
+  client: AgentClient,
+  request: Extract<Request, { verb: 'artifact.get' }>,
+  first: ArtifactPart,
+  dest: string,
+): Promise<TransferEnd> {
+  let fd: number | null = null;
+  let files = 0;
+  try {
+    const reader = new UstarReader(
+      (entry) => {
+        const path = inside(dest, entry.path);
+        mkdirSync(dirname(path), { recursive: true });
+        rmSync(path, { force: true });
+        fd = openSync(path, 'w', entry.executable ? 0o755 : 0o644);
+        files += 1;
+      },
+      (bytes) => {
+        if (fd !== null) writeSync(fd, bytes);
+      },
+      () => {
+        if (fd !== null) closeSync(fd);
+        fd = null;
+      },
+    );
+    mkdirSync(dest, { recursive: true });
+    const failed = await eachPart(client, request, first, (bytes) => reader.push(bytes));
+    if (failed) return failed;
+    return { answer: { status: 'ok', exitCode: 0, stderr: `spool checkout: ${files} file${files === 1 ? '' : 's'} into ${dest}` } };
+  } catch (error) {
+    return { message: `spool checkout: cannot unpack into ${dest}: ${(error as Error).message}`, exitCode: EXIT.failure };
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
 }

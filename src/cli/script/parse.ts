@@ -4,14 +4,14 @@ import { interpreterFor } from '../../agent/interpreters.js';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { notUtf8 } from '../../common/text-file.js';
-import type { ActivitySpec, Request } from '../../engine/protocol.js';
+import { CHECKOUT_ARTIFACT, type ActivitySpec, type Request } from '../../engine/protocol.js';
 
 /** A parsed in-script call: the request, and the command to run if the agent says execute. */
 export interface ScriptCall {
   request: Request;
   command?: string[];
   /** An artifact's bytes: read from `source` (a put) or written to `dest` (a get); '-' is stdin or stdout. */
-  artifact?: { source: string } | { dest: string };
+  artifact?: { source: string } | { dest: string } | { extract: string };
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -45,6 +45,7 @@ const USAGE: Record<string, string> = {
   'artifact get': 'spool artifact get NAME [DEST|-] [--run RUN]',
   'artifact list': 'spool artifact list [--json] [--run RUN]',
   artifact: 'spool artifact put|get|list ...',
+  checkout: 'spool checkout [DEST]',
 };
 
 function fail(verb: string, problem: string): never {
@@ -226,6 +227,10 @@ export function parseScriptCall(args: string[]): ScriptCall {
     }
     case 'artifact':
       return parseArtifact(rest);
+    case 'checkout': {
+      const { positionals } = parse('checkout', rest, {}, [0, 1]);
+      return { request: { verb: 'artifact.get', name: CHECKOUT_ARTIFACT, part: 0 }, artifact: { extract: positionals[0] ?? '.' } };
+    }
     default:
       throw new UsageError(`spool: unknown verb '${verb}'`);
   }

@@ -4,7 +4,7 @@ import { constants } from 'node:os';
 import { UsageError } from '../../common/errors.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
 import { EXIT } from '../../engine/protocol.js';
-import { receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
+import { extractCheckout, receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
 import { AgentClient, AgentUnavailable } from './client.js';
 import { parseScriptCall } from './parse.js';
 
@@ -107,6 +107,8 @@ export async function runScriptVerb(args: string[]): Promise<number> {
       if (answer.status === 'execute' && 'source' in call.artifact) end = await sendArtifact(client, answer.position, call.artifact.source);
       if (answer.status === 'ok' && 'dest' in call.artifact && call.request.verb === 'artifact.get')
         end = await receiveArtifact(client, call.request, answer.value as ArtifactPart, call.artifact.dest);
+      if (answer.status === 'ok' && 'extract' in call.artifact && call.request.verb === 'artifact.get')
+        end = await extractCheckout(client, call.request, answer.value as ArtifactPart, call.artifact.extract);
       if (end && 'message' in end) {
         process.stderr.write(`${end.message}\n`);
         return end.exitCode;

@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { SpoolError, UsageError } from '../../common/errors.js';
 import type { ArtifactRecord } from '../../store/artifacts/types.js';
 import type { Pass, Reached } from '../pass.js';
+import { CHECKOUT_ARTIFACT, RESERVED_ARTIFACT_PREFIX } from '../protocol.js';
 import type {
   Answer,
   ArtifactCommitRequest,
@@ -35,6 +36,9 @@ const limitsOf = (pass: Pass): ArtifactLimits => pass.host.artifactLimits ?? art
 export async function artifactPut(pass: Pass, request: ArtifactPutRequest): Promise<Answer> {
   const { run } = pass;
   const limits = limitsOf(pass);
+  if (request.name.startsWith(RESERVED_ARTIFACT_PREFIX)) {
+    pass.refuse(`artifact names starting with '${RESERVED_ARTIFACT_PREFIX}' are Hyperspool's own ('${request.name}'); choose another name`);
+  }
   const peeked = pass.peek('artifact.put', request.name, (position) => {
     const other = pass.findRecorded(['artifact.put'], request.name, position);
     if (other) {
@@ -151,6 +155,12 @@ async function readableRun(pass: Pass, runId: string | undefined): Promise<strin
 async function artifactOf(pass: Pass, runId: string, name: string): Promise<ArtifactRecord> {
   const artifact = await pass.store.artifacts.get(runId, name);
   if (artifact) return artifact;
+  if (name === CHECKOUT_ARTIFACT) {
+    throw new UsageError(
+      `${runId === pass.run.id ? 'this run' : `run ${runId}`} has no checkout: start it with 'spool run FILE --with DIR' ` +
+        `to bundle the files beside the script`,
+    );
+  }
   const names = (await pass.store.artifacts.list(runId)).map((each) => `'${each.name}'`);
   const where = runId === pass.run.id ? 'this run' : `run ${runId}`;
   throw new UsageError(

@@ -61,6 +61,8 @@ func artifactExchange(conn *hyperspool.Conn, call *scriptCall, answer *hyperspoo
 		answer, err = sendArtifact(conn, answer.Position, *call.artifact.Source)
 	case answer.Status == hyperspool.StatusOK && call.artifact.Dest != nil:
 		answer, err = receiveArtifact(conn, call.request, answer, *call.artifact.Dest)
+	case answer.Status == hyperspool.StatusOK && call.artifact.Extract != nil:
+		answer, err = extractCheckout(conn, call.request, answer, *call.artifact.Extract)
 	}
 	var failure *transferFailure
 	if errors.As(err, &failure) {
@@ -69,6 +71,9 @@ func artifactExchange(conn *hyperspool.Conn, call *scriptCall, answer *hyperspoo
 	}
 	if err != nil {
 		return 0, err
+	}
+	if answer == nil {
+		answer = okAnswer("")
 	}
 	if answer.Status == hyperspool.StatusSuspended {
 		awaitSuspension()
@@ -124,23 +129,12 @@ func sendArtifact(conn *hyperspool.Conn, position int64, source string) (*hypers
 	return conn.Call(commit)
 }
 
-// receiveArtifact writes the artifact part by part into dest (stdout for "-"). A file is written
-// beside its name and renamed once whole and checked, so a failed get leaves no half file.
-func receiveArtifact(conn *hyperspool.Conn, request *hyperspool.Request, answer *hyperspool.Answer, dest string) (*hyperspool.Answer, error) {
+// eachPart hands each part of a get, from its first, to sink in order, then checks the size and
+// sha256 against what the artifact was stored as. A non-nil answer is the agent's refusal.
+func eachPart(conn *hyperspool.Conn, request *hyperspool.Request, answer *hyperspool.Answer, sink func([]byte) error) (*hyperspool.Answer, error) {
 	var first artifactPart
 	if err := json.Unmarshal(answer.Value, &first); err != nil {
 		return nil, &transferFailure{"spool artifact get: the agent's answer holds no artifact: " + err.Error()}
-	}
-	out := os.Stdout
-	partial := dest + ".spool-partial"
-	if dest != "-" {
-		file, err := os.Create(partial)
-		if err != nil {
-			return nil, &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
-		}
-		defer os.Remove(partial)
-		defer file.Close()
-		out = file
 	}
 	hash := sha256.New()
 	var size int64
@@ -152,8 +146,8 @@ func receiveArtifact(conn *hyperspool.Conn, request *hyperspool.Request, answer 
 		}
 		hash.Write(bytes)
 		size += int64(len(bytes))
-		if _, err := out.Write(bytes); err != nil {
-			return nil, &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
+		if err := sink(bytes); err != nil {
+			return nil, err
 		}
 		if part.Part+1 >= part.Parts {
 			break
@@ -175,6 +169,37 @@ func receiveArtifact(conn *hyperspool.Conn, request *hyperspool.Request, answer 
 		return nil, &transferFailure{fmt.Sprintf("spool artifact get: '%s' arrived as %d bytes (sha256 %s), not the %d bytes (sha256 %s) it was stored as",
 			first.Name, size, sum, first.Size, first.Sha256)}
 	}
+	return nil, nil
+}
+
+func okAnswer(stderr string) *hyperspool.Answer {
+	exit := 0
+	return &hyperspool.Answer{Status: hyperspool.StatusOK, ExitCode: &exit, Stderr: stderr}
+}
+
+// receiveArtifact writes the artifact part by part into dest (stdout for "-"). A file is written
+// beside its name and renamed once whole and checked, so a failed get leaves no half file.
+func receiveArtifact(conn *hyperspool.Conn, request *hyperspool.Request, answer *hyperspool.Answer, dest string) (*hyperspool.Answer, error) {
+	out := os.Stdout
+	partial := dest + ".spool-partial"
+	if dest != "-" {
+		file, err := os.Create(partial)
+		if err != nil {
+			return nil, &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
+		}
+		defer os.Remove(partial)
+		defer file.Close()
+		out = file
+	}
+	refused, err := eachPart(conn, request, answer, func(bytes []byte) error {
+		if _, err := out.Write(bytes); err != nil {
+			return &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
+		}
+		return nil
+	})
+	if refused != nil || err != nil {
+		return refused, err
+	}
 	if dest != "-" {
 		if err := out.Close(); err != nil {
 			return nil, &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
@@ -183,8 +208,7 @@ func receiveArtifact(conn *hyperspool.Conn, request *hyperspool.Request, answer 
 			return nil, &transferFailure{"spool artifact get: cannot write " + dest + ": " + err.Error()}
 		}
 	}
-	exit := 0
-	return &hyperspool.Answer{Status: hyperspool.StatusOK, ExitCode: &exit}, nil
+	return okAnswer(""), nil
 }
 
 // withPart is the get request again, asking for another part.

@@ -49,6 +49,7 @@ var usage = map[string]string{
 	"artifact get":      "spool artifact get NAME [DEST|-] [--run RUN]",
 	"artifact list":     "spool artifact list [--json] [--run RUN]",
 	"artifact":          "spool artifact put|get|list ...",
+	"checkout":          "spool checkout [DEST]",
 }
 
 // usageFailure is a refusal worded as the Node client words it: the verb, the problem, and the
@@ -177,6 +178,8 @@ func parseScriptCall(args []string) (*scriptCall, error) {
 		return &scriptCall{request: hyperspool.NewRequest("annotate").With("text", parsed.positionals[0])}, nil
 	case "artifact":
 		return parseArtifact(rest)
+	case "checkout":
+		return parseCheckout(rest)
 	}
 	return nil, &hyperspool.UsageError{Message: "spool: unknown verb '" + verb + "'"}
 }

@@ -8,8 +8,26 @@ import (
 
 // artifactEnd is a put's Source or a get's Dest, as the Node client's ScriptCall.artifact has it.
 type artifactEnd struct {
-	Source *string `json:"source,omitempty"`
-	Dest   *string `json:"dest,omitempty"`
+	Source  *string `json:"source,omitempty"`
+	Dest    *string `json:"dest,omitempty"`
+	Extract *string `json:"extract,omitempty"`
+}
+
+// checkoutArtifact is the artifact that holds a run's checkout bundle (CHECKOUT_ARTIFACT).
+const checkoutArtifact = "spool/checkout.tar"
+
+// parseCheckout is `spool checkout [DEST]`: the run's bundle, unpacked into DEST (default ".").
+func parseCheckout(args []string) (*scriptCall, error) {
+	parsed, err := parse("checkout", args, nil, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	dest := "."
+	if len(parsed.positionals) > 0 {
+		dest = parsed.positionals[0]
+	}
+	request := hyperspool.NewRequest("artifact.get").With("name", checkoutArtifact).With("part", 0)
+	return &scriptCall{request: request, artifact: &artifactEnd{Extract: &dest}}, nil
 }
 
 // lastPart is the last part of an artifact's name: where `artifact get NAME` writes when given

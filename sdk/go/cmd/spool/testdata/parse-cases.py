@@ -56,4 +56,6 @@ c('artifact','get','build.tar'); c('artifact','get','dist/app.tar.gz'); c('artif
 c('artifact','get','x','--run=r'); c('artifact','get','x','--run='); c('artifact','get','../'); c('artifact','get','a/..'); c('artifact','get'); c('artifact','get','a','b','c'); c('artifact','get','x','--run')
 c('artifact','list'); c('artifact','list','--json'); c('artifact','list','--run','r','--json'); c('artifact','list','x'); c('artifact','list','--json=1'); c('artifact','list','--js')
 c('artifact','frob'); c('artifact')
+# checkout
+c('checkout'); c('checkout','src'); c('checkout','-'); c('checkout','a','b'); c('checkout','--into','x')
 print(json.dumps(C))

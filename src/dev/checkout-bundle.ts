@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import { openSync, readSync, closeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '../common/errors.js';
+import { bundleFiles, type BundleFile } from '../common/bundle/files.js';
+import { END, fileHeader, fitsUstar, padding } from '../common/bundle/ustar.js';
+import { maxCheckoutBytes } from '../engine/limits.js';
+import { ARTIFACT_PART_BYTES, CHECKOUT_ARTIFACT } from '../engine/protocol.js';
+import type { Store } from '../store/store.js';
+
+/** The files `--with DIR` bundles, checked before anything is recorded: a bundle over the limit is refused. */
+export function checkoutFiles(dir: string, option = '--with'): { root: string; files: BundleFile[] } {
+  const root = resolve(dir);
+  let files: BundleFile[];
+  try {
+    files = bundleFiles(root);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${option} ${dir}: ${code === 'ENOENT' ? 'no such directory' : code === 'ENOTDIR' ? 'not a directory' : (error as Error).message}`);
+  }
+  const long = files.find((file) => !fitsUstar(file.path));
+  if (long) throw new UsageError(`${option} ${dir}: the path ${long.path} is too long to bundle (a tar name of at most 255 bytes)`);
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  const limit = maxCheckoutBytes();
+  if (total > limit) {
+    throw new UsageError(
+      `${option} ${dir}: its files come to ${total} bytes, over the ${limit}-byte limit for a checkout bundle ` +
+        `(SPOOL_MAX_CHECKOUT_BYTES); list what to leave out in a .gitignore`,
+    );
+  }
+  return { root, files };
+}
+
+/**
+ * Stores the bundle as the run's artifact `spool/checkout.tar`: a ustar archive written in parts
+ * of ARTIFACT_PART_BYTES straight into the blob backend, one file read at a time.
+ */
+export async function storeCheckout(store: Store, runId: string, files: readonly BundleFile[]): Promise<void> {
+  const blobKey = `${runId}/checkout/`;
+  const hash = createHash('sha256');
+  let part: Buffer = Buffer.alloc(0);
+  let parts = 0;
+  let size = 0;
+  const flush = async (all: boolean): Promise<void> => {
+    while (part.length >= ARTIFACT_PART_BYTES || (all && part.length > 0)) {
+      const bytes = part.subarray(0, ARTIFACT_PART_BYTES);
+      await store.artifacts.blobs.writePart(blobKey, parts++, bytes);
+      part = part.subarray(bytes.length);
+    }
+  };
+  const add = async (bytes: Buffer): Promise<void> => {
+    hash.update(bytes);
+    size += bytes.length;
+    part = part.length ? Buffer.concat([part, bytes]) : bytes;
+    await flush(false);
+  };
+  const buffer = Buffer.alloc(ARTIFACT_PART_BYTES);
+  for (const file of files) {
+    await add(fileHeader(file.path, file.size, file.executable));
+    const fd = openSync(file.absolute, 'r');
+    try {
+      let left = file.size;
+      while (left > 0) {
+        const read = readSync(fd, buffer, 0, Math.min(buffer.length, left), null);
+        if (read === 0) throw new UsageError(`${file.absolute} shrank while it was bundled; try again`);
+        await add(Buffer.from(buffer.subarray(0, read)));
+        left -= read;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    await add(padding(file.size));
+  }
+  await add(END);
+  await flush(true);
+  await store.artifacts.record({
+    runId,
+    name: CHECKOUT_ARTIFACT,
+    position: -1,
+    size,
+    sha256: hash.digest('hex'),
+    contentType: 'application/x-tar',
+    blobKey,
+    parts,
+  });
+}
