@@ -6,6 +6,9 @@
 #   hack/local-cluster.sh up       start (or finish starting) it; prints `export KUBECONFIG=...`
 #   hack/local-cluster.sh down     stop it and remove every process, mount, netns, cgroup and file it made
 #   hack/local-cluster.sh status   what runs, where
+#   hack/local-cluster.sh restart NAME...
+#                                  kill these of the node's processes (kube-apiserver, kubelet, ...)
+#                                  as a crash would, and start them again as a supervisor would
 #
 # Needs root (network namespace, cgroups, mounts) and Debian's containerd, runc,
 # containernetworking-plugins, iproute2 and iptables (installed with apt-get when missing).
@@ -682,9 +685,27 @@ cmd_status() {
   return $ok
 }
 
+# restart: SIGKILL, no grace (what the e2e suite's fault tests want), then `up`, which starts
+# only what does not run and waits until the node is Ready again.
+cmd_restart() {
+  [ "$(id -u)" -eq 0 ] || die "needs root (network namespace, cgroups, mounts)"
+  [ $# -gt 0 ] || die "usage: $0 restart NAME... (etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns)"
+  [ -f "$dir/node.env" ] || die "no local cluster in $dir"
+  local name
+  for name in "$@"; do pid_of "$name" >/dev/null || die "$name does not run"; done
+  (
+    exec 9>"$dir/.lock"
+    flock 9
+    stop_processes 0 "$@"
+  )
+  log "killed $*; starting again"
+  cmd_up >/dev/null
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  *) die "usage: $0 up | down | status" ;;
+  restart) shift; cmd_restart "$@" ;;
+  *) die "usage: $0 up | down | status | restart NAME..." ;;
 esac
