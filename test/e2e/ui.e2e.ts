@@ -100,7 +100,8 @@ describe('spool ui on a real cluster', () => {
       () => '',
       (error: Error) => error.message,
     );
-    expect(refused).toContain(`may not list runs.hyperspool.dev in namespace ${namespace}`);
+    // kube-apiserver's own refusal of the first read (the runs list, through the aggregated API).
+    expect(refused).toContain(`cannot list resource "runs" in API group "api.hyperspool.dev" in the namespace "${namespace}"`);
     expect(refused).toContain('outsider');
   });
 });
