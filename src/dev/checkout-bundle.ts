@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import { openSync, readSync, closeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../common/errors.js';
 import { bundleFiles, type BundleFile } from '../common/bundle/files.js';
 import { END, fileHeader, fitsUstar, padding } from '../common/bundle/ustar.js';
 import { maxCheckoutBytes } from '../engine/limits.js';
-import { ARTIFACT_PART_BYTES, CHECKOUT_ARTIFACT } from '../engine/protocol.js';
+import { ARTIFACT_PART_BYTES } from '../engine/protocol.js';
+import { storeCheckout } from '../server/checkout-store.js';
 import type { Store } from '../store/store.js';
 
 /** The files `--with DIR` bundles, checked before anything is recorded: a bundle over the limit is refused. */
@@ -32,55 +32,31 @@ export function checkoutFiles(dir: string, option = '--with'): { root: string; f
 }
 
 /**
- * Stores the bundle as the run's artifact `spool/checkout.tar`: a ustar archive written in parts
- * of ARTIFACT_PART_BYTES straight into the blob backend, one file read at a time.
+ * The bundle as a ustar archive, produced a piece at a time (a file is read in parts of
+ * ARTIFACT_PART_BYTES), for storeCheckout or an upload's request body.
  */
-export async function storeCheckout(store: Store, runId: string, files: readonly BundleFile[]): Promise<void> {
-  const blobKey = `${runId}/checkout/`;
-  const hash = createHash('sha256');
-  let part: Buffer = Buffer.alloc(0);
-  let parts = 0;
-  let size = 0;
-  const flush = async (all: boolean): Promise<void> => {
-    while (part.length >= ARTIFACT_PART_BYTES || (all && part.length > 0)) {
-      const bytes = part.subarray(0, ARTIFACT_PART_BYTES);
-      await store.artifacts.blobs.writePart(blobKey, parts++, bytes);
-      part = part.subarray(bytes.length);
-    }
-  };
-  const add = async (bytes: Buffer): Promise<void> => {
-    hash.update(bytes);
-    size += bytes.length;
-    part = part.length ? Buffer.concat([part, bytes]) : bytes;
-    await flush(false);
-  };
+export function* bundleStream(files: readonly BundleFile[]): Generator<Buffer> {
   const buffer = Buffer.alloc(ARTIFACT_PART_BYTES);
   for (const file of files) {
-    await add(fileHeader(file.path, file.size, file.executable));
+    yield fileHeader(file.path, file.size, file.executable);
     const fd = openSync(file.absolute, 'r');
     try {
       let left = file.size;
       while (left > 0) {
         const read = readSync(fd, buffer, 0, Math.min(buffer.length, left), null);
         if (read === 0) throw new UsageError(`${file.absolute} shrank while it was bundled; try again`);
-        await add(Buffer.from(buffer.subarray(0, read)));
+        yield Buffer.from(buffer.subarray(0, read));
         left -= read;
       }
     } finally {
       closeSync(fd);
     }
-    await add(padding(file.size));
+    yield padding(file.size);
   }
-  await add(END);
-  await flush(true);
-  await store.artifacts.record({
-    runId,
-    name: CHECKOUT_ARTIFACT,
-    position: -1,
-    size,
-    sha256: hash.digest('hex'),
-    contentType: 'application/x-tar',
-    blobKey,
-    parts,
-  });
+  yield END;
+}
+
+/** Stores the bundle as the run's artifact `spool/checkout.tar` (spool run --with). */
+export async function storeRunCheckout(store: Store, runId: string, files: readonly BundleFile[]): Promise<void> {
+  await storeCheckout(store, runId, `${runId}/checkout/`, bundleStream(files), maxCheckoutBytes());
 }

@@ -11,7 +11,7 @@ import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../executor/executor.js';
-import { checkoutFiles, storeCheckout } from './checkout-bundle.js';
+import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
 import { captureLog, logsDirFor } from '../executor/log-capture.js';
 
 export interface LocalRunOptions extends StoreOptions {
@@ -86,7 +86,7 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
   try {
     const id = newRunId('dev', project);
     // Stored before the run exists, so its first pass finds it.
-    if (checkout) await storeCheckout(store, id, checkout.files);
+    if (checkout) await storeRunCheckout(store, id, checkout.files);
     const { run } = await store.createRun({
       id,
       project,

@@ -73,6 +73,7 @@ export const API_ROUTES: ApiRoute[] = [
           additionalProperties: false,
         }),
         lenient: { type: 'boolean' },
+        checkout: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', description: 'a bundle uploaded with POST /v1/checkouts (spool submit --with DIR)' },
       },
     },
     values: ['script', 'input'],

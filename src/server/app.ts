@@ -3,6 +3,7 @@ import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkApiRequests } from './api-schema.js';
 import { chatRoutes } from './chat/routes.js';
+import { checkoutRoutes } from './checkout-routes.js';
 import { compressJson } from './compress.js';
 import type { ServerContext } from './context.js';
 import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
@@ -32,6 +33,8 @@ export function createApp(ctx: ServerContext): Express {
   if (ctx.loopbackOnly) app.use(loopbackGuard);
   // Before requireJson: Slack's callbacks are form-encoded, and signed over their exact bytes.
   app.use('/integrations', chatRoutes(ctx));
+  // Before requireJson: a checkout bundle is a tar archive, streamed as it comes.
+  app.use('/v1/checkouts', checkoutRoutes(ctx));
   app.use(requireJson);
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {

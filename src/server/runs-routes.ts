@@ -1,6 +1,8 @@
 import { journalView } from '../engine/journal-view.js';
 import { Router } from 'express';
 import { submitRun } from '../engine/admission.js';
+import { newRunId } from '../common/ids.js';
+import { attachCheckout } from './checkout-store.js';
 import { cancelRun } from '../engine/cancel.js';
 import { substateOf } from '../engine/substate.js';
 import { wakeIfOver } from '../engine/wake.js';
@@ -43,13 +45,21 @@ export function runsRoutes(ctx: ServerContext): Router {
     };
     const source = scriptSource(body);
     const input = body.input ?? null;
+    const project = optionalText(body, 'project') ?? ctx.defaultProject;
+    // A bundle uploaded by `POST /v1/checkouts`, given to the run before the run exists, so its first pass finds it.
+    const checkout = optionalText(body, 'checkout');
+    const runId = checkout === null ? undefined : newRunId(ctx.env, project);
+    if (checkout !== null && runId && !(await attachCheckout(store, checkout, runId))) {
+      throw badRequest(`no checkout '${checkout}': upload the bundle with POST /v1/checkouts first`);
+    }
     // A pipeline's own concurrency and throttle come from its document, filled in from the input.
     const rules = source.interpreter === PIPELINE ? unprocessable('invalid_pipeline', () => admissionRules(source.script, source.workflow, input)) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {
         env: ctx.env,
-        project: optionalText(body, 'project') ?? ctx.defaultProject,
+        project,
+        ...(runId ? { runId } : {}),
         source,
         input,
         idempotencyKey: optionalText(body, 'idempotencyKey'),

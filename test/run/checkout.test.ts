@@ -1,38 +1,10 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CHECKED_OUT, project } from '../support/checkout-project.js';
 import { callsOf, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
 
 afterAll(removeTempDirs);
-
-/** A project directory: a script, its helpers and config, and what its .gitignore leaves out. */
-function project(): string {
-  const dir = tempDir();
-  for (const sub of ['lib/deep', 'build', 'node_modules/x']) mkdirSync(join(dir, sub), { recursive: true });
-  writeFiles(dir, {
-    '.gitignore': 'build/\n*.log\nnode_modules\n!keep.log\n',
-    'lib/helpers.sh': 'helper() { echo "helper says hi"; }\n',
-    'lib/deep/data.txt': 'deep data\n',
-    'config.json': '{"env":"prod"}\n',
-    'build/out.o': 'built\n',
-    'debug.log': 'noise\n',
-    'keep.log': 'kept\n',
-    'node_modules/x/index.js': 'x\n',
-    // Each pass checks out into a directory of its own, as a pod with an empty filesystem would.
-    'flow.sh': `set -e
-work=$(mktemp -d)
-cd "$work"
-spool checkout src
-. src/lib/helpers.sh
-helper
-echo "pass $SPOOL_PASS config: $(cat src/config.json)"
-(cd src && find . -type f | sort | tr '\\n' ' '); echo
-cd /; rm -rf "$work"
-spool sleep 1s
-`,
-  });
-  return dir;
-}
 
 describe('spool checkout under spool run --with DIR', () => {
   it('given a project directory bundled with --with, when each pass checks out into an empty directory, then it gets the files beside the script, minus what .gitignore leaves out', async () => {
@@ -45,7 +17,7 @@ describe('spool checkout under spool run --with DIR', () => {
     expect(output.match(/^helper says hi$/gm)).toHaveLength(2);
     expect(output).toContain('pass 1 config: {"env":"prod"}');
     expect(output).toContain('pass 2 config: {"env":"prod"}');
-    expect(output.match(/^\.\/\.gitignore \.\/config\.json \.\/flow\.sh \.\/keep\.log \.\/lib\/deep\/data\.txt \.\/lib\/helpers\.sh $/gm)).toHaveLength(2);
+    expect(output.match(CHECKED_OUT)).toHaveLength(2);
     expect(output).toContain('spool checkout: 6 files into src');
   }, 120_000);
 
@@ -55,7 +27,7 @@ describe('spool checkout under spool run --with DIR', () => {
 
     const { output } = await spool(['run', 'a.sh', '--data-dir', `${dir}/data`], { cwd: dir });
 
-    expect(output).toContain("this run has no checkout: start it with 'spool run FILE --with DIR' to bundle the files beside the script\nexit 2");
+    expect(output).toContain("this run has no checkout: start it with 'spool run FILE --with DIR' or 'spool submit FILE --with DIR' to bundle the files beside the script\nexit 2");
   }, 120_000);
 
   it.each([

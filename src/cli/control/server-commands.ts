@@ -79,6 +79,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .option('--throttle-key <key>', 'the budget the throttle counts against')
       .option('--lenient', 'do not fail a run whose replay reaches a different call')
       .option('--workflow <name>', "on a cluster: the Workflow FILE's script goes into (default: FILE's name)")
+      .option('--with <dir>', "bundle the files under DIR (minus .gitignore's) with the run, for 'spool checkout'")
       .option('--json', 'print JSON'),
   ).action(async (file: string, options: Options) => {
     const { parseInput } = await import('../../dev/run-local.js');
@@ -88,13 +89,18 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     let to: Target;
     if (isCluster(options)) {
       if (options.throttle || options.throttleKey) throw new UsageError('on a cluster, a throttle belongs in the pipeline document (throttle:), not on submit');
+      if (options.with !== undefined) throw new UsageError("--with is not supported on a cluster yet: bundle with 'spool run --with' or 'spool dev' (docs/artifacts.md)");
       const { target: clusterTarget, runs } = await cluster(options);
       to = clusterTarget;
       run = await runs.submitToCluster(clusterTarget, file, { input, lenient: options.lenient === true, ...(str(options.idempotencyKey) ? { idempotencyKey: str(options.idempotencyKey) } : {}), ...(str(options.workflow) ? { workflow: str(options.workflow) } : {}) });
     } else {
       to = await target(options);
+      const script = await source(file);
+      const withDir = str(options.with);
+      const checkout = withDir === undefined ? null : await (await import('./checkout-upload.js')).uploadCheckout(str(options.server), withDir);
       const body = {
-        ...(await source(file)),
+        ...script,
+        ...(checkout ? { checkout } : {}),
         input,
         idempotencyKey: str(options.idempotencyKey) ?? null,
         throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),

@@ -157,7 +157,7 @@ async function artifactOf(pass: Pass, runId: string, name: string): Promise<Arti
   if (artifact) return artifact;
   if (name === CHECKOUT_ARTIFACT) {
     throw new UsageError(
-      `${runId === pass.run.id ? 'this run' : `run ${runId}`} has no checkout: start it with 'spool run FILE --with DIR' ` +
+      `${runId === pass.run.id ? 'this run' : `run ${runId}`} has no checkout: start it with 'spool run FILE --with DIR' or 'spool submit FILE --with DIR' ` +
         `to bundle the files beside the script`,
     );
   }

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { ARTIFACT_PART_BYTES, CHECKOUT_ARTIFACT } from '../engine/protocol.js';
+import type { ArtifactRecord } from '../store/artifacts/types.js';
+import type { Store } from '../store/store.js';
+
+/** What a bundle stream over its limit throws: nothing of it is kept. */
+export class CheckoutTooBig extends Error {}
+
+/**
+ * Stores a checkout bundle (a ustar archive, as chunks of any size) as the artifact
+ * `spool/checkout.tar` of `owner` (a run id, or a pending upload's `checkout-upload:<id>`): parts
+ * of ARTIFACT_PART_BYTES go to the blob backend as they fill, so the bundle is never whole in memory.
+ */
+export async function storeCheckout(store: Store, owner: string, blobKey: string, chunks: AsyncIterable<Buffer | Uint8Array> | Iterable<Buffer>, limit: number): Promise<ArtifactRecord> {
+  const hash = createHash('sha256');
+  let part: Buffer = Buffer.alloc(0);
+  let parts = 0;
+  let size = 0;
+  try {
+    for await (const chunk of chunks) {
+      const bytes = Buffer.from(chunk);
+      size += bytes.length;
+      // The archive's headers and padding count too: a bundle of files just under the limit is refused here.
+      if (size > limit + 1024 * 1024) throw new CheckoutTooBig(`the checkout bundle is over the ${limit}-byte limit (SPOOL_MAX_CHECKOUT_BYTES)`);
+      hash.update(bytes);
+      part = part.length ? Buffer.concat([part, bytes]) : bytes;
+      while (part.length >= ARTIFACT_PART_BYTES) {
+        await store.artifacts.blobs.writePart(blobKey, parts++, part.subarray(0, ARTIFACT_PART_BYTES));
+        part = part.subarray(ARTIFACT_PART_BYTES);
+      }
+    }
+    if (part.length > 0) await store.artifacts.blobs.writePart(blobKey, parts++, part);
+  } catch (error) {
+    await store.artifacts.blobs.deletePrefix(blobKey);
+    throw error;
+  }
+  return store.artifacts.record({
+    runId: owner,
+    name: CHECKOUT_ARTIFACT,
+    position: -1,
+    size,
+    sha256: hash.digest('hex'),
+    contentType: 'application/x-tar',
+    blobKey,
+    parts,
+  });
+}
+
+/** Gives a new run the bundle a pending upload stored (`POST /v1/checkouts`); false when there is no such upload. */
+export async function attachCheckout(store: Store, upload: string, runId: string): Promise<boolean> {
+  const pending = await store.artifacts.get(`checkout-upload:${upload}`, CHECKOUT_ARTIFACT);
+  if (!pending) return false;
+  await store.artifacts.record({
+    runId,
+    name: pending.name,
+    position: pending.position,
+    size: pending.size,
+    sha256: pending.sha256,
+    contentType: pending.contentType,
+    blobKey: pending.blobKey,
+    parts: pending.parts,
+  });
+  return true;
+}
