@@ -39,7 +39,7 @@ export interface ExecutorOptions {
   /** Who offers capabilities, as a refusal names them ('no agent here offers' unless given). */
   capabilitiesOfferedBy?: string;
   /** Why an activity requiring these cannot run here though each is offered (PassHost.activityRefusal). */
-  activityRefusal?(requires: readonly string[]): string | null;
+  activityRefusal?: (requires: readonly string[]) => string | null;
   /** When set, a fan_out body is never read from a file here (PassHost.noWorkflowFiles). */
   noWorkflowFiles?: string;
   /** Start runs for due schedules (the dev server does; `spool run` does not). */

@@ -261,7 +261,7 @@ describe('activities on a cluster', () => {
       await whenRunCreated(cluster, name, 'unstartable');
       // Plays the kubelet: each attempt's pod waits, its image name one no pull can mend.
       for (const attempt of [1, 2]) {
-        const job = await eventually(`attempt ${attempt} held`, async () => pods.held.find((held) => held.metadata?.labels?.['hyperspool.dev/attempt'] === String(attempt)));
+        const job = await eventually(`attempt ${attempt} held`, () => Promise.resolve(pods.held.find((held) => held.metadata?.labels?.['hyperspool.dev/attempt'] === String(attempt))));
         const { pod } = await givenPodOf(cluster, job);
         await cluster.core.patchNamespacedPodStatus(
           {
