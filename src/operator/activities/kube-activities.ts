@@ -108,7 +108,11 @@ export class KubeActivities {
     if (condition) resolve({ kind: 'lost', message: `its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without a report` });
   }
 
-  /** A new attempt supersedes older ones: a pod still running one (its operator went away) is ended. */
+  /**
+   * A new attempt supersedes older ones: a pod still running one that was never settled (queued
+   * again by a new leader) is ended. One whose result was recorded (the store's last result names
+   * it) is left to end by itself, its log kept: its pod may still be exiting after its report.
+   */
   private async endEarlierAttempts(activity: ActivityRecord): Promise<void> {
     const { batch } = this.options;
     const selector = `${LABELS.run}=${runKey(activity.runId)},${LABELS.activity}=${activityKey(activity.name)}`;
@@ -116,7 +120,8 @@ export class KubeActivities {
     for (const job of jobs.items) {
       const attempt = Number(job.metadata?.labels?.[LABELS.attempt]);
       const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-      if (attempt < activity.attempt && !done && job.metadata?.name) await deleteJob(batch, namespaceOf(activity), job.metadata.name);
+      const settled = attempt <= (activity.result?.attempts ?? 0);
+      if (attempt < activity.attempt && !settled && !done && job.metadata?.name) await deleteJob(batch, namespaceOf(activity), job.metadata.name);
     }
   }
 }
