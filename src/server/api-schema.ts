@@ -98,6 +98,8 @@ export const API_ROUTES: ApiRoute[] = [
   { method: 'GET', path: '/runs/:id/logs', query: { optional: { after: WHOLE(Number.MAX_SAFE_INTEGER) } } },
   { method: 'GET', path: '/runs/:id/journal' },
   { method: 'GET', path: '/runs/:id/timeline' },
+  { method: 'GET', path: '/runs/:id/artifacts' },
+  { method: 'GET', path: '/runs/:id/artifacts/:name' },
   { method: 'GET', path: '/runs/:id/approvals' },
   {
     method: 'POST',

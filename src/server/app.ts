@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
+import { artifactRoutes } from './artifact-routes.js';
 import { checkApiRequests } from './api-schema.js';
 import { chatRoutes } from './chat/routes.js';
 import { checkoutRoutes } from './checkout-routes.js';
@@ -50,6 +51,7 @@ export function createApp(ctx: ServerContext): Express {
   app.use('/v1', checkApiRequests);
   app.use('/v1', agentRoutes(ctx));
   app.use('/v1', runsRoutes(ctx));
+  app.use('/v1', artifactRoutes(ctx));
   app.use('/v1', triggersRoutes(ctx));
   app.use('/v1', runPageRoutes(ctx));
   app.use(uiRoutes());

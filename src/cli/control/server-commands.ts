@@ -167,6 +167,13 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       if (running) shown.running = running;
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+    // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
+    // Not on a cluster yet: the aggregated API has no artifacts subresource.
+    if (isCluster(options)) return;
+    const { artifacts } = await (await target(options)).api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(runId)}/artifacts`);
+    artifacts.forEach((artifact, index) =>
+      out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
+    );
   });
 
   withServer(program.command('journal <run>').description("show a run's journal").option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
