@@ -256,6 +256,24 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(since[1]?.since.getTime()).toBe(at(now, -30 * SECOND).getTime());
       });
 
+      it('lists the waiting runs of a project that wait for an event of one type, oldest first, and no other', async () => {
+        const event = (type: string): Wait => ({ kind: 'event', type, subject: null, afterSeq: 0 });
+        for (const [id, project, status, wait] of [
+          ['first', 'p1', 'waiting', event('order.placed')],
+          ['other-type', 'p1', 'waiting', event('order.paid')],
+          ['signal', 'p1', 'waiting', { kind: 'signal', name: 'order.placed' }],
+          ['other-project', 'p2', 'waiting', event('order.placed')],
+          ['running', 'p1', 'running', event('order.placed')],
+          ['second', 'p1', 'waiting', event('order.placed')],
+        ] as const) {
+          await sleep(2);
+          await store.createRun(newRun(id, { project }));
+          await store.updateRun(id, { status, wait });
+        }
+        expect(await store.listEventWaiters('p1', 'order.placed')).toEqual(['first', 'second']);
+        expect(await store.listEventWaiters('p2', 'order.paid')).toEqual([]);
+      });
+
       it('deletes whole run trees that finished before the cutoff, with their journals, signals and logs, and nothing else', async () => {
         const now = new Date();
         const old = at(now, -100 * SECOND);

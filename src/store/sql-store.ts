@@ -238,6 +238,15 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
+  async listEventWaiters(project: string, type: string): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `select id from runs where project = $1 and status = 'waiting' and wait->>'kind' = 'event' and wait->>'type' = $2
+        order by created_at, id limit 10000`,
+      [project, type],
+    );
+    return rows.map((row) => row.id);
+  }
+
   async deleteRunsFinishedBefore(before: Date, limit: number): Promise<number> {
     return this.db.transaction(async (tx) => {
       // A tree goes whole or not at all: its root finished before the cutoff and nothing in it is

@@ -49,6 +49,11 @@ export interface Store {
    * Answers how many runs went.
    */
   deleteRunsFinishedBefore(before: Date, limit: number): Promise<number>;
+  /**
+   * The waiting runs of a project whose wait is for an event of this type (oldest first): asked
+   * for every event, so it selects in the database rather than reading every waiting run.
+   */
+  listEventWaiters(project: string, type: string): Promise<string[]>;
   /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
   startPass(id: string): Promise<RunRecord | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */
