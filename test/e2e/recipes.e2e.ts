@@ -38,6 +38,9 @@ const eventually = <T>(what: string, probe: () => Promise<T | false | 0 | '' | n
   pollUntil(what, probe, timeoutMs, 1000);
 
 const lines = (text: string): string[] => text.split('\n').filter(Boolean);
+
+/** An activity slow enough to lose its pod mid-command (the lost-pod test). */
+const SLOW_PROBE = `spool activity run slow --requires shell -- sh -c 'sleep 20; echo "slept in attempt $SPOOL_ATTEMPT"'\n`;
 const seconds = (clock: string): number => {
   const [h = 0, m = 0, s = 0] = clock.split(':').map(Number);
   return h * 3600 + m * 60 + s;
@@ -88,8 +91,8 @@ describe.concurrent('the durable-patterns recipes on a real cluster (examples/)'
    * ConfigMap of scripts) applied in a namespace of its own; `change` adjusts a copy of an object
    * before it is applied (a shorter duration), never the script.
    */
-  async function givenRecipe(name: string, change: (object: Manifest) => void = () => undefined): Promise<Recipe> {
-    const namespace = `${runLabel}-${name}`;
+  async function givenRecipe(name: string, change: (object: Manifest) => void = () => undefined, as = name): Promise<Recipe> {
+    const namespace = `${runLabel}-${as}`;
     await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await eventually('the default ServiceAccount', () => cluster.kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
     const userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
@@ -325,6 +328,70 @@ describe.concurrent('the durable-patterns recipes on a real cluster (examples/)'
     await cluster.kubectl('-n', poll.namespace, 'patch', 'schedule', 'ticket-poll', '--type=merge', '-p', '{"spec":{"suspend":true}}');
     const logs = await Promise.all(ticks.map((tick) => poll.spool('logs', tick.metadata.name)));
     expect(logs).toEqual(['processed tickets 0..10\n', 'processed tickets 10..20\n', 'processed tickets 20..30\n']);
+  });
+
+  /** config/activities, once for the file: the ActivityClass offering shell, which the activity recipes require. */
+  let activityClasses: Promise<string> | null = null;
+  const givenActivityClasses = (): Promise<string> => (activityClasses ??= cluster.kubectl('apply', '-k', join(repo, 'config', 'activities')));
+  /** The Jobs of a run's activity attempts, oldest attempt first. */
+  const attemptJobs = async (recipe: Recipe, runName: string) => {
+    const key = (await recipe.run(runName)).metadata.labels?.['hyperspool.dev/run'] ?? '';
+    const jobs = await cluster.getJson<{ items: { metadata: { name: string; creationTimestamp: string; labels: Record<string, string>; annotations?: Record<string, string> } }[] }>(
+      'jobs', '-n', recipe.namespace, '-l', `hyperspool.dev/run=${key},hyperspool.dev/activity`,
+    );
+    return jobs.items.sort((a, b) => Number(a.metadata.labels['hyperspool.dev/attempt']) - Number(b.metadata.labels['hyperspool.dev/attempt']));
+  };
+
+  it('fan out with activities: one Job per region, and the waits print each result in the order waited for', async () => {
+    await givenActivityClasses();
+    const fanOut = await givenRecipe('fan-out');
+    await fanOut.startRun('fan-out-1', 'fan-out');
+    await fanOut.whenEnded('fan-out-1');
+    expect(lines(await fanOut.spool('logs', 'fan-out-1'))).toEqual([
+      expect.stringMatching(/^eu-north: \d+ms$/),
+      expect.stringMatching(/^us-east: \d+ms$/),
+      expect.stringMatching(/^ap-south: \d+ms$/),
+    ]);
+    const jobs = await attemptJobs(fanOut, 'fan-out-1');
+    expect(jobs.map((job) => job.metadata.annotations?.['hyperspool.dev/activity-name']).sort()).toEqual(['probe-ap-south', 'probe-eu-north', 'probe-us-east']);
+  });
+
+  it('fan out: an attempt whose pod is deleted mid-command is tried again as a new attempt, and its result is recorded once', async () => {
+    await givenActivityClasses();
+    const fanOut = await givenRecipe('fan-out', (object) => {
+      // Not a recipe of the seed: a slow activity in the fan-out recipe's namespace, to lose a pod of.
+      if (object.kind === 'Workflow') Object.assign(object, { metadata: { ...object.metadata, name: 'slow-probe' }, spec: { filename: 'slow.sh', script: SLOW_PROBE } });
+    }, 'lost-attempt');
+    await fanOut.startRun('slow-1', 'slow-probe');
+    const [first] = await eventually('attempt 1 started', async () => {
+      const jobs = await attemptJobs(fanOut, 'slow-1');
+      const pods = jobs.length ? await cluster.kubectl('-n', fanOut.namespace, 'get', 'pods', '-l', `job-name=${jobs[0]?.metadata.name}`, '-o', 'jsonpath={.items[*].status.phase}') : '';
+      return pods === 'Running' && jobs;
+    }, 180_000);
+    // The run waits for it holding no pod of its own.
+    await eventually('slow-1 waiting for the activity', async () => (await fanOut.run('slow-1')).status?.awaiting === 'activity slow');
+    const key = (await fanOut.run('slow-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
+    await eventually('no pass pod while it waits', async () => (await cluster.kubectl('-n', fanOut.namespace, 'get', 'pods', '-l', `hyperspool.dev/run=${key},hyperspool.dev/pass`, '-o', 'name')) === '' && (await attemptJobs(fanOut, 'slow-1')).length === 1);
+    await cluster.kubectl('-n', fanOut.namespace, 'delete', 'pods', '-l', `job-name=${first?.metadata.name}`, '--wait=false');
+    await fanOut.whenEnded('slow-1');
+    expect(await fanOut.spool('logs', 'slow-1')).toBe('slept in attempt 2\n');
+    expect((await attemptJobs(fanOut, 'slow-1')).map((job) => job.metadata.labels['hyperspool.dev/attempt'])).toEqual(['1', '2']);
+    const journal = JSON.parse(await fanOut.spool('journal', 'slow-1', '--json')) as { verb: string; kind: string; data: unknown }[];
+    expect(journal.filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result').map((entry) => entry.data)).toEqual([{ stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 }]);
+  });
+
+  it('retry with backoff: fetch-rates (its placeholder URL never answers) is tried five times, a Job each, the waits doubling 2s, 4s, 8s, 16s, and the run fails with the last exit', async () => {
+    await givenActivityClasses();
+    const retry = await givenRecipe('retry');
+    await retry.startRun('retry-1', 'retry');
+    const done = await retry.whenEnded('retry-1', 'Failed');
+    expect(await retry.spool('logs', 'retry-1')).toContain('spool: activity fetch-rates failed with exit 75 after 5 attempts');
+    expect(done.status?.message).toMatch(/^script exited 75/);
+    const jobs = await attemptJobs(retry, 'retry-1');
+    expect(jobs.map((job) => job.metadata.labels['hyperspool.dev/attempt'])).toEqual(['1', '2', '3', '4', '5']);
+    // Each attempt's Job is made once its wait is over (whole seconds: a gap is at least its wait).
+    const at = jobs.map((job) => Date.parse(job.metadata.creationTimestamp) / 1000);
+    for (const [i, wait] of [2, 4, 8, 16].entries()) expect(at[i + 1]! - at[i]!, `the wait before attempt ${i + 2}`).toBeGreaterThanOrEqual(wait);
   });
 
   it('release.mjs: node calls spool as a subprocess; the version is recorded before the sleep and deployed after it', async () => {
