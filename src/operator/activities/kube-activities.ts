@@ -49,7 +49,8 @@ export class KubeActivities {
     if (!run || TERMINAL_STATUSES.includes(run.status)) return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     const klass = classFor(this.options.classes(), activity.requires);
     if (!klass) {
-      // Each capability is offered, but by different classes (or a class went since the submit).
+      // The class it was submitted for went since: the attempt fails, saying why, as a command would.
+      await store.appendLog(run.id, run.passes, `spool: activity ${activity.name}, attempt ${activity.attempt}: no ActivityClass offers ${activity.requires.join(', ') || 'activities'} any more\n`);
       return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     }
     const ended = new Promise<AttemptEnd | Unstartable>((resolve) => this.underWay.set(name, resolve));
