@@ -26,6 +26,15 @@ export interface Run {
   finishedAt: string | null;
 }
 
+/** A file the run stored with `spool artifact put` (docs/artifacts.md). */
+export interface Artifact {
+  name: string;
+  size: number;
+  sha256: string;
+  contentType: string;
+  createdAt: string;
+}
+
 export interface TimelineEntry {
   position: number;
   verb: string;

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, ENDED, runPath, type Gate, type LogLine, type Run, type TimelineEntry } from '../api.js';
+import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type Run, type TimelineEntry } from '../api.js';
 import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
@@ -12,18 +12,20 @@ interface RunData {
   timeline: TimelineEntry[];
   approvals: Gate[];
   children: Run[];
+  artifacts: Artifact[];
 }
 
 async function loadDetails(id: string): Promise<RunData> {
   const path = runPath(id);
   // All at once: a script run has no gates, and its approvals answer is an empty list.
-  const [{ run: latest, timeline }, { runs: children }, { approvals }] = await Promise.all([
+  const [{ run: latest, timeline }, { runs: children }, { approvals }, { artifacts }] = await Promise.all([
     api.get<{ run: Run; timeline: TimelineEntry[] }>(`${path}/timeline`),
     api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
     api.get<{ approvals: Gate[] }>(`${path}/approvals`),
+    api.get<{ artifacts: Artifact[] }>(`${path}/artifacts`),
   ]);
   if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
-  return { run: latest, timeline, approvals, children: children.reverse() };
+  return { run: latest, timeline, approvals, children: children.reverse(), artifacts };
 }
 
 const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(run.status));
@@ -55,7 +57,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       </section>
     );
   }
-  const data = details.data ?? { run, timeline: [], approvals: [], children: [] };
+  const data = details.data ?? { run, timeline: [], approvals: [], children: [], artifacts: [] };
   const loaded = Boolean(details.data);
   const finished = run.finishedAt ?? (ended(run) ? run.updatedAt : null);
   const annotations = data.timeline.filter((entry) => entry.verb === 'annotate' && entry.label);
@@ -152,6 +154,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       {!ended(run) && run.interpreter !== 'pipeline' && <SignalForm run={run} onSent={reload} />}
 
       {data.children.length > 0 && <Children runs={data.children} parent={run} />}
+      {data.artifacts.length > 0 && <Artifacts runId={run.id} artifacts={data.artifacts} />}
 
       {loaded ? <Timeline run={run} entries={data.timeline} /> : <Loading what="the timeline" />}
       <Log run={run} />
@@ -339,6 +342,53 @@ function Children({ runs, parent }: { runs: Run[]; parent: Run }): JSX.Element {
               </td>
               <td class="awaiting">{child.awaiting ?? ''}</td>
               <td>{child.finishedAt ? <Duration ms={new Date(child.finishedAt).getTime() - new Date(child.createdAt).getTime()} /> : ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** Sizes as people read them: bytes, KiB, MiB, GiB. */
+function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit] ?? ''}`;
+}
+
+/** The files the run stored (`spool artifact put`), each a download with the person's own authorization. */
+function Artifacts({ runId, artifacts }: { runId: string; artifacts: Artifact[] }): JSX.Element {
+  return (
+    <section aria-labelledby="artifacts-title">
+      <h2 id="artifacts-title">Artifacts ({artifacts.length})</h2>
+      <table class="artifacts">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Size</th>
+            <th scope="col">Type</th>
+            <th scope="col">sha256</th>
+          </tr>
+        </thead>
+        <tbody>
+          {artifacts.map((artifact) => (
+            <tr key={artifact.name}>
+              <td>
+                <a href={`/v1${runPath(runId)}/artifacts/${encodeURIComponent(artifact.name)}`} download>
+                  {artifact.name}
+                </a>
+              </td>
+              <td title={`${artifact.size} bytes`}>{formatBytes(artifact.size)}</td>
+              <td>{artifact.contentType}</td>
+              <td>
+                <code title={artifact.sha256}>{artifact.sha256.slice(0, 12)}</code>
+              </td>
             </tr>
           ))}
         </tbody>
