@@ -52,7 +52,9 @@ const isActivityJob = (job: V1Job): boolean => Boolean(job.metadata?.labels?.['h
  * Plays the kubelet for the namespace: every new pass Job's pod runs, and every new attempt Job's
  * pod too, unless `hold` keeps it (the test runs it, or loses it, itself).
  */
-function kubelet(cluster: Cluster, url: string, hold: (job: V1Job) => boolean = () => false) {
+function kubelet(cluster: Cluster, at: string | (() => string), hold: (job: V1Job) => boolean = () => false) {
+  // A function when the operator may change under way (a new leader): each pod reaches the one leading then.
+  const url = (): string => (typeof at === 'string' ? at : at());
   const seen = new Set<string>();
   const held: V1Job[] = [];
   const pods: Promise<unknown>[] = [];
@@ -65,7 +67,7 @@ function kubelet(cluster: Cluster, url: string, hold: (job: V1Job) => boolean = 
         if (seen.has(name) || job.status?.conditions?.length) continue;
         seen.add(name);
         if (isActivityJob(job) && hold(job)) held.push(job);
-        else pods.push((isActivityJob(job) ? startActivityPod(cluster, url, job) : startPod(cluster, url, job)).then((pod) => pod.done).catch(() => undefined));
+        else pods.push((isActivityJob(job) ? startActivityPod(cluster, url(), job) : startPod(cluster, url(), job)).then((pod) => pod.done).catch(() => undefined));
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -309,6 +311,40 @@ describe('activities on a cluster', () => {
         const both = await runEnds(`both-${tries}`);
         return (await logOf(`both-${tries}`)).includes("no one ActivityClass on this cluster offers 'shell', 'gpu' together") && both;
       });
+    } finally {
+      await pods.stop();
+    }
+  });
+  it('given a leader that goes while an attempt runs, then the next leader tries it again as a new attempt, ends the old pod\'s Job, and the old pod\'s report lands nowhere', async () => {
+    let first: V1Job | undefined;
+    const pods = kubelet(cluster, () => operator.url, (job) => {
+      if (first || job.metadata?.labels?.['hyperspool.dev/attempt'] !== '1') return false;
+      first = job;
+      return true;
+    });
+    try {
+      await givenWorkflow(cluster, 'handover', 'handover.sh', SLOW.replace('run slow', 'run handover'));
+      await whenRunCreated(cluster, 'handover-1', 'handover');
+      await eventually('attempt 1 held', () => Promise.resolve(pods.held.length === 1));
+      const token = await tokenOf(pods.held[0]!);
+      await operator.kill();
+      const next = await cluster.startOperator('op-activities-2');
+      await eventually('the next operator to lead', () => Promise.resolve(next.isLeader()), 30_000);
+      operator = next;
+      // Attempt 2 is made and run by the kubelet; attempt 1's Job, never settled, is ended.
+      await eventually('attempt 1\'s Job gone', async () => !(await attemptJobs('handover-1')).some((job) => job.metadata?.labels?.['hyperspool.dev/attempt'] === '1'), 60_000);
+      const run = await runEnds('handover-1');
+      expect(run.status?.phase).toBe('Succeeded');
+      expect(await logOf('handover-1')).toBe('slept in attempt 2\n');
+      const runId = run.status?.runId ?? '';
+      const late = await fetch(`${next.url}/v1/agent/runs/${encodeURIComponent(runId)}/activities/handover/attempts/1`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ stdout: 'late\n', exitCode: 0 }),
+      });
+      expect(late.status).toBe(409);
+      const results = (await next.store.readJournal(runId)).filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result');
+      expect(results.map((entry) => entry.data)).toEqual([{ stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 }]);
     } finally {
       await pods.stop();
     }
