@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_MIB, ARTIFACT_WORKFLOW } from '../support/artifact-workflow.js';
-import { callsOf, recorded, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { callsOf, killScripts, recorded, removeTempDirs, runIdOf, spool, startSpool, tempDir, waitFor, withStore, writeFiles } from '../support/spool.js';
 
 afterAll(removeTempDirs);
 
@@ -57,6 +59,40 @@ spool artifact get empty empty.out && wc -c < empty.out
     expect(output.match(/^from stdin$/gm)).toHaveLength(2);
     expect(output).toMatch(/^0$/m);
   }, 120_000);
+});
+
+describe('a runner that dies mid-put', () => {
+  it('given the runner and the script were SIGKILLed half-way through a put from stdin, when resumed, then the put runs again from the start and the parts the dead pass left are deleted', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    // While slow.marker exists, stdin stops after 1.6 MB and stays open: the client has sent the first parts and waits for more.
+    writeFiles(dir, {
+      'slow.marker': '',
+      'put.sh': `if [ -e slow.marker ]; then
+  { head -c 1600000 /dev/zero; echo > started.txt; sleep 60; } | spool artifact put big -
+else
+  head -c 1600000 /dev/zero | spool artifact put big -
+fi
+spool artifact list
+`,
+    });
+
+    const runner = startSpool(['run', 'put.sh', '--data-dir', dataDir], { cwd: dir });
+    await waitFor('the put to be half-way', () => existsSync(join(dir, 'started.txt')));
+    process.kill(runner.pid, 'SIGKILL');
+    killScripts(dir);
+    const id = runIdOf((await runner.done).output);
+    const left = await withStore(dataDir, (store) => store.artifacts.blobs.readPart(`${id}/0/1/`, 0));
+    rmSync(join(dir, 'slow.marker'));
+    const resumed = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
+
+    expect(left?.length).toBe(512 * 1024);
+    expect(resumed.code).toBe(0);
+    expect(resumed.output).toMatch(/^big\t1600000\t[0-9a-f]{64}\tapplication\/octet-stream$/m);
+    const artifacts = await withStore(dataDir, (store) => store.artifacts.list(id));
+    expect(artifacts.map((each) => [each.blobKey, each.size])).toEqual([[`${id}/0/2/`, 1_600_000]]);
+    expect(await withStore(dataDir, (store) => store.artifacts.blobs.readPart(`${id}/0/1/`, 0))).toBeNull();
+  }, 180_000);
 });
 
 describe('artifact refusals: one clear line, nothing recorded', () => {
