@@ -25,17 +25,32 @@ export const MAX_LOST_ATTEMPTS = 5;
  * second report of it, or a late one after it was superseded, lands nowhere (answers false). A
  * final result wakes the run waiting for it.
  */
-export async function settleActivityAttempt(store: Store, activity: ActivityRecord, end: { kind: 'result'; result: ActivityResult } | { kind: 'lost' }, now: Date): Promise<boolean> {
+export async function settleActivityAttempt(
+  store: Store,
+  activity: ActivityRecord,
+  end: { kind: 'result'; result: ActivityResult } | { kind: 'lost' },
+  now: Date,
+): Promise<boolean> {
   let landed: boolean;
   let final: boolean;
   if (end.kind === 'lost') {
     final = activity.attempt >= activity.maxAttempts + MAX_LOST_ATTEMPTS;
     const result = { stdout: '', exitCode: 1, attempts: activity.attempt };
-    landed = await store.finishActivityAttempt(activity.id, { result, final, attempt: activity.attempt, ...(final ? {} : { retryAt: now }) });
+    landed = await store.finishActivityAttempt(activity.id, {
+      result,
+      final,
+      attempt: activity.attempt,
+      ...(final ? {} : { retryAt: now }),
+    });
   } else {
     const retryAt = nextAttemptAt(activity, end.result, now);
     final = retryAt === null;
-    landed = await store.finishActivityAttempt(activity.id, { result: end.result, final, attempt: activity.attempt, ...(retryAt ? { retryAt } : {}) });
+    landed = await store.finishActivityAttempt(activity.id, {
+      result: end.result,
+      final,
+      attempt: activity.attempt,
+      ...(retryAt ? { retryAt } : {}),
+    });
   }
   if (landed && final) await wakeIfOver(store, activity.runId, now);
   return landed;

@@ -36,22 +36,51 @@ export function activityReportRoutes(ctx: ServerContext): Router {
     const name = String(req.params.name);
     const attempt = Number(req.params.attempt);
     const token = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
-    if (!token) throw new HttpError(401, 'unauthenticated', 'activity reports need a bearer token: the pod’s projected service-account token');
+    if (!token)
+      throw new HttpError(
+        401,
+        'unauthenticated',
+        'activity reports need a bearer token: the pod’s projected service-account token',
+      );
     const identity = await agents.authenticate(token);
-    if (!identity) throw new HttpError(401, 'unauthenticated', 'the token was not accepted by the cluster (TokenReview)');
+    if (!identity)
+      throw new HttpError(401, 'unauthenticated', 'the token was not accepted by the cluster (TokenReview)');
     if (identity.runId !== runId || identity.name !== name || identity.attempt !== attempt) {
-      throw new HttpError(403, 'forbidden', `this token belongs to attempt ${identity.attempt} of activity ${identity.name} of run ${identity.runId}`);
+      throw new HttpError(
+        403,
+        'forbidden',
+        `this token belongs to attempt ${identity.attempt} of activity ${identity.name} of run ${identity.runId}`,
+      );
     }
     const body = object(req.body);
     const { stdout, exitCode } = body;
-    if (typeof stdout !== 'string' || typeof exitCode !== 'number' || !Number.isInteger(exitCode) || exitCode < 0 || exitCode > 255) {
+    if (
+      typeof stdout !== 'string' ||
+      typeof exitCode !== 'number' ||
+      !Number.isInteger(exitCode) ||
+      exitCode < 0 ||
+      exitCode > 255
+    ) {
       throw badRequest(`'stdout' (a string) and 'exitCode' (a whole number 0-255) are required`);
     }
-    if (Buffer.byteLength(stdout) > maxValueBytes()) throw badRequest(`'stdout' is over the ${maxValueBytes()}-byte limit for a recorded result`);
+    if (Buffer.byteLength(stdout) > maxValueBytes())
+      throw badRequest(`'stdout' is over the ${maxValueBytes()}-byte limit for a recorded result`);
     const activity = await ctx.store.getActivity(activityId(runId, name));
     const current = activity && activity.attempt === attempt && activity.status === 'running';
-    const landed = current && (await settleActivityAttempt(ctx.store, activity, { kind: 'result', result: { stdout, exitCode, attempts: attempt } }, ctx.now()));
-    if (!landed) throw new HttpError(409, 'attempt_over', `attempt ${attempt} of activity ${name} is not under way: it was superseded, or its result is recorded already`);
+    const landed =
+      current &&
+      (await settleActivityAttempt(
+        ctx.store,
+        activity,
+        { kind: 'result', result: { stdout, exitCode, attempts: attempt } },
+        ctx.now(),
+      ));
+    if (!landed)
+      throw new HttpError(
+        409,
+        'attempt_over',
+        `attempt ${attempt} of activity ${name} is not under way: it was superseded, or its result is recorded already`,
+      );
     agents.reported(identity);
     ctx.poke();
     res.json({ recorded: true });

@@ -61,13 +61,20 @@ function kubelet(cluster: Cluster, at: string | (() => string), hold: (job: V1Jo
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const jobs = await cluster.batch.listNamespacedJob({ namespace: cluster.namespace }).catch(() => ({ items: [] as V1Job[] }));
+      const jobs = await cluster.batch
+        .listNamespacedJob({ namespace: cluster.namespace })
+        .catch(() => ({ items: [] as V1Job[] }));
       for (const job of jobs.items) {
         const name = job.metadata?.name ?? '';
         if (seen.has(name) || job.status?.conditions?.length) continue;
         seen.add(name);
         if (isActivityJob(job) && hold(job)) held.push(job);
-        else pods.push((isActivityJob(job) ? startActivityPod(cluster, url(), job) : startPod(cluster, url(), job)).then((pod) => pod.done).catch(() => undefined));
+        else
+          pods.push(
+            (isActivityJob(job) ? startActivityPod(cluster, url(), job) : startPod(cluster, url(), job))
+              .then((pod) => pod.done)
+              .catch(() => undefined),
+          );
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -114,7 +121,12 @@ describe('activities on a cluster', () => {
       group: 'hyperspool.dev',
       version: 'v1alpha1',
       plural: 'activityclasses',
-      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'ActivityClass', metadata: { name: 'broken', labels: { [TEST_LABEL]: 'true' } }, spec: { capabilities: ['broken'], image: 'Bad:Image' } },
+      body: {
+        apiVersion: 'hyperspool.dev/v1alpha1',
+        kind: 'ActivityClass',
+        metadata: { name: 'broken', labels: { [TEST_LABEL]: 'true' } },
+        spec: { capabilities: ['broken'], image: 'Bad:Image' },
+      },
     });
   }, 180_000);
 
@@ -123,10 +135,14 @@ describe('activities on a cluster', () => {
   });
 
   const runEnds = (name: string) =>
-    eventually(`${name} to end`, async () => {
-      const run = await getRun(cluster, name);
-      return ['Succeeded', 'Failed', 'Cancelled'].includes(run.status?.phase ?? '') && run;
-    }, 120_000);
+    eventually(
+      `${name} to end`,
+      async () => {
+        const run = await getRun(cluster, name);
+        return ['Succeeded', 'Failed', 'Cancelled'].includes(run.status?.phase ?? '') && run;
+      },
+      120_000,
+    );
   const logOf = async (name: string): Promise<string> => {
     const runId = (await getRun(cluster, name)).status?.runId ?? '';
     return (await operator.store.readLogs(runId)).map((line) => line.text).join('');
@@ -139,16 +155,28 @@ describe('activities on a cluster', () => {
     const request = await cluster.core.createNamespacedServiceAccountToken({
       namespace: cluster.namespace,
       name: 'default',
-      body: { spec: { audiences: ['hyperspool'], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid ?? '' } } },
+      body: {
+        spec: {
+          audiences: ['hyperspool'],
+          expirationSeconds: 3600,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid ?? '' },
+        },
+      },
     });
     return request.status?.token ?? '';
   };
   const attemptJobs = async (name: string): Promise<V1Job[]> => {
     const key = (await getRun(cluster, name)).metadata.labels?.['hyperspool.dev/run'] ?? '';
-    return (await jobsOf(cluster, key)).filter(isActivityJob).sort((a, b) => Number(a.metadata?.labels?.['hyperspool.dev/attempt']) - Number(b.metadata?.labels?.['hyperspool.dev/attempt']));
+    return (await jobsOf(cluster, key))
+      .filter(isActivityJob)
+      .sort(
+        (a, b) =>
+          Number(a.metadata?.labels?.['hyperspool.dev/attempt']) -
+          Number(b.metadata?.labels?.['hyperspool.dev/attempt']),
+      );
   };
 
-  it('given the seed\'s fan-out recipe, then each item is a Job of its own shaped by the ActivityClass, and the waits print the results in the order waited for', async () => {
+  it("given the seed's fan-out recipe, then each item is a Job of its own shaped by the ActivityClass, and the waits print the results in the order waited for", async () => {
     const pods = kubelet(cluster, operator.url);
     try {
       await givenWorkflow(cluster, 'fan-out', 'fan-out.sh', FAN_OUT);
@@ -162,22 +190,35 @@ describe('activities on a cluster', () => {
         expect.stringMatching(/^ap-south: \d+ms$/),
       ]);
       const jobs = await attemptJobs('fan-out-1');
-      expect(jobs.map((job) => job.spec?.template.metadata?.annotations?.['hyperspool.dev/activity-name']).sort()).toEqual(['probe-ap-south', 'probe-eu-north', 'probe-us-east']);
+      expect(
+        jobs.map((job) => job.spec?.template.metadata?.annotations?.['hyperspool.dev/activity-name']).sort(),
+      ).toEqual(['probe-ap-south', 'probe-eu-north', 'probe-us-east']);
       for (const job of jobs) {
         expect(job.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Run', name: 'fan-out-1', controller: true });
         expect(job.spec?.backoffLimit).toBe(0);
         const pod = job.spec?.template.spec;
-        expect(pod).toMatchObject({ serviceAccountName: 'default', automountServiceAccountToken: false, nodeSelector: { pool: 'batch' }, tolerations: [{ key: 'batch', operator: 'Exists', effect: 'NoSchedule' }] });
-        expect(pod?.containers[0]).toMatchObject({ image: 'registry.example/tools:1', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } } });
+        expect(pod).toMatchObject({
+          serviceAccountName: 'default',
+          automountServiceAccountToken: false,
+          nodeSelector: { pool: 'batch' },
+          tolerations: [{ key: 'batch', operator: 'Exists', effect: 'NoSchedule' }],
+        });
+        expect(pod?.containers[0]).toMatchObject({
+          image: 'registry.example/tools:1',
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+        });
         expect(pod?.containers[0]?.command?.slice(0, 3)).toEqual(['/spool/bin/spool', 'activity-attempt', '--']);
-        expect(pod?.volumes?.find((volume) => volume.name === 'token')?.projected?.sources?.[0]?.serviceAccountToken?.audience).toBe('hyperspool');
+        expect(
+          pod?.volumes?.find((volume) => volume.name === 'token')?.projected?.sources?.[0]?.serviceAccountToken
+            ?.audience,
+        ).toBe('hyperspool');
       }
     } finally {
       await pods.stop();
     }
   });
 
-  it('given the seed\'s retry recipe with a command failing twice with 75, then three attempts, each a new Job, the waits doubling; only the final result is recorded', async () => {
+  it("given the seed's retry recipe with a command failing twice with 75, then three attempts, each a new Job, the waits doubling; only the final result is recorded", async () => {
     const pods = kubelet(cluster, operator.url);
     try {
       await givenWorkflow(cluster, 'rates', 'rates.sh', RETRY);
@@ -194,7 +235,9 @@ describe('activities on a cluster', () => {
       expect(created[1]! - created[0]!).toBeGreaterThanOrEqual(1);
       expect(created[2]! - created[1]!).toBeGreaterThanOrEqual(2);
       const runId = (await getRun(cluster, 'rates-1')).status?.runId ?? '';
-      const results = (await operator.store.readJournal(runId)).filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result');
+      const results = (await operator.store.readJournal(runId)).filter(
+        (entry) => entry.verb === 'activity.run' && entry.kind === 'result',
+      );
       expect(results.map((entry) => entry.data)).toEqual([{ stdout: '1.0842\n', exitCode: 0, attempts: 3 }]);
 
       // Exit 64 is not one --retry-on-exit names: the first attempt is the last.
@@ -232,44 +275,86 @@ describe('activities on a cluster', () => {
       const run = await runEnds('slow-1');
       expect(run.status?.message).toBeUndefined();
       expect(await logOf('slow-1')).toBe('slept in attempt 2\n');
-      expect((await attemptJobs('slow-1')).map((job) => job.metadata?.labels?.['hyperspool.dev/attempt'])).toEqual(['1', '2']);
+      expect((await attemptJobs('slow-1')).map((job) => job.metadata?.labels?.['hyperspool.dev/attempt'])).toEqual([
+        '1',
+        '2',
+      ]);
       const runId = run.status?.runId ?? '';
-      const results = (await operator.store.readJournal(runId)).filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result');
-      expect(results.map((entry) => entry.data)).toEqual([{ stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 }]);
+      const results = (await operator.store.readJournal(runId)).filter(
+        (entry) => entry.verb === 'activity.run' && entry.kind === 'result',
+      );
+      expect(results.map((entry) => entry.data)).toEqual([
+        { stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 },
+      ]);
 
       // A late report of the lost attempt, or a second one of the last, lands nowhere.
       const [lost, last] = await attemptJobs('slow-1');
       for (const job of [lost!, last!]) {
         const token = await tokenOf(job);
         const attempt = job.metadata?.labels?.['hyperspool.dev/attempt'];
-        const response = await fetch(`${operator.url}/v1/agent/runs/${encodeURIComponent(runId)}/activities/slow/attempts/${attempt}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ stdout: 'late\n', exitCode: 0 }),
-        });
+        const response = await fetch(
+          `${operator.url}/v1/agent/runs/${encodeURIComponent(runId)}/activities/slow/attempts/${attempt}`,
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ stdout: 'late\n', exitCode: 0 }),
+          },
+        );
         expect(response.status).toBe(409);
       }
-      expect((await operator.store.getActivity(`${runId}/slow`))?.result).toEqual({ stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 });
+      expect((await operator.store.getActivity(`${runId}/slow`))?.result).toEqual({
+        stdout: 'slept in attempt 2\n',
+        exitCode: 0,
+        attempts: 2,
+      });
     } finally {
       await pods.stop();
     }
   });
 
-  it('given an attempt whose pod can never start (an invalid image name), then the attempt fails at once, its reason in the run\'s log, and --attempts tries again', async () => {
+  it("given an attempt whose pod can never start (an invalid image name), then the attempt fails at once, its reason in the run's log, and --attempts tries again", async () => {
     const pods = kubelet(cluster, operator.url, () => true);
     try {
-      await givenWorkflow(cluster, 'unstartable', 'unstartable.sh', 'spool activity run render --requires broken --attempts 2 --backoff 1s -- echo never\n');
+      await givenWorkflow(
+        cluster,
+        'unstartable',
+        'unstartable.sh',
+        'spool activity run render --requires broken --attempts 2 --backoff 1s -- echo never\n',
+      );
       const name = 'unstartable-1';
       await whenRunCreated(cluster, name, 'unstartable');
       // Plays the kubelet: each attempt's pod waits, its image name one no pull can mend.
       for (const attempt of [1, 2]) {
-        const job = await eventually(`attempt ${attempt} held`, () => Promise.resolve(pods.held.find((held) => held.metadata?.labels?.['hyperspool.dev/attempt'] === String(attempt))));
+        const job = await eventually(`attempt ${attempt} held`, () =>
+          Promise.resolve(
+            pods.held.find((held) => held.metadata?.labels?.['hyperspool.dev/attempt'] === String(attempt)),
+          ),
+        );
         const { pod } = await givenPodOf(cluster, job);
         await cluster.core.patchNamespacedPodStatus(
           {
             namespace: cluster.namespace,
             name: pod.metadata?.name ?? '',
-            body: { status: { phase: 'Pending', containerStatuses: [{ name: 'activity', image: 'Bad:Image', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'InvalidImageName', message: 'Failed to apply default image tag "Bad:Image": invalid reference format' } } }] } },
+            body: {
+              status: {
+                phase: 'Pending',
+                containerStatuses: [
+                  {
+                    name: 'activity',
+                    image: 'Bad:Image',
+                    imageID: '',
+                    ready: false,
+                    restartCount: 0,
+                    state: {
+                      waiting: {
+                        reason: 'InvalidImageName',
+                        message: 'Failed to apply default image tag "Bad:Image": invalid reference format',
+                      },
+                    },
+                  },
+                ],
+              },
+            },
           },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
@@ -277,7 +362,9 @@ describe('activities on a cluster', () => {
       const run = await runEnds(name);
       expect(run.status?.phase).toBe('Failed');
       const log = await logOf(name);
-      expect(log).toContain('spool: activity render, attempt 2: the activity container cannot start: InvalidImageName: Failed to apply default image tag "Bad:Image": invalid reference format');
+      expect(log).toContain(
+        'spool: activity render, attempt 2: the activity container cannot start: InvalidImageName: Failed to apply default image tag "Bad:Image": invalid reference format',
+      );
       expect(log).toContain('spool: activity render failed with exit 1 after 2 attempts');
     } finally {
       await pods.stop();
@@ -303,25 +390,38 @@ describe('activities on a cluster', () => {
         group: 'hyperspool.dev',
         version: 'v1alpha1',
         plural: 'activityclasses',
-        body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'ActivityClass', metadata: { name: 'gpu', labels: { [TEST_LABEL]: 'true' } }, spec: { capabilities: ['gpu'] } },
+        body: {
+          apiVersion: 'hyperspool.dev/v1alpha1',
+          kind: 'ActivityClass',
+          metadata: { name: 'gpu', labels: { [TEST_LABEL]: 'true' } },
+          spec: { capabilities: ['gpu'] },
+        },
       });
       await givenWorkflow(cluster, 'both', 'both.sh', BOTH);
       await eventually('the gpu class seen', async () => {
         await whenRunCreated(cluster, `both-${++tries}`, 'both');
         const both = await runEnds(`both-${tries}`);
-        return (await logOf(`both-${tries}`)).includes("no one ActivityClass on this cluster offers 'shell', 'gpu' together") && both;
+        return (
+          (await logOf(`both-${tries}`)).includes(
+            "no one ActivityClass on this cluster offers 'shell', 'gpu' together",
+          ) && both
+        );
       });
     } finally {
       await pods.stop();
     }
   });
-  it('given a leader that goes while an attempt runs, then the next leader tries it again as a new attempt, ends the old pod\'s Job, and the old pod\'s report lands nowhere', async () => {
+  it("given a leader that goes while an attempt runs, then the next leader tries it again as a new attempt, ends the old pod's Job, and the old pod's report lands nowhere", async () => {
     let first: V1Job | undefined;
-    const pods = kubelet(cluster, () => operator.url, (job) => {
-      if (first || job.metadata?.labels?.['hyperspool.dev/attempt'] !== '1') return false;
-      first = job;
-      return true;
-    });
+    const pods = kubelet(
+      cluster,
+      () => operator.url,
+      (job) => {
+        if (first || job.metadata?.labels?.['hyperspool.dev/attempt'] !== '1') return false;
+        first = job;
+        return true;
+      },
+    );
     try {
       await givenWorkflow(cluster, 'handover', 'handover.sh', SLOW.replace('run slow', 'run handover'));
       await whenRunCreated(cluster, 'handover-1', 'handover');
@@ -332,19 +432,31 @@ describe('activities on a cluster', () => {
       await eventually('the next operator to lead', () => Promise.resolve(next.isLeader()), 30_000);
       operator = next;
       // Attempt 2 is made and run by the kubelet; attempt 1's Job, never settled, is ended.
-      await eventually('attempt 1\'s Job gone', async () => !(await attemptJobs('handover-1')).some((job) => job.metadata?.labels?.['hyperspool.dev/attempt'] === '1'), 60_000);
+      await eventually(
+        "attempt 1's Job gone",
+        async () =>
+          !(await attemptJobs('handover-1')).some((job) => job.metadata?.labels?.['hyperspool.dev/attempt'] === '1'),
+        60_000,
+      );
       const run = await runEnds('handover-1');
       expect(run.status?.phase).toBe('Succeeded');
       expect(await logOf('handover-1')).toBe('slept in attempt 2\n');
       const runId = run.status?.runId ?? '';
-      const late = await fetch(`${next.url}/v1/agent/runs/${encodeURIComponent(runId)}/activities/handover/attempts/1`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ stdout: 'late\n', exitCode: 0 }),
-      });
+      const late = await fetch(
+        `${next.url}/v1/agent/runs/${encodeURIComponent(runId)}/activities/handover/attempts/1`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ stdout: 'late\n', exitCode: 0 }),
+        },
+      );
       expect(late.status).toBe(409);
-      const results = (await next.store.readJournal(runId)).filter((entry) => entry.verb === 'activity.run' && entry.kind === 'result');
-      expect(results.map((entry) => entry.data)).toEqual([{ stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 }]);
+      const results = (await next.store.readJournal(runId)).filter(
+        (entry) => entry.verb === 'activity.run' && entry.kind === 'result',
+      );
+      expect(results.map((entry) => entry.data)).toEqual([
+        { stdout: 'slept in attempt 2\n', exitCode: 0, attempts: 2 },
+      ]);
     } finally {
       await pods.stop();
     }

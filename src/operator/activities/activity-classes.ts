@@ -14,7 +14,8 @@ export function offeredCapabilities(classes: readonly ActivityClass[]): string[]
  */
 export function refusal(classes: readonly ActivityClass[], requires: readonly string[]): string | null {
   if (classFor(classes, requires)) return null;
-  if (classes.length === 0) return 'no ActivityClass on this cluster runs activities; a cluster admin declares one (docs/operator.md, "Activities on a cluster")';
+  if (classes.length === 0)
+    return 'no ActivityClass on this cluster runs activities; a cluster admin declares one (docs/operator.md, "Activities on a cluster")';
   return `no one ActivityClass on this cluster offers ${requires.map((c) => `'${c}'`).join(', ')} together`;
 }
 

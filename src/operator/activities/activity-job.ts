@@ -8,7 +8,10 @@ const CLIENT_DIR = '/spool/bin';
 const TOKEN_DIR = '/var/run/secrets/hyperspool';
 
 /** Where an attempt's pod reports its command's result: the operator's API (docs/api.md, "Agents"). */
-export function attemptReportUrl(serverUrl: string, activity: Pick<ActivityRecord, 'runId' | 'name' | 'attempt'>): string {
+export function attemptReportUrl(
+  serverUrl: string,
+  activity: Pick<ActivityRecord, 'runId' | 'name' | 'attempt'>,
+): string {
   return `${serverUrl.replace(/\/$/, '')}/v1/agent/runs/${encodeURIComponent(activity.runId)}/activities/${encodeURIComponent(activity.name)}/attempts/${activity.attempt}`;
 }
 
@@ -19,7 +22,13 @@ export function attemptReportUrl(serverUrl: string, activity: Pick<ActivityRecor
  * to the operator, with a token bound to this pod. The Job never retries its pod: a lost attempt
  * is tried again by the operator as a new attempt, a new Job.
  */
-export function buildAttemptJob(activity: ActivityRecord, klass: ActivityClass, owner: JobOwner, settings: PassJobSettings, maxResultBytes: number): V1Job {
+export function buildAttemptJob(
+  activity: ActivityRecord,
+  klass: ActivityClass,
+  owner: JobOwner,
+  settings: PassJobSettings,
+  maxResultBytes: number,
+): V1Job {
   const namespace = activity.runId.split(':')[1] ?? 'default';
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
@@ -40,7 +49,14 @@ export function buildAttemptJob(activity: ActivityRecord, klass: ActivityClass, 
       labels,
       annotations,
       ownerReferences: [
-        { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'hyperspool.dev/v1alpha1',
+          kind: 'Run',
+          name: owner.name,
+          uid: owner.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: {
@@ -52,7 +68,12 @@ export function buildAttemptJob(activity: ActivityRecord, klass: ActivityClass, 
           restartPolicy: 'Never',
           serviceAccountName: spec.serviceAccountName ?? 'default',
           automountServiceAccountToken: false,
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            runAsGroup: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           enableServiceLinks: false,
           ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
           ...(spec.tolerations?.length ? { tolerations: spec.tolerations } : {}),
@@ -81,13 +102,23 @@ export function buildAttemptJob(activity: ActivityRecord, klass: ActivityClass, 
                 { name: 'SPOOL_ATTEMPT', value: String(activity.attempt) },
               ],
               ...(spec.resources ? { resources: spec.resources as V1ResourceRequirements } : {}),
-              volumeMounts: [{ ...client, readOnly: true }, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
+              volumeMounts: [
+                { ...client, readOnly: true },
+                { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
+              ],
               securityContext: hardened,
             },
           ],
           volumes: [
             { name: 'client', emptyDir: {} },
-            { name: 'token', projected: { sources: [{ serviceAccountToken: { audience: TOKEN_AUDIENCE, expirationSeconds: 3600, path: 'token' } }] } },
+            {
+              name: 'token',
+              projected: {
+                sources: [
+                  { serviceAccountToken: { audience: TOKEN_AUDIENCE, expirationSeconds: 3600, path: 'token' } },
+                ],
+              },
+            },
           ],
         },
       },

@@ -46,11 +46,16 @@ export class KubeActivities {
     const name = activityJobName(activity.runId, activity.name, activity.attempt);
     const run = await store.getRun(activity.runId);
     // Nobody waits for it any more: nothing is started for a run that has ended.
-    if (!run || TERMINAL_STATUSES.includes(run.status)) return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
+    if (!run || TERMINAL_STATUSES.includes(run.status))
+      return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     const klass = classFor(this.options.classes(), activity.requires);
     if (!klass) {
       // The class it was submitted for went since: the attempt fails, saying why, as a command would.
-      await store.appendLog(run.id, run.passes, `spool: activity ${activity.name}, attempt ${activity.attempt}: no ActivityClass offers ${activity.requires.join(', ') || 'activities'} any more\n`);
+      await store.appendLog(
+        run.id,
+        run.passes,
+        `spool: activity ${activity.name}, attempt ${activity.attempt}: no ActivityClass offers ${activity.requires.join(', ') || 'activities'} any more\n`,
+      );
       return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     }
     const ended = new Promise<AttemptEnd | Unstartable>((resolve) => this.underWay.set(name, resolve));
@@ -62,14 +67,21 @@ export class KubeActivities {
     try {
       const owner = await this.options.ownerOf(run);
       await this.endEarlierAttempts(activity);
-      await createIfAbsent(batch, buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes));
+      await createIfAbsent(
+        batch,
+        buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes),
+      );
       this.options.onAttemptStarted?.(activity, name);
       const end = await Promise.race([ended, aborted]);
       // Cancelled rather than handed over: the attempt's pod goes too.
       if (end.kind === 'abandoned' && signal.reason !== ABANDONED) await deleteJob(batch, namespaceOf(activity), name);
       if (end.kind !== 'unstartable') return end;
       await deleteJob(batch, namespaceOf(activity), name);
-      await store.appendLog(run.id, run.passes, `spool: activity ${activity.name}, attempt ${activity.attempt}: ${end.message}\n`);
+      await store.appendLog(
+        run.id,
+        run.passes,
+        `spool: activity ${activity.name}, attempt ${activity.attempt}: ${end.message}\n`,
+      );
       return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     } finally {
       this.underWay.delete(name);
@@ -104,9 +116,15 @@ export class KubeActivities {
     const resolve = this.underWay.get(job.metadata?.name ?? '');
     if (!resolve) return;
     if (deleted) return resolve({ kind: 'lost', message: 'its Job was deleted' });
-    const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    const condition = job.status?.conditions?.find(
+      (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+    );
     // A pod that reported has its report recorded before its process ends: this is a pod lost.
-    if (condition) resolve({ kind: 'lost', message: `its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without a report` });
+    if (condition)
+      resolve({
+        kind: 'lost',
+        message: `its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without a report`,
+      });
   }
 
   /**
@@ -120,9 +138,12 @@ export class KubeActivities {
     const jobs = await batch.listNamespacedJob({ namespace: namespaceOf(activity), labelSelector: selector });
     for (const job of jobs.items) {
       const attempt = Number(job.metadata?.labels?.[LABELS.attempt]);
-      const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+      const done = job.status?.conditions?.some(
+        (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+      );
       const settled = attempt <= (activity.result?.attempts ?? 0);
-      if (attempt < activity.attempt && !settled && !done && job.metadata?.name) await deleteJob(batch, namespaceOf(activity), job.metadata.name);
+      if (attempt < activity.attempt && !settled && !done && job.metadata?.name)
+        await deleteJob(batch, namespaceOf(activity), job.metadata.name);
     }
   }
 }

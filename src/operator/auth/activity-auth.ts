@@ -14,7 +14,10 @@ const POD_UID = 'authentication.kubernetes.io/pod-uid';
  * annotation say which attempt, and its controller is that attempt's Job. As for passes
  * (agent-auth.ts), a token not bound to such a pod proves nothing.
  */
-export function activityAuthenticator(authentication: AuthenticationV1Api, core: CoreV1Api): (token: string) => Promise<ActivityAgentIdentity | null> {
+export function activityAuthenticator(
+  authentication: AuthenticationV1Api,
+  core: CoreV1Api,
+): (token: string) => Promise<ActivityAgentIdentity | null> {
   return cachedFor(TOKEN_CACHE_MS, async (token) => {
     const user = await reviewToken(authentication, token, [TOKEN_AUDIENCE]);
     const namespace = /^system:serviceaccount:([^:]+):/.exec(user?.username ?? '')?.[1];
@@ -26,7 +29,13 @@ export function activityAuthenticator(authentication: AuthenticationV1Api, core:
     const key = pod.metadata.labels?.[LABELS.run];
     const attempt = Number(pod.metadata.labels?.[LABELS.attempt]);
     const name = pod.metadata.annotations?.[ACTIVITY_NAME_ANNOTATION];
-    if (!key || name === undefined || !Number.isInteger(attempt) || pod.metadata.labels?.[LABELS.activity] !== activityKey(name)) return null;
+    if (
+      !key ||
+      name === undefined ||
+      !Number.isInteger(attempt) ||
+      pod.metadata.labels?.[LABELS.activity] !== activityKey(name)
+    )
+      return null;
     const runId = runIdOf(namespace, key);
     const owner = pod.metadata.ownerReferences?.find((reference) => reference.controller && reference.kind === 'Job');
     if (owner?.name !== activityJobName(runId, name, attempt)) return null;
