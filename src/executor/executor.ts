@@ -50,7 +50,10 @@ export interface ExecutorOptions {
   onPassEnd?(run: RunRecord): void;
   /** What went wrong in the loop (stderr unless given: the operator logs it as a JSON line). */
   onError?(message: string, error: unknown, runId?: string): void;
+  /** How many passes run at once here (16 unless set; the operator's --max-running-passes). */
   maxConcurrentPasses?: number;
+  /** How many of those one project may have at once (undefined: no cap but the total's). */
+  passQuota?: (project: string) => Promise<number | undefined>;
   pollMs?: number;
   /** What activities may ask for here: a list, or asked afresh each time (a cluster's ActivityClasses). */
   capabilities?: string[] | (() => readonly string[]);
@@ -226,15 +229,25 @@ export class Executor {
   }
 
   private async dispatchRuns(): Promise<void> {
-    const capacity = (this.options.maxConcurrentPasses ?? 16) - this.running.size;
+    const max = this.options.maxConcurrentPasses ?? 16;
+    const capacity = max - this.running.size;
     if (capacity <= 0) return;
-    const due = await this.store.listDueRuns(this.host.now(), capacity + this.running.size);
+    const quota = this.options.passQuota;
+    // With quotas, runs of a project at its quota are passed over: look further down the list,
+    // so they do not hold back other projects' due runs.
+    const due = await this.store.listDueRuns(this.host.now(), (quota ? 4 : 1) * capacity + this.running.size);
+    const perProject = new Map<string, number>();
+    for (const id of this.running.keys()) perProject.set(projectOf(id), (perProject.get(projectOf(id)) ?? 0) + 1);
     for (const id of due) {
-      if (this.running.size >= (this.options.maxConcurrentPasses ?? 16)) break;
+      if (this.running.size >= max) break;
       if (this.running.has(id)) continue;
+      const project = projectOf(id);
+      const cap = quota ? await quota(project) : undefined;
+      if (cap !== undefined && (perProject.get(project) ?? 0) >= cap) continue;
       if (this.options.owns && !(await this.options.owns(id))) continue;
       const run = await this.store.startPass(id);
       if (!run) continue;
+      perProject.set(project, (perProject.get(project) ?? 0) + 1);
       const abort = new AbortController();
       this.running.set(id, abort);
       void this.pass(run, abort.signal).finally(() => this.settled(this.running, id));
@@ -317,4 +330,9 @@ export class Executor {
     this.poke();
     if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
+}
+
+/** The project of a run id (`ENV:PROJECT:KEY`): a namespace on a cluster. */
+function projectOf(runId: string): string {
+  return runId.split(':')[1] ?? '';
 }

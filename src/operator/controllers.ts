@@ -33,6 +33,7 @@ import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
 import { withFanOutBodies } from './fan-out-bodies.js';
+import { passQuotaReader, PASS_QUOTA_ANNOTATION } from './passes/pass-quota.js';
 import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
 
 export interface ControllersOptions {
@@ -55,6 +56,8 @@ export interface ControllersOptions {
   archiveRetentionSeconds?: number | null;
   /** How often the archive's retention runs (hourly unless set). */
   archivePruneEveryMs?: number;
+  /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
+  maxRunningPasses?: number;
 }
 
 type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
@@ -184,6 +187,10 @@ export class Controllers {
       activityRefusal: (requires) => refusal(this.informers.activityClasses.list(), requires),
       noWorkflowFiles: 'on a cluster a fan_out body is a Workflow, by name; none was pinned with this run',
       schedules: true,
+      maxConcurrentPasses: options.maxRunningPasses ?? 16,
+      passQuota: passQuotaReader(core, (namespace, value) =>
+        log.error('ignoring a pass quota that is not a whole number of at least 1', new Error(`${PASS_QUOTA_ANNOTATION}: '${value}'`), { kind: 'Namespace', name: namespace }),
+      ),
       env: CLUSTER_ENV,
       now,
       onError: (message, error, runId) => log.error(message, error, { runId }),

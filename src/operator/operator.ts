@@ -48,6 +48,8 @@ export interface OperatorOptions {
   jobs: PassJobSettings;
   /** Approval gates in Slack and Mattermost (--chat): the leader posts them, any replica takes the clicks. */
   chat?: ChatSettings;
+  /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
+  maxRunningPasses?: number;
   leaseDurationSeconds?: number;
   sweepMs?: number;
   resyncPeriodMs?: number;
@@ -162,6 +164,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       runTtlSeconds: options.runTtlSeconds ?? null,
+      ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
       archiveRetentionSeconds: options.archiveRetentionSeconds ?? null,
     });
     controllers = mine;

@@ -14,6 +14,12 @@ function positive(value: string | undefined, what: string): number {
   return number;
 }
 
+function count(value: string | undefined, what: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${what} takes a whole number of at least 1, not '${value ?? ''}'`);
+  return number;
+}
+
 /** `7d` as seconds, or null for `never` (keep). */
 function keepFor(value: string | undefined, what: string): number | null {
   if (value === 'never') return null;
@@ -47,6 +53,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--pass-start-timeout <seconds>', "how long a pass's pod may take to start its script before the pass is dispatched again", '600')
     .option('--run-ttl <duration>', 'delete a Run resource this long after its run finished, unless it or its Workflow sets ttlSecondsAfterFinished (never: keep them)', '7d')
     .option('--archive-retention <duration>', "delete a finished run's journal, logs and outputs from PostgreSQL this long after it finished (never: keep them)", '90d')
+    .option('--max-running-passes <n>', "how many passes run at once, in all namespaces (a namespace's hyperspool.dev/max-running-passes annotation caps its own)", '16')
     .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .action(async (options: Record<string, string | undefined>) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
@@ -69,6 +76,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         archiveRetentionSeconds: keepFor(options.archiveRetention, '--archive-retention'),
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         ...(chat ? { chat } : {}),
+        maxRunningPasses: count(options.maxRunningPasses, '--max-running-passes'),
         jobs: {
           runnerImage: options.runnerImage ?? '',
           serverUrl: options.agentServer ?? '',

@@ -45,7 +45,10 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(name: string, overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; runTtlSeconds?: number; chat?: ChatSettings }): Promise<Operator>;
+  startOperator(
+    name: string,
+    overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; runTtlSeconds?: number; chat?: ChatSettings; maxRunningPasses?: number },
+  ): Promise<Operator>;
   stop(): Promise<void>;
 }
 
@@ -92,8 +95,9 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
         sweepMs: 200,
         ...(overrides.log ? { log: overrides.log } : {}),
-        ...(overrides.runTtlSeconds !== undefined ? { runTtlSeconds: overrides.runTtlSeconds } : {}),
         ...(overrides.chat ? { chat: overrides.chat } : {}),
+        ...(overrides.maxRunningPasses ? { maxRunningPasses: overrides.maxRunningPasses } : {}),
+        ...(overrides.runTtlSeconds !== undefined ? { runTtlSeconds: overrides.runTtlSeconds } : {}),
       });
       operators.push(operator);
       return operator;
