@@ -188,6 +188,12 @@ export const API_ROUTES: ApiRoute[] = [
     path: '/agent/runs/:run/passes/:pass/exit',
     body: { required: { code: { type: ['integer', 'null'] }, signal: { type: ['string', 'null'], maxLength: 32 } } },
   },
+  // An activity attempt's pod on a cluster reports its command's result (docs/operator.md).
+  {
+    method: 'POST',
+    path: '/agent/runs/:run/activities/:name/attempts/:attempt',
+    body: { required: { stdout: { type: 'string' }, exitCode: { type: 'integer', minimum: 0, maximum: 255 } } },
+  },
 ];
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
