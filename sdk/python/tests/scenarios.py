@@ -74,6 +74,30 @@ script.sleep(1)
 print(f"pass {os.environ['SPOOL_PASS']} has the value from pass {env['pass']}: {env['url']}", flush=True)
 """
 
+ARTIFACTS = """
+import hashlib, os
+from hyperspool import script
+from hyperspool.errors import ScriptError
+
+if os.environ["SPOOL_PASS"] == "1":
+    with open("model.bin", "wb") as out:
+        out.write(os.urandom(1_300_000))
+else:
+    with open("model.bin", "wb") as out:
+        out.write(b"other bytes")
+want = script.step_fn("sha", lambda: hashlib.sha256(open("model.bin", "rb").read()).hexdigest())
+script.artifact_put("models/model.bin", "model.bin")
+script.sleep(1)
+path = script.artifact_get("models/model.bin", "got.bin")
+got = hashlib.sha256(open(path, "rb").read()).hexdigest()
+print(f"pass {os.environ['SPOOL_PASS']}: sha256 {'matches' if got == want else 'differs'}", flush=True)
+print("listed:", [(a["name"], a["size"]) for a in script.artifact_list()], flush=True)
+try:
+    script.artifact_get("nope")
+except ScriptError as error:
+    print(f"refused: {error.kind}: {error.message}", flush=True)
+"""
+
 ALL = {
     "raises": RAISES,
     "not_json": NOT_JSON,
@@ -81,4 +105,5 @@ ALL = {
     "second_lock": SECOND_LOCK,
     "timeout": TIMEOUT,
     "once": ONCE,
+    "artifacts": ARTIFACTS,
 }

@@ -57,3 +57,13 @@ def test_a_function_runs_once_across_passes_and_replays_its_recorded_value(engin
     assert len(final) == 1 and final[0][1] == deployed[0] and final[0][0] != deployed[0]
     [result] = run.results("step_fn", "deploy")
     assert result["data"]["value"] == {"url": "https://pr-7.preview", "pass": int(deployed[0])}
+
+
+def test_an_artifact_put_in_one_pass_is_got_back_in_the_next_and_its_replayed_put_sends_nothing(engine: Engine) -> None:
+    run = engine.runs["artifacts"]
+    assert run.exit_code == 0, run.stderr
+    assert "pass 2: sha256 matches" in run.stdout
+    assert "listed: [('models/model.bin', 1300000)]" in run.stdout
+    assert "refused: usage: no artifact 'nope' in this run (it has 'models/model.bin')" in run.stdout
+    [result] = run.results("artifact.put", "models/model.bin")
+    assert result["data"]["size"] == 1_300_000
