@@ -8,6 +8,7 @@ export { sleep, waitSignal, waitEvent, type WaitOptions } from './waits.js';
 export { activity, activitySubmit, activityCollect, activityWaitAll, type ActivityOptions } from './activities.js';
 export { stateGet, stateSet, stateAdd, stateDelete, stateList, type StateOptions } from './state.js';
 export { emit, spawn, outputSet, annotate, type EmitOptions, type SpawnKind, type SpawnOptions } from './calls.js';
+export { artifactPut, artifactGet, artifactList, type ArtifactPutOptions, type ArtifactGetOptions, type ArtifactInfo } from './artifacts.js';
 export {
   SpoolError,
   StepFailed,

@@ -123,4 +123,36 @@ try {
     expect(run?.passes).toBe(3);
     expect(callsOf(journal)).toEqual(['wait.signal approve', 'lock deploy', 'step key', 'sleep']);
   }, 120_000);
+
+  it('given an artifact put before a sleep, then the next pass gets the same bytes back, lists it, and the replayed put sends nothing', async () => {
+    const { dir, dataDir, id, output, code } = await runScript(
+      'artifacts.mjs',
+      `import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { artifactGet, artifactList, artifactPut, sleep, stepFn } from '@hyperspool/sdk';
+// A replayed put must not read the file: on pass 2 it holds other bytes.
+writeFileSync('model.bin', process.env.SPOOL_PASS === '1' ? randomBytes(1_300_000) : 'other bytes');
+const sha = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const want = await stepFn('sha', () => sha('model.bin'));
+await artifactPut('models/model.bin', 'model.bin');
+await sleep(300);
+const path = await artifactGet('models/model.bin', { dest: 'got.bin' });
+log('pass ' + process.env.SPOOL_PASS + ': sha256 ' + (sha(path) === want ? 'matches' : 'differs'));
+log('listed ' + JSON.stringify((await artifactList()).map((each) => [each.name, each.size])));
+try {
+  await artifactGet('nope');
+} catch (error) {
+  log('refused: ' + error.kind + ': ' + error.message);
+}
+`,
+    );
+    expect(output).toContain(`  ${id} succeeded`);
+    expect(code).toBe(0);
+    const effects = readLines(join(dir, 'effects.txt'));
+    expect(effects).toContain('pass 2: sha256 matches');
+    expect(effects).toContain('listed [["models/model.bin",1300000]]');
+    expect(effects).toContain("refused: usage: no artifact 'nope' in this run (it has 'models/model.bin')");
+    const { journal } = await recorded(dataDir, id);
+    expect(journal.find((entry) => entry.kind === 'result' && entry.verb === 'artifact.put')?.data.size).toBe(1_300_000);
+  }, 120_000);
 });
