@@ -106,6 +106,7 @@ describe('config/ on a real kube-apiserver', () => {
         ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),
         ...['get', 'list', 'watch'].map((v) => `core/pods:${v}`),
         'core/configmaps:get',
+        'core/namespaces:get',
         'core/events:create',
         'authentication.k8s.io/tokenreviews:create',
         'authorization.k8s.io/subjectaccessreviews:create',

@@ -92,7 +92,9 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         aggregatedPort: 0,
         host: overrides.host ?? '127.0.0.1',
         jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600, ...(overrides.startTimeoutSeconds ? { startTimeoutSeconds: overrides.startTimeoutSeconds } : {}) },
-        leaseDurationSeconds: overrides.leaseDurationSeconds ?? 3,
+        // 15 s: a loaded machine (two vitest workers, pods as processes) must not lose the lease
+        // mid-test; tests of a handover set a shorter one or wait for it.
+        leaseDurationSeconds: overrides.leaseDurationSeconds ?? 15,
         sweepMs: 200,
         ...(overrides.log ? { log: overrides.log } : {}),
         ...(overrides.chat ? { chat: overrides.chat } : {}),
