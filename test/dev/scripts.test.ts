@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -255,7 +255,8 @@ describe('approval in a script: a signal with a timeout', () => {
   it('given the signal is sent before the run reaches the wait, then it is kept and taken (signals queue)', async () => {
     const dir = tempDir();
     writeFiles(dir, {
-      'approval-late.sh': `spool step prepare -- sh -c 'touch preparing; sleep 2; echo prepared'
+      // The step goes on only once the test has sent the signal, however slow the machine.
+      'approval-late.sh': `spool step prepare -- sh -c 'touch preparing; while [ ! -e signalled ]; do sleep 0.1; done; echo prepared'
 ${APPROVAL}`,
     });
     const id = await submit(dev.url, dir, 'approval-late.sh');
@@ -264,6 +265,7 @@ ${APPROVAL}`,
     expect(before.status).toBe('running');
     expect(before.awaiting).toBeNull();
     await cliOk(dev.url, dir, ['signal', id, 'approve', 'early']);
+    writeFileSync(join(dir, 'signalled'), '');
     const log = await finalLog(dev.url, id);
     expect((await getRun(dev.url, id)).status).toBe('succeeded');
     expect(log).toBe('prepared\nearly\napproved\n');
