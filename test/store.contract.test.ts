@@ -292,6 +292,10 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
           await store.appendJournal(entry(id, 0, 'call'));
           await store.appendLog(id, 1, `${id}\n`);
           await store.sendSignal(id, 'go', 'x');
+          // An artifact, and a part a crashed put left under the run's prefix.
+          await store.artifacts.blobs.writePart(`${id}/1/1/`, 0, new Uint8Array([1, 2, 3]));
+          await store.artifacts.blobs.writePart(`${id}/2/1/`, 0, new Uint8Array([4]));
+          await store.artifacts.record({ runId: id, name: 'build.tar', position: 1, size: 3, sha256: 'x', contentType: 'application/x-tar', blobKey: `${id}/1/1/`, parts: 1 });
         }
         expect(await store.deleteRunsFinishedBefore(at(now, -10 * SECOND), 100)).toBe(2);
         for (const id of ['gone', 'gone-child']) {
@@ -299,11 +303,16 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
           expect(await store.readJournal(id)).toEqual([]);
           expect(await store.readLogs(id)).toEqual([]);
           expect(await store.takeSignal(id, 'go')).toBeNull();
+          expect(await store.artifacts.get(id, 'build.tar')).toBeNull();
+          expect(await store.artifacts.blobs.readPart(`${id}/1/1/`, 0)).toBeNull();
+          expect(await store.artifacts.blobs.readPart(`${id}/2/1/`, 0)).toBeNull();
         }
         for (const id of ['busy', 'busy-child', 'young', 'late-child-of', 'late-child', 'running']) {
           expect((await store.getRun(id))?.id).toBe(id);
           expect(await store.readJournal(id)).toHaveLength(1);
           expect(await store.readLogs(id)).toHaveLength(1);
+          expect((await store.artifacts.get(id, 'build.tar'))?.size).toBe(3);
+          expect(await store.artifacts.blobs.readPart(`${id}/2/1/`, 0)).not.toBeNull();
         }
         expect(await store.deleteRunsFinishedBefore(at(now, -10 * SECOND), 100)).toBe(0);
       });

@@ -265,6 +265,13 @@ export class SqlStore implements Store {
       const ids = rows.map((row) => row.id);
       if (ids.length === 0) return 0;
       for (const table of ['journal', 'signals', 'activities', 'run_logs', 'leases']) await tx.query(`delete from ${table} where run_id = any($1)`, [ids]);
+      // Their artifacts' bytes (the PostgreSQL backend's rows) go with them: those the records
+      // name, and any a crashed put left under the run's own key prefix (`RUN/…`).
+      const artifacts = await tx.query<{ blob_key: string }>(`delete from artifacts where run_id = any($1) returning blob_key`, [ids]);
+      await tx.query(
+        `delete from artifact_parts p where p.blob_key = any($1) or exists (select 1 from unnest($2::text[]) as r(id) where starts_with(p.blob_key, r.id || '/'))`,
+        [artifacts.map((row) => row.blob_key), ids],
+      );
       await tx.query(`delete from runs where id = any($1)`, [ids]);
       return ids.length;
     });
