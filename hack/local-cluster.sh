@@ -580,12 +580,27 @@ pod_netns_paths() { # ids...: the network namespaces of our pods, by the veths t
   done
 }
 
+started_at() { # pid: its start time in clock ticks since boot (field 22 of /proc/PID/stat), if it runs
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) } # past the command, which may hold spaces and parentheses
+  echo "$stat" | awk '{ print $20 }'
+}
+
 kill_all() { # pid...: SIGKILL, and wait until they are gone
-  local p
+  local p i since
+  local -A started=()
   [ $# -gt 0 ] || return 0
+  for p in "$@"; do started[$p]=$(started_at "$p" || true); done
   kill -KILL "$@" 2>/dev/null || true
   for p in "$@"; do
-    while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+    # Gone, or its pid already reused by another process (a kernel worker, once: kill -0 alone
+    # then waited forever); and never more than a minute for a process stuck in the kernel.
+    for ((i = 0; i < 1200; i++)); do
+      since=$(started_at "$p") || break
+      [ "$since" = "${started[$p]}" ] || break
+      sleep 0.05
+    done
   done
 }
 
