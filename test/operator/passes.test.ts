@@ -329,7 +329,11 @@ describe('a Run on a real kube-apiserver', () => {
       return run.status?.phase === 'Failed' && run;
     });
     expect(failed.status?.conditions).toEqual([expect.objectContaining({ type: 'Succeeded', status: 'False', reason: 'Invalid', message: broken.message })]);
-    const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=broken-1' });
+    // The Event is written after the status: it may come a moment later.
+    const events = await eventually('the Run’s Event', async () => {
+      const list = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=broken-1' });
+      return list.items.length > 0 && list;
+    });
     expect(events.items.map((event) => event.reason)).toEqual(['Invalid']);
   });
 });

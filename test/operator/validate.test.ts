@@ -136,7 +136,7 @@ describe('validateManifest', () => {
   });
 
   test('unknown kinds, versions and fields are refused', () => {
-    expect(messageOf({ ...samples.Run, kind: 'Job' })).toBe("kind: unknown kind 'Job'; use one of Handler, Run, Schedule, Workflow");
+    expect(messageOf({ ...samples.Run, kind: 'Job' })).toBe("kind: unknown kind 'Job'; use one of ActivityClass, Handler, Run, Schedule, Workflow");
     expect(messageOf({ ...samples.Run, apiVersion: 'hyperspool.dev/v1' })).toBe(
       "apiVersion: must be hyperspool.dev/v1alpha1, not 'hyperspool.dev/v1'",
     );
@@ -144,7 +144,7 @@ describe('validateManifest', () => {
       'spec.workflowref: unknown field (did you mean workflowRef?)',
     );
     expect(messageOf(changed(samples.Handler, (h) => (h.spec.events = ['a'])))).toBe(
-      'spec.events: unknown field; known fields: event, workflowRef',
+      'spec.events: unknown field; known fields: event, successfulRunsHistoryLimit, failedRunsHistoryLimit, workflowRef',
     );
     expect(messageOf('Run')).toBe("manifest: must be an object, not a string ('Run')");
   });

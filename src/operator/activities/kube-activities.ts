@@ -4,7 +4,7 @@ import type { AttemptEnd } from '../../executor/activity-attempts.js';
 import type { Store } from '../../store/store.js';
 import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
-import { httpStatus } from '../kube/request-options.js';
+import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
 import { LABELS, activityJobName, activityKey, runKey } from '../naming.js';
 import type { JobOwner, PassJobSettings } from '../passes/job-builder.js';
 import { classFor } from './activity-classes.js';
@@ -67,7 +67,7 @@ export class KubeActivities {
     try {
       const owner = await this.options.ownerOf(run);
       await this.endEarlierAttempts(activity);
-      await createIfAbsent(
+      await createJobIfAbsent(
         batch,
         buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes),
       );
@@ -150,21 +150,4 @@ export class KubeActivities {
 
 function namespaceOf(activity: ActivityRecord): string {
   return activity.runId.split(':')[1] ?? 'default';
-}
-
-async function createIfAbsent(batch: BatchV1Api, job: V1Job): Promise<void> {
-  try {
-    await batch.createNamespacedJob({ namespace: job.metadata?.namespace ?? 'default', body: job });
-  } catch (error) {
-    // The same attempt's Job already exists: another leader got here first.
-    if (httpStatus(error) !== 409) throw error;
-  }
-}
-
-async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Promise<void> {
-  try {
-    await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
-  } catch (error) {
-    if (httpStatus(error) !== 404) throw error;
-  }
 }

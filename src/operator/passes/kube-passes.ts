@@ -5,7 +5,7 @@ import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
-import { httpStatus } from '../kube/request-options.js';
+import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
 import { podTrouble, type PodTrouble } from './pod-trouble.js';
@@ -79,7 +79,7 @@ export class KubePasses {
     try {
       const owner = await this.options.ownerOf(run);
       await this.endEarlierPasses(run);
-      await createIfAbsent(batch, buildPassJob(run, owner, settings));
+      await createJobIfAbsent(batch, buildPassJob(run, owner, settings));
       this.options.onPassStarted?.(run);
       const startTimeoutMs = (settings.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS) * 1000;
       const neverStarted = startDeadline(remote.starting, startTimeoutMs, AbortSignal.any([signal, passOver.signal]));
@@ -181,22 +181,5 @@ export class KubePasses {
     if (count < MAX_LOST_IN_A_ROW) return { kind: 'lost', message };
     this.lostInARow.delete(run.id);
     return { kind: 'failed', message: `${message}; ${count} passes in a row were lost, so the run has failed` };
-  }
-}
-
-async function createIfAbsent(batch: BatchV1Api, job: V1Job): Promise<void> {
-  try {
-    await batch.createNamespacedJob({ namespace: job.metadata?.namespace ?? 'default', body: job });
-  } catch (error) {
-    // The same pass's Job already exists: another leader got here first, or this is a retry.
-    if (httpStatus(error) !== 409) throw error;
-  }
-}
-
-async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Promise<void> {
-  try {
-    await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
-  } catch (error) {
-    if (httpStatus(error) !== 404) throw error;
   }
 }
