@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -14,16 +14,8 @@ const SLEEPERS = 30;
 const ORDERS = 40;
 
 const SLEEPER = 'spool sleep 2s\nspool step woke -- echo woke\n';
-const ON_ORDER = `order="$(grep -o '"order":[0-9]*' "$SPOOL_INPUT_FILE" | head -1 | cut -d: -f2)"
-rc=0
-spool state add "order-$order" --entity orders || rc=$?
-case $rc in
-  0) ;;
-  3) echo "order $order already handled"; exit 0 ;;
-  *) exit 1 ;;
-esac
-spool step ship -- echo "shipped order $order"
-`;
+// The recipe users copy (handle each event once), not a second copy of it.
+const ON_ORDER = readFileSync(new URL('../../examples/on-order.sh', import.meta.url), 'utf8');
 
 describe('spool dev on PostgreSQL under sleepers and an event storm', () => {
   let postgres: TestPostgres;
