@@ -15,6 +15,7 @@ import { selfSignedCertificate } from './aggregated/self-signed.js';
 import { RunReconciler } from './runs/run-reconciler.js';
 import type { Run } from './api/generated.js';
 import { RemotePasses } from '../server/remote-passes.js';
+import type { Migrated } from '../store/migrate.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
@@ -90,7 +91,14 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     databaseUp: () => answersWithin(2_000, store.getRun('database-probe')),
     openWaitsSince: async () => (await store.openWaitsSince(new Date())).map(({ project, since }) => ({ namespace: project, since })),
   });
-  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl }), (seconds) => metrics.journalWrite.observe(seconds));
+  // Every replica migrates at start; the advisory lock in migrate() lets one apply each migration,
+  // and the log says which replica did (an upgrade's record of what changed in the database).
+  const onMigrated = ({ applied, unknown }: Migrated): void => {
+    if (applied.length > 0) log.info('database migrated', { applied: applied.join(',') });
+    else log.info('database schema up to date');
+    if (unknown.length > 0) log.info('the database has migrations this release does not know (a newer release applied them)', { unknown: unknown.join(',') });
+  };
+  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl, onMigrated }), (seconds) => metrics.journalWrite.observe(seconds));
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
   let controllers: Controllers | null = null;
