@@ -16,6 +16,7 @@ import { RunReconciler } from './runs/run-reconciler.js';
 import type { Run } from './api/generated.js';
 import { RemotePasses } from '../server/remote-passes.js';
 import type { Migrated } from '../store/migrate.js';
+import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
@@ -34,6 +35,8 @@ import type { PassJobSettings } from './passes/job-builder.js';
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
   databaseUrl: string;
+  /** Where artifacts' bytes go (--artifacts, --s3-endpoint, --s3-region); absent: the journal's database. */
+  artifacts?: ArtifactsFlags;
   /** Where the leader Lease lives (the operator's own namespace). */
   namespace: string;
   /** This replica's name (the pod's). */
@@ -98,7 +101,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     else log.info('database schema up to date');
     if (unknown.length > 0) log.info('the database has migrations this release does not know (a newer release applied them)', { unknown: unknown.join(',') });
   };
-  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl, onMigrated }), (seconds) => metrics.journalWrite.observe(seconds));
+  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl, onMigrated, ...options.artifacts }), (seconds) => metrics.journalWrite.observe(seconds));
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
   let controllers: Controllers | null = null;

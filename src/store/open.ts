@@ -1,7 +1,10 @@
+import { UsageError } from '../common/errors.js';
+import type { BlobBackend } from './artifacts/types.js';
+import { artifactsLocation, type ArtifactsFlags } from './artifacts/s3/location.js';
 import type { Migrated } from './migrate.js';
 import type { Store } from './store.js';
 
-export interface StoreOptions {
+export interface StoreOptions extends ArtifactsFlags {
   /** A PostgreSQL server; when absent the embedded store is used. */
   databaseUrl?: string;
   /** Where the embedded store keeps its files (default `.spool/` in the working directory). */
@@ -12,10 +15,29 @@ export interface StoreOptions {
 
 /** Drivers load lazily so a command pays only for the one it uses. */
 export async function openStore(options: StoreOptions): Promise<Store> {
+  const blobs = await openBlobs(options);
   if (options.databaseUrl) {
     const { openPostgresStore } = await import('./postgres.js');
-    return openPostgresStore(options.databaseUrl, { onMigrated: options.onMigrated });
+    return openPostgresStore(options.databaseUrl, { onMigrated: options.onMigrated, ...(blobs ? { blobs } : {}) });
   }
   const { openPgliteStore } = await import('./pglite.js');
-  return openPgliteStore(options.dataDir ?? '.spool');
+  return openPgliteStore(options.dataDir ?? '.spool', blobs);
+}
+
+/**
+ * `--artifacts s3://...`: the bucket is checked before anything starts, so a wrong bucket, endpoint
+ * or key is one line at start-up rather than a failed put hours later. Undefined: rows of the store.
+ */
+async function openBlobs(options: StoreOptions): Promise<BlobBackend | undefined> {
+  const location = artifactsLocation(options);
+  if (!location) return undefined;
+  const { S3Blobs } = await import('./artifacts/s3/s3-blobs.js');
+  const blobs = new S3Blobs(location);
+  try {
+    await blobs.check();
+  } catch (error) {
+    blobs.close();
+    throw new UsageError(`--artifacts ${blobs.describe()}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return blobs;
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { UsageError } from '../common/errors.js';
 import { migrate } from './migrate.js';
+import type { BlobBackend } from './artifacts/types.js';
 import type { SqlClient } from './sql.js';
 import { SqlStore } from './sql-store.js';
 
@@ -61,7 +62,7 @@ function lockDataDir(dir: string): () => void {
 }
 
 /** The embedded driver: PostgreSQL compiled to WebAssembly, keeping its files under `dataDir`. */
-export async function openPgliteStore(dataDir?: string): Promise<SqlStore> {
+export async function openPgliteStore(dataDir?: string, blobs?: BlobBackend): Promise<SqlStore> {
   let unlock = (): void => undefined;
   let root: PGlite;
   if (dataDir) {
@@ -74,5 +75,5 @@ export async function openPgliteStore(dataDir?: string): Promise<SqlStore> {
   }
   const db = clientOf(root, root, unlock);
   await migrate(db);
-  return new SqlStore(db);
+  return new SqlStore(db, blobs);
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { ensureError } from '../common/errors.js';
 import { migrate, type Migrated } from './migrate.js';
 import { isUnavailable, storeError, StoreUnavailableError } from './unavailable.js';
+import type { BlobBackend } from './artifacts/types.js';
 import type { SqlClient } from './sql.js';
 import { SqlStore } from './sql-store.js';
 
@@ -51,11 +52,11 @@ function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
 /** The PostgreSQL server driver: one pool per process. */
 export async function openPostgresStore(
   url: string,
-  options: { max?: number; onMigrated?: (migrated: Migrated) => void } = {},
+  options: { max?: number; onMigrated?: (migrated: Migrated) => void; blobs?: BlobBackend } = {},
 ): Promise<SqlStore> {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
   pool.on('error', () => undefined); // an idle client's lost connection is replaced on next use
   const db = clientOf(pool, false);
   options.onMigrated?.(await migrate(db));
-  return new SqlStore(db);
+  return new SqlStore(db, options.blobs);
 }

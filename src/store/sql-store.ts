@@ -182,6 +182,7 @@ export class SqlStore implements Store {
   }
 
   close(): Promise<void> {
+    this.blobs?.close?.();
     return this.db.close();
   }
 

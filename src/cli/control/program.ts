@@ -9,7 +9,10 @@ import { registerUiCommand } from './ui-command.js';
 function storeOptions(command: Command): Command {
   return command
     .addOption(new Option('--data-dir <dir>', 'where the embedded store keeps its files').default('.spool'))
-    .option('--database-url <url>', 'a PostgreSQL server to use instead of the embedded store', process.env.SPOOL_DATABASE_URL);
+    .option('--database-url <url>', 'a PostgreSQL server to use instead of the embedded store', process.env.SPOOL_DATABASE_URL)
+    .option('--artifacts <where>', "where artifacts' bytes go: postgresql (the store) or s3://BUCKET[/PREFIX] (keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)", process.env.SPOOL_ARTIFACTS)
+    .option('--s3-endpoint <url>', 'an S3-compatible server (MinIO, versitygw, Ceph...) instead of AWS S3', process.env.SPOOL_S3_ENDPOINT)
+    .option('--s3-region <region>', "the bucket's region (default $AWS_REGION or us-east-1)");
 }
 
 function build(setExit: (code: number) => void): Command {

@@ -30,6 +30,8 @@ export interface BlobBackend {
   readPart(key: string, part: number): Promise<Uint8Array | null>;
   /** Removes every blob whose key starts with `prefix` (an upload a crashed pass left, a run's artifacts). */
   deletePrefix(prefix: string): Promise<void>;
+  /** Lets go of connections of its own (the store closes it). */
+  close?(): void;
 }
 
 /** The artifacts' metadata, and the backend that holds their bytes. */
