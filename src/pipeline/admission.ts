@@ -1,6 +1,7 @@
 import type { ConcurrencyRule, Throttle } from '../engine/admission.js';
 import { interpolate } from './expressions.js';
 import { parsePipeline } from './parse.js';
+import { concurrencyPolicy } from './settings.js';
 
 /** The interpreter recorded for a pipeline run: its passes run in-process, not as a script. */
 export const PIPELINE = 'pipeline';
@@ -13,7 +14,7 @@ export function admissionRules(text: string, file: string, input: unknown): { co
   const scope = { input, steps: {} };
   const { concurrency, throttle } = pipeline;
   return {
-    concurrency: concurrency && { group: interpolate(concurrency.group, scope), policy: concurrency.policy },
+    concurrency: concurrency && { group: interpolate(concurrency.group, scope), policy: concurrencyPolicy(file, concurrency, scope) },
     throttle: throttle && {
       limit: throttle.limit,
       periodMs: throttle.periodMs,

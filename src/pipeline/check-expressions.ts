@@ -45,7 +45,10 @@ function sites(pipeline: Pipeline): Site[] {
     item: false,
     label: `'${path.join('.')}'`,
   });
-  if (pipeline.concurrency) found.push(admission(['concurrency', 'group'], pipeline.concurrency.group));
+  if (pipeline.concurrency) {
+    found.push(admission(['concurrency', 'group'], pipeline.concurrency.group));
+    found.push({ ...admission(['concurrency', 'policy'], pipeline.concurrency.policy), whole: pipeline.concurrency.policy.includes('${{') });
+  }
   if (pipeline.throttle) found.push(admission(['throttle', 'key'], pipeline.throttle.key));
   for (const job of pipeline.jobs) {
     const at = (path: DocumentPath, text: string, whole = false, item = false): Site => ({
@@ -62,6 +65,7 @@ function sites(pipeline: Pipeline): Site[] {
     found.push(...steps(['steps'], job.steps, false));
     if (job.script !== null) found.push(at(['script'], job.script));
     if (job.approval) found.push(at(['approval', 'prompt'], job.approval.prompt));
+    if (job.approval?.timeout) found.push(at(['approval', 'timeout'], job.approval.timeout));
     if (job.concurrency) found.push(at(['concurrency', 'group'], job.concurrency.group));
     if (job.fanOut) {
       if (typeof job.fanOut.items === 'string') found.push(at(['fan_out', 'items'], job.fanOut.items, true));

@@ -61,7 +61,7 @@ export const GATE_OUTPUTS = ['approved', 'timed_out', 'answered_by'];
 function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): Approval {
   return {
     prompt: raw.prompt,
-    timeoutMs: raw.timeout === undefined ? null : positiveDuration(raw.timeout, [...path, 'timeout']),
+    timeout: raw.timeout === undefined ? null : raw.timeout.includes('${{') ? raw.timeout : durationText(raw.timeout, [...path, 'timeout']),
     form: Object.entries(raw.form ?? {}).map(([name, field]) => toFormField(name, field, [...path, 'form', name])),
     notify: raw.notify ?? null,
   };
@@ -119,6 +119,12 @@ function toThrottle(raw: RawThrottle, pipelineName: string): ThrottleSpec {
     burst: raw.burst ?? DEFAULT_THROTTLE_BURST,
     policy: raw.policy ?? DEFAULT_THROTTLE_POLICY,
   };
+}
+
+/** A literal duration, checked now and kept as written (an expression's value is checked when read). */
+function durationText(text: string, path: DocumentPath): string {
+  positiveDuration(text, path);
+  return text;
 }
 
 /** A rate over 0s or a gate that times out at once is a slip, not a setting. */

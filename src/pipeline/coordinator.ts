@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import { resolve } from 'node:path';
 import { interpreterFor } from '../agent/interpreters.js';
@@ -12,6 +13,7 @@ import { evaluate, evaluateCondition, interpolate, parseExpression } from './exp
 import { approvalScript, gateInput, gateOutputs, scriptJob, stepsScript } from './job-scripts.js';
 import { parsePipeline } from './parse.js';
 import { pinnedBody } from './pinned-bodies.js';
+import { gateTimeoutMs } from './settings.js';
 import type { ExpressionScope, Job } from './types.js';
 
 type JobStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
@@ -27,6 +29,8 @@ interface FanState {
 interface JobState {
   status: JobStatus;
   attempt: number;
+  /** Skipped because a job above it failed: the jobs below it are not followed either. */
+  afterFailure?: boolean;
   fan?: FanState;
 }
 
@@ -120,18 +124,18 @@ export class Coordinator {
         if (!state) continue;
         if (state.status === 'running' && state.fan) await this.startItems(job, state.fan);
         if (state.status !== 'pending') continue;
-        const deps = job.dependsOn.map((name) => this.states.get(name)?.status ?? 'pending');
-        if (deps.some((status) => status === 'pending' || status === 'running')) continue;
+        const deps = job.dependsOn.map((name): JobState => this.states.get(name) ?? { status: 'pending', attempt: 0 });
+        if (deps.some(({ status }) => status === 'pending' || status === 'running')) continue;
         progress = true;
-        if (deps.includes('failed')) this.skip(job, 'a job it depends on failed');
+        if (deps.some((dep) => dep.status === 'failed' || dep.afterFailure)) this.skip(job, 'a job it depends on failed', true);
         else if (job.if !== null && !evaluateCondition(job.if, this.scope)) this.skip(job, 'its condition is false');
         else await this.start(job, state);
       }
     }
   }
 
-  private skip(job: Job, why: string): void {
-    this.states.set(job.name, { status: 'skipped', attempt: 0 });
+  private skip(job: Job, why: string, afterFailure = false): void {
+    this.states.set(job.name, { status: 'skipped', attempt: 0, afterFailure });
     this.scope.steps[job.name] = { output: {}, status: 'skipped' };
     this.say(`${job.name}: skipped, ${why}`, this.pass.replaying);
   }
@@ -148,8 +152,15 @@ export class Coordinator {
     state.status = 'running';
     state.attempt += 1;
     if (job.approval) {
-      const script = approvalScript(this.run.id, job, job.approval, this.scope);
-      return this.spawn(job, script, 'bash -eu', gateInput(job, job.approval, this.scope));
+      let timeoutMs: number | null;
+      try {
+        timeoutMs = gateTimeoutMs(job.name, job.approval, this.scope);
+      } catch (error) {
+        if (error instanceof UsageError) return this.finish(job, 'failed', {}, error.message, this.pass.replaying);
+        throw error;
+      }
+      const script = approvalScript(this.run.id, job, job.approval, this.scope, timeoutMs);
+      return this.spawn(job, script, 'bash -eu', gateInput(job, job.approval, this.scope, timeoutMs));
     }
     if (job.steps) return this.spawn(job, stepsScript(job, job.steps, this.scope), 'bash -eu', this.run.input);
     if (job.script !== null) return this.spawn(job, scriptJob(job, job.script, this.scope), 'bash -eu', this.run.input);

@@ -5,7 +5,8 @@
 
 export interface RawConcurrency {
   group: string;
-  policy?: 'queue' | 'cancel-running' | 'skip';
+  /** queue, cancel-running or skip, or a `${{ }}` expression over input yielding one. */
+  policy?: string;
 }
 
 export interface RawThrottle {

@@ -92,6 +92,8 @@ interface SchemaNode {
 /** What each definition holds, for a value that is not one (wrong type or shape). */
 const EXPECTED: Record<string, string> = {
   duration: 'a duration like 30s, 5m, 2d',
+  durationOrExpression: 'a duration like 30s, 5m, 2d, or ${{ }} that yields one',
+  concurrencyPolicy: 'queue, cancel-running or skip, or ${{ }} over input that yields one',
   expression: 'one ${{ }} expression, like ${{ steps.ask.output.timed_out }}',
   positiveInt: 'a whole number, 1 or more',
   retryObject: 'a number of retries, or {attempts, backoff}',

@@ -2,10 +2,13 @@
 
 export type ConcurrencyPolicy = 'queue' | 'cancel-running' | 'skip';
 
+export const CONCURRENCY_POLICIES: readonly ConcurrencyPolicy[] = ['queue', 'cancel-running', 'skip'];
+
 export interface Concurrency {
   /** May hold `${{ }}` expressions over `input`. */
   group: string;
-  policy: ConcurrencyPolicy;
+  /** A policy, or `${{ }}` over `input` yielding one, read at submit (admission.ts). */
+  policy: string;
 }
 
 export interface ThrottleSpec {
@@ -53,7 +56,11 @@ export interface ChatNotify {
 
 export interface Approval {
   prompt: string;
-  timeoutMs: number | null;
+  /**
+   * How long the gate waits: a duration checked at parse time, or text with `${{ }}` that must
+   * yield one when the gate opens (gateTimeoutMs). Null: for ever.
+   */
+  timeout: string | null;
   /** Empty when the gate asks only Approve or Reject. */
   form: FormField[];
   notify: ChatNotify | null;

@@ -3,6 +3,7 @@ import { wakeIfOver } from '../engine/wake.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import type { GateInput } from '../pipeline/job-scripts.js';
 import { parsePipeline } from '../pipeline/parse.js';
+import { gateTimeoutMs } from '../pipeline/settings.js';
 import type { FormField } from '../pipeline/types.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
@@ -69,7 +70,12 @@ export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gat
   let document: Map<string, { prompt: string; timeoutMs: number | null; form: FormField[] }> | null = null;
   const declared = (job: string) => {
     try {
-      document ??= new Map(parsePipeline(run.script, run.workflow).jobs.flatMap((j) => (j.approval ? [[j.name, j.approval] as const] : [])));
+      document ??= new Map(
+        parsePipeline(run.script, run.workflow).jobs.flatMap((j) =>
+          // Such runs predate computed timeouts: a literal one needs no values.
+          j.approval ? [[j.name, { ...j.approval, timeoutMs: gateTimeoutMs(j.name, j.approval, { input: run.input, steps: {} }) }] as const] : [],
+        ),
+      );
     } catch {
       document = new Map();
     }

@@ -6,18 +6,21 @@ import { childrenOf, jobOf, jobsThatRan, waitForChild, type Dev } from './pipeli
 
 /**
  * The "Approval with a timeout and escalation" recipe, run on spool dev: each row of its outcome
- * table runs exactly the jobs the table lists, and rejecting a gate cancels the run. The recipe's
- * 2d and 1d timeouts are shortened so a gate that nobody answers times out in seconds.
+ * table runs exactly the jobs the table lists, and rejecting a gate cancels the run. It runs
+ * examples/refund.yaml, the file users copy, whose 2d and 1d timeouts the run's input shortens so
+ * a gate that nobody answers times out in seconds.
  */
 
 const JOBS = ['ask', 'escalate', 'ask_lead', 'refund', 'give_up'];
 
-/** The recipe's document (test/pipeline/fixtures/refund.yaml, copied from the recipe) with shorter timeouts. */
-function refund(askTimeout: string, leadTimeout: string): string {
-  const recipe = readFileSync(new URL('../pipeline/fixtures/refund.yaml', import.meta.url), 'utf8');
-  expect(recipe).toContain('timeout: 2d');
-  expect(recipe).toContain('timeout: 1d');
-  return recipe.replace('timeout: 2d', `timeout: ${askTimeout}`).replace('timeout: 1d', `timeout: ${leadTimeout}`);
+const REFUND = readFileSync(new URL('../../examples/refund.yaml', import.meta.url), 'utf8');
+
+/** Submits the recipe in a directory of its own, its gates timing out after these. */
+async function submitRefund(askTimeout: string, leadTimeout: string): Promise<{ dir: string; runId: string }> {
+  const dir = tempDir();
+  writeFiles(dir, { 'refund.yaml': REFUND });
+  const input = JSON.stringify({ ask_timeout: askTimeout, lead_timeout: leadTimeout });
+  return { dir, runId: await submit(dev.url, dir, 'refund.yaml', '--input', input) };
 }
 
 let dev: Dev;
@@ -48,9 +51,7 @@ async function expectOutcome(runId: string, ran: string[]): Promise<string> {
 
 describe('approval with a timeout and escalation', () => {
   it('given ask approved with spool approve, then only ask and refund run', async () => {
-    const dir = tempDir();
-    writeFiles(dir, { 'refund.yaml': refund('60s', '60s') });
-    const runId = await submit(dev.url, dir, 'refund.yaml');
+    const { dir, runId } = await submitRefund('60s', '60s');
 
     const gate = await waitForChild(dev, runId, 'ask', ['waiting']);
     expect(gate.workflow).toBe('refund.yaml#ask');
@@ -65,9 +66,7 @@ describe('approval with a timeout and escalation', () => {
   }, 120_000);
 
   it('given ask timed out and ask_lead approved, then ask, escalate, ask_lead and refund run', async () => {
-    const dir = tempDir();
-    writeFiles(dir, { 'refund.yaml': refund('2s', '60s') });
-    const runId = await submit(dev.url, dir, 'refund.yaml');
+    const { dir, runId } = await submitRefund('2s', '60s');
 
     await waitForChild(dev, runId, 'ask_lead', ['waiting'], 60_000);
     const ask = (await childrenOf(dev, runId)).find((child) => jobOf(child) === 'ask');
@@ -83,9 +82,7 @@ describe('approval with a timeout and escalation', () => {
   }, 120_000);
 
   it('given nobody answers either gate, then ask, escalate, ask_lead and give_up run', async () => {
-    const dir = tempDir();
-    writeFiles(dir, { 'refund.yaml': refund('2s', '2s') });
-    const runId = await submit(dev.url, dir, 'refund.yaml');
+    const { runId } = await submitRefund('2s', '2s');
 
     const log = await expectOutcome(runId, ['ask', 'escalate', 'ask_lead', 'give_up']);
     expect(log).toContain('ask: no answer in time\n');
@@ -94,10 +91,20 @@ describe('approval with a timeout and escalation', () => {
     expect(log).not.toContain('refunded order 1042');
   }, 120_000);
 
+  it('given a timeout from the input that is no duration, then the gate fails in one line naming it and nothing after it runs', async () => {
+    const { runId } = await submitRefund('two days', '60s');
+
+    const run = await waitForRun(dev.url, runId, ['succeeded', 'failed', 'cancelled'], 60_000);
+    const log = await finalLog(dev.url, runId);
+    expect(run.status, log).toBe('failed');
+    expect(log).toContain(
+      "ask: failed ('timeout' of job 'ask' is 'two days' for this run (${{ input.ask_timeout || '2d' }}); it must be a duration longer than 0, like 30s, 5m, 2d)\n",
+    );
+    expect(await childrenOf(dev, runId)).toEqual([]);
+  }, 120_000);
+
   it('given spool reject at ask, then the run and its gate end cancelled and nothing after the gate runs', async () => {
-    const dir = tempDir();
-    writeFiles(dir, { 'refund.yaml': refund('60s', '60s') });
-    const runId = await submit(dev.url, dir, 'refund.yaml');
+    const { dir, runId } = await submitRefund('60s', '60s');
 
     const gate = await waitForChild(dev, runId, 'ask', ['waiting']);
     expect(await cliOk(dev.url, dir, ['reject', runId, 'ask'])).toBe(`rejected ask of ${runId}\n`);

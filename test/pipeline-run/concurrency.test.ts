@@ -171,4 +171,18 @@ describe('one deploy at a time', () => {
     // The same group: main-again waited for main.
     expect(stamp(dir, 'start', 'main-again') ?? 0).toBeGreaterThanOrEqual(mainEnd);
   }, 120_000);
+
+  it('given examples/deploy-prod.yaml and a policy in the input that is none of the three, then the submit is refused in one line and no run is made', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'deploy-prod.yaml': readFileSync(new URL('../../examples/deploy-prod.yaml', import.meta.url), 'utf8') });
+    const before = (await dev.store.listRuns({ limit: 10_000 })).length;
+
+    const { code, output } = await cli(dev.url, dir, ['submit', 'deploy-prod.yaml', ...input({ policy: 'sometimes' })]);
+
+    expect(output).toBe(
+      "spool: deploy-prod.yaml: 'concurrency.policy' is 'sometimes' for this run's input (${{ input.policy || 'queue' }}); it must be one of queue, cancel-running, skip\n",
+    );
+    expect(code).toBe(2);
+    expect(await dev.store.listRuns({ limit: 10_000 })).toHaveLength(before);
+  }, 60_000);
 });

@@ -74,6 +74,11 @@ jobs:
     steps:
       - name: after
         run: echo "after ran"
+  last:
+    depends_on: [after]
+    steps:
+      - name: last
+        run: echo "last ran"
 `,
     });
     const runId = await submit(dev.url, dir, 'broken.yaml');
@@ -92,5 +97,8 @@ jobs:
     expect(log).toContain('  call: failed (script exited 3)\n');
     expect(log).toContain('  after: skipped, a job it depends on failed\n');
     expect(log).not.toContain('after ran');
+    // Not followed through others either: a job skipped for a failure is no finished job.
+    expect(log).toContain('  last: skipped, a job it depends on failed\n');
+    expect(log).not.toContain('last ran');
   }, 120_000);
 });

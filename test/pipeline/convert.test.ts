@@ -98,7 +98,7 @@ describe('shorthands and defaults', () => {
     const pipeline = parsePipeline(text, 'p.yaml');
     expect(pipeline.concurrency).toEqual({ group: 'sync-${{ input.branch }}', policy: 'queue' });
     expect(pipeline.throttle).toEqual({ limit: 2, periodMs: 5_400_000, key: 'sync', burst: 3, policy: 'drop' });
-    expect(pipeline.jobs[0]?.approval).toEqual({ prompt: 'Sync ${{ input.branch }}?', timeoutMs: null, form: [], notify: null });
+    expect(pipeline.jobs[0]?.approval).toEqual({ prompt: 'Sync ${{ input.branch }}?', timeout: null, form: [], notify: null });
     expect(pipeline.jobs[1]?.concurrency).toEqual({ group: 'sync-db', policy: 'queue' });
     expect(pipeline.jobs[1]?.script).toBe('spool step sync -- echo "${{ steps.gate.output.approved }}"\n');
   });

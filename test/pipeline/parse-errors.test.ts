@@ -46,7 +46,7 @@ describe('the seven ways a pipeline is refused that the recipes warn about', () 
   it('a bad duration', () => {
     const text = refundWith('timeout: 2d', 'timeout: 2 days');
     expect(refusal(text, 'refund.yaml')).toBe(
-      "UsageError: refund.yaml:6:16: 'timeout' must be a duration like 30s, 5m, 2d",
+      "UsageError: refund.yaml:6:16: 'timeout' must be a duration like 30s, 5m, 2d, or ${{ }} that yields one",
     );
   });
 
@@ -175,7 +175,7 @@ describe('other refusals', () => {
     [
       'an unknown concurrency policy',
       doc('name: x', 'concurrency:', '  group: g', '  policy: wait', 'jobs:', '  a:', '    script: x'),
-      "p.yaml:4:11: 'policy' must be one of queue, cancel-running, skip",
+      "p.yaml:4:11: 'policy' must be queue, cancel-running or skip, or ${{ }} over input that yields one",
     ],
     [
       'a policy on a job-level concurrency group (only runs are cancelled or skipped)',

@@ -24,7 +24,7 @@ describe('the recipe pipelines', () => {
       concurrency: null,
       throttle: null,
       jobs: [
-        job({ name: 'ask', approval: { prompt: 'Refund order 1042, EUR 480?', timeoutMs: 2 * 86_400_000, form: [], notify: null } }),
+        job({ name: 'ask', approval: { prompt: 'Refund order 1042, EUR 480?', timeout: '2d', form: [], notify: null } }),
         job({
           name: 'escalate',
           dependsOn: ['ask'],
@@ -35,7 +35,7 @@ describe('the recipe pipelines', () => {
           name: 'ask_lead',
           dependsOn: ['escalate'],
           if: '${{ steps.ask.output.timed_out }}',
-          approval: { prompt: "Refund order 1042, EUR 480? The first reviewer didn't answer.", timeoutMs: 86_400_000, form: [], notify: null },
+          approval: { prompt: "Refund order 1042, EUR 480? The first reviewer didn't answer.", timeout: '1d', form: [], notify: null },
         }),
         job({
           name: 'refund',

@@ -27,7 +27,8 @@ export async function api<T = Record<string, unknown>>(server: string, method: s
   }
   const answer = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
   if (!response.ok) {
-    const code = response.status === 404 ? 'not_found' : response.status === 400 ? 'usage' : (answer.error?.code ?? 'server');
+    // 400 and 422: the request itself is wrong, the person's to fix, so exit 2 like any usage error.
+    const code = response.status === 404 ? 'not_found' : response.status === 400 || response.status === 422 ? 'usage' : (answer.error?.code ?? 'server');
     throw new SpoolError(code, answer.error?.message ?? `the server answered ${response.status}`);
   }
   return answer as T;
