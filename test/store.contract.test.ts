@@ -209,6 +209,23 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.listDueRuns(at(now, 61 * SECOND), 100)).toContain('sleeping');
       });
 
+      it('answers woken runs before new ones, each oldest first, so a signal is not queued behind a backlog of new runs', async () => {
+        const now = new Date();
+        for (const id of ['new-1', 'new-2']) await store.createRun(newRun(id));
+        for (const [id, wakeAt] of [
+          ['woken-later', at(now, 5 * SECOND)],
+          ['woken-earlier', at(now, 4 * SECOND)],
+        ] as const) {
+          await store.createRun(newRun(id));
+          await store.updateRun(id, { status: 'waiting', wakeAt });
+        }
+        // The new runs have been due since they were made, seconds before the others woke.
+        const later = at(now, 10 * SECOND);
+
+        expect(await store.listDueRuns(later, 100)).toEqual(['woken-earlier', 'woken-later', 'new-1', 'new-2']);
+        expect(await store.listDueRuns(later, 1)).toEqual(['woken-earlier']);
+      });
+
       it('wakes a waiting run that is not yet due, and nothing else', async () => {
         const now = new Date();
         for (const [id, status, wakeAt] of [

@@ -57,6 +57,8 @@ export async function openPostgresStore(
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
   pool.on('error', () => undefined); // an idle client's lost connection is replaced on next use
   const db = clientOf(pool, false);
-  options.onMigrated?.(await migrate(db));
+  // Not `onMigrated?.(await migrate(db))`: an optional call skips its arguments, migrations and all.
+  const migrated = await migrate(db);
+  options.onMigrated?.(migrated);
   return new SqlStore(db, options.blobs);
 }

@@ -313,11 +313,13 @@ export class SqlStore implements Store {
   }
 
   async listDueRuns(now: Date, limit: number): Promise<string[]> {
+    // Woken runs first, then new ones, each oldest first: a run part-way (a signal, a sleep that
+    // ended) must not wait behind a storm of new handler runs; it finishes what it started.
     const rows = await this.db.query<Row>(
       `select id from runs
         where (status = 'pending' and (wake_at is null or wake_at <= $1))
            or (status = 'waiting' and wake_at <= $1)
-        order by coalesce(wake_at, created_at), created_at limit $2`,
+        order by status = 'pending', coalesce(wake_at, created_at), created_at limit $2`,
       [now, limit],
     );
     return rows.map((row) => row.id as string);
