@@ -97,8 +97,17 @@ stop_processes() { # seconds name...: SIGTERM to all at once, SIGKILL to those s
 start_process() { # name argv...: inside the node's network namespace, logging to logs/NAME.log
   local name=$1; shift
   mkdir -p "$logs"
-  # setsid and nsenter both exec, so $! ends up being the binary itself.
-  setsid nsenter --net="/run/netns/$netns" -- "$@" </dev/null >>"$logs/$name.log" 2>&1 9>&- &
+  # The subshell, setsid and nsenter all exec, so $! ends up being the binary itself. Every
+  # descriptor above stderr is closed first: `flock /tmp/hyperspool-node.lock <this script>` passes
+  # its lock on fd 3, and daemons that kept it held the node's lock for as long as the node ran,
+  # long after the command that took it ended (everyone else then waited forever).
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+    done
+    exec setsid nsenter --net="/run/netns/$netns" -- "$@" </dev/null >>"$logs/$name.log" 2>&1
+  ) &
   echo $! >"$dir/$name.pid"
 }
 
