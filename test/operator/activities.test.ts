@@ -95,8 +95,7 @@ describe('activities on a cluster', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-act');
-    operator = await cluster.startOperator('op-activities');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-activities');
     // The admin's one declaration: what `--requires shell` means on this cluster.
     await cluster.custom.createClusterCustomObject({
       group: 'hyperspool.dev',

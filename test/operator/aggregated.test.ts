@@ -30,8 +30,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-g');
-    operator = await cluster.startOperator('op-agg', { host: hostAddressForProxy() });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-agg', { host: hostAddressForProxy() });
     await exposeOperator(cluster, operator);
     cluster.kubectl('apply', '-f', 'config/manager/apiservice.yaml');
     cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');

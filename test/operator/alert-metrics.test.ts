@@ -57,8 +57,7 @@ describe('the metrics behind the alerts', () => {
     cluster = await startCluster('team-alerts');
     database = await cuttableProxy(cluster.postgres.url);
     // One replica: a long lease, so a loaded machine's slow renewals do not hand its passes over mid-test.
-    operator = await cluster.startOperator('op-alerts', { databaseUrl: database.url, leaseDurationSeconds: 15 });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-alerts', { databaseUrl: database.url, leaseDurationSeconds: 15 });
     await givenWorkflow(cluster, 'waits', 'waits.sh', 'spool wait signal go\n');
   }, 180_000);
 

@@ -36,10 +36,9 @@ describe('approvals in Slack on a cluster', () => {
   beforeAll(async () => {
     chat = await startChatService();
     cluster = await startCluster('team-chat');
-    operator = await cluster.startOperator('op-chat', {
+    operator = await cluster.startLeader('op-chat', {
       chat: { slack: { botToken: 'xoxb-test', signingSecret: SECRET, apiUrl: chat.slackApi }, publicUrl: 'https://spool.example.com', people: { U0ALICE: 'alice', U0BOB: 'bob' } },
     });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
   }, 180_000);
 
   afterAll(async () => {

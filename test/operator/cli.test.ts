@@ -31,8 +31,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-c');
-    operator = await cluster.startOperator('op-cli', { host: hostAddressForProxy() });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-cli', { host: hostAddressForProxy() });
     await exposeOperator(cluster, operator);
     dir = tempDir('spool-cli-cluster-');
     // The user roles config/rbac ships: alice edits, bob views.

@@ -132,8 +132,7 @@ describe('config/ on a real kube-apiserver', () => {
     // The operator reports failed calls (a 403 among them) on stderr and retries, so a flow that
     // gets through could still hide a refusal: stderr is kept and read at the end.
     const stderr = vi.spyOn(process.stderr, 'write');
-    const operator = await cluster.startOperator('op-least', { kubeConfig: asOperator });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    const operator = await cluster.startLeader('op-least', { kubeConfig: asOperator });
     // Ready means the informers listed every kind: the Deployment's readiness probe, answered.
     await eventually('/readyz to answer 200', async () => (await fetch(`${operator.healthUrl}/readyz`)).ok);
     // Its script in a ConfigMap (spec.scriptFrom), which the operator reads with get.

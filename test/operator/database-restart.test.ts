@@ -19,8 +19,7 @@ describe('the operator across a restart of its PostgreSQL', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-db');
-    operator = await cluster.startOperator('op-db');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-db');
   }, 180_000);
 
   afterAll(async () => {

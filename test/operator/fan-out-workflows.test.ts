@@ -18,8 +18,7 @@ describe('fan_out with a workflow body on a cluster', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-f');
-    operator = await cluster.startOperator('op-fan-out');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-fan-out');
   }, 180_000);
 
   afterAll(async () => {

@@ -18,8 +18,7 @@ describe('passes at once: --max-running-passes and a namespace’s quota', () =>
 
   beforeAll(async () => {
     cluster = await startCluster('team-q');
-    operator = await cluster.startOperator('op-quota', { maxRunningPasses: 2 });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-quota', { maxRunningPasses: 2 });
     await givenWorkflow(cluster, 'work', 'work.sh', SCRIPT);
     kubelet = startKubelet(cluster, operator.url);
   }, 180_000);

@@ -29,8 +29,7 @@ describe('a Run on a real kube-apiserver', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-a');
-    operator = await cluster.startOperator('op-1');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-1');
     await givenWorkflow(cluster, 'nap', 'nap.sh', SCRIPT);
   }, 180_000);
 
@@ -345,8 +344,7 @@ describe('a pass whose pod dies', () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-l');
-    operator = await cluster.startOperator('op-lost');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-lost');
     sideEffects = join(tempDir('spool-lost-'), 'effects');
     await givenWorkflow(
       cluster,
@@ -419,12 +417,10 @@ describe('a pass whose pod dies', () => {
 
 describe('a pass whose pod never starts', () => {
   let cluster: Cluster;
-  let operator: Operator;
 
   beforeAll(async () => {
     cluster = await startCluster('team-s');
-    operator = await cluster.startOperator('op-stuck', { startTimeoutSeconds: 2 });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    await cluster.startLeader('op-stuck', { startTimeoutSeconds: 2 });
     await givenWorkflow(cluster, 'stuck', 'stuck.sh', 'true\n');
   }, 180_000);
 

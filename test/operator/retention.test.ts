@@ -33,8 +33,7 @@ describe('retention of Run resources (ttlSecondsAfterFinished, history limits)',
   beforeAll(async () => {
     cluster = await startCluster('team-r');
     // The operator's default keeps Runs an hour: longer than this file runs.
-    operator = await cluster.startOperator('op-retention', { host: hostAddressForProxy(), runTtlSeconds: 3600 });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-retention', { host: hostAddressForProxy(), runTtlSeconds: 3600 });
     await exposeOperator(cluster, operator);
     dir = tempDir('spool-retention-');
     cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');

@@ -61,8 +61,7 @@ describe('Workflow.spec.scriptFrom', () => {
   beforeAll(async () => {
     cluster = await startCluster('team-scripts');
     // One replica: a long lease, so a loaded machine's slow renewals do not hand its passes over mid-test.
-    operator = await cluster.startOperator('op-scripts', { leaseDurationSeconds: 15 });
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-scripts', { leaseDurationSeconds: 15 });
   }, 180_000);
 
   afterAll(async () => {

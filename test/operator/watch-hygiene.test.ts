@@ -20,8 +20,7 @@ describe("the operator's informer caches", () => {
 
   beforeAll(async () => {
     cluster = await startCluster('team-w');
-    operator = await cluster.startOperator('op-watch');
-    await eventually('the operator to lead', () => Promise.resolve(operator.isLeader()));
+    operator = await cluster.startLeader('op-watch');
   }, 180_000);
 
   afterAll(async () => {

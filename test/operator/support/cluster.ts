@@ -45,11 +45,22 @@ export interface Cluster {
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
   /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
-  startOperator(
-    name: string,
-    overrides?: { leaseDurationSeconds?: number; host?: string; kubeConfig?: KubeConfig; startTimeoutSeconds?: number; log?: Logger; databaseUrl?: string; runTtlSeconds?: number; chat?: ChatSettings; maxRunningPasses?: number },
-  ): Promise<Operator>;
+  startOperator(name: string, overrides?: OperatorOverrides): Promise<Operator>;
+  /** startOperator, answered once it holds the lease: the tests' usual first step. */
+  startLeader(name: string, overrides?: OperatorOverrides): Promise<Operator>;
   stop(): Promise<void>;
+}
+
+export interface OperatorOverrides {
+  leaseDurationSeconds?: number;
+  host?: string;
+  kubeConfig?: KubeConfig;
+  startTimeoutSeconds?: number;
+  log?: Logger;
+  databaseUrl?: string;
+  runTtlSeconds?: number;
+  chat?: ChatSettings;
+  maxRunningPasses?: number;
 }
 
 export async function startCluster(namespace: string): Promise<Cluster> {
@@ -72,7 +83,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   // No controller-manager makes the default ServiceAccount; the pass pods use it.
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
   const operators: Operator[] = [];
-  return {
+  const cluster: Cluster = {
     plane,
     postgres,
     kubeConfig,
@@ -104,11 +115,17 @@ export async function startCluster(namespace: string): Promise<Cluster> {
       operators.push(operator);
       return operator;
     },
+    async startLeader(name, overrides = {}) {
+      const operator = await cluster.startOperator(name, overrides);
+      await eventually(`${name} to lead`, () => Promise.resolve(operator.isLeader()));
+      return operator;
+    },
     async stop() {
       for (const operator of operators) await operator.kill().catch(() => undefined);
       await Promise.all([plane.stop(), postgres.stop()]);
     },
   };
+  return cluster;
 }
 
 
