@@ -2,10 +2,10 @@ import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { ActivityRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
 import { ACTIVITY_NAME_ANNOTATION, LABELS, MANAGED_BY, activityJobName, activityKey, runKey } from '../naming.js';
-import { RUNNER_CLIENT, TOKEN_AUDIENCE, type JobOwner, type PassJobSettings } from '../passes/job-builder.js';
+import { ownedByRun, RESTRICTED_CONTAINER, RESTRICTED_POD, RUNNER_CLIENT, TOKEN_DIR, TOKEN_VOLUME, type JobOwner } from '../kube/pod-security.js';
+import type { PassJobSettings } from '../passes/job-builder.js';
 
 const CLIENT_DIR = '/spool/bin';
-const TOKEN_DIR = '/var/run/secrets/hyperspool';
 
 /** Where an attempt's pod reports its command's result: the operator's API (docs/api.md, "Agents"). */
 export function attemptReportUrl(
@@ -38,7 +38,6 @@ export function buildAttemptJob(
   };
   const annotations = { [ACTIVITY_NAME_ANNOTATION]: activity.name };
   const { spec } = klass;
-  const hardened = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
   const client = { name: 'client', mountPath: CLIENT_DIR };
   return {
     apiVersion: 'batch/v1',
@@ -48,16 +47,7 @@ export function buildAttemptJob(
       namespace,
       labels,
       annotations,
-      ownerReferences: [
-        {
-          apiVersion: 'hyperspool.dev/v1alpha1',
-          kind: 'Run',
-          name: owner.name,
-          uid: owner.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: ownedByRun(owner),
     },
     spec: {
       backoffLimit: 0,
@@ -68,12 +58,7 @@ export function buildAttemptJob(
           restartPolicy: 'Never',
           serviceAccountName: spec.serviceAccountName ?? 'default',
           automountServiceAccountToken: false,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            runAsGroup: 1000,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: RESTRICTED_POD,
           enableServiceLinks: false,
           ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
           ...(spec.tolerations?.length ? { tolerations: spec.tolerations } : {}),
@@ -84,7 +69,7 @@ export function buildAttemptJob(
               imagePullPolicy: 'IfNotPresent',
               command: ['cp', RUNNER_CLIENT, `${CLIENT_DIR}/spool`],
               volumeMounts: [client],
-              securityContext: hardened,
+              securityContext: RESTRICTED_CONTAINER,
             },
           ],
           containers: [
@@ -106,19 +91,12 @@ export function buildAttemptJob(
                 { ...client, readOnly: true },
                 { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
               ],
-              securityContext: hardened,
+              securityContext: RESTRICTED_CONTAINER,
             },
           ],
           volumes: [
             { name: 'client', emptyDir: {} },
-            {
-              name: 'token',
-              projected: {
-                sources: [
-                  { serviceAccountToken: { audience: TOKEN_AUDIENCE, expirationSeconds: 3600, path: 'token' } },
-                ],
-              },
-            },
+            TOKEN_VOLUME,
           ],
         },
       },

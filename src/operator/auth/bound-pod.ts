@@ -1,5 +1,5 @@
 import type { AuthenticationV1Api, CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { TOKEN_AUDIENCE } from '../passes/job-builder.js';
+import { TOKEN_AUDIENCE } from '../kube/pod-security.js';
 import { reviewToken } from './token-review.js';
 
 const POD_NAME = 'authentication.kubernetes.io/pod-name';

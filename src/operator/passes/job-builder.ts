@@ -3,6 +3,9 @@ import type { Template } from '../api/generated.js';
 import type { RunRecord } from '../../store/types.js';
 import { LABELS, MANAGED_BY, passJobName, runKey, workflowOf } from '../naming.js';
 import { podSettingsOf } from '../workflow-source.js';
+import { ownedByRun, RESTRICTED_CONTAINER, RESTRICTED_POD, RUNNER_CLIENT, TOKEN_DIR, TOKEN_VOLUME, type JobOwner } from '../kube/pod-security.js';
+
+export type { JobOwner } from '../kube/pod-security.js';
 
 export interface PassJobSettings {
   /**
@@ -29,16 +32,6 @@ const SPOOL_DIR = '/spool';
  * sidecar's postStart hook holds back the containers after it).
  */
 const CLIENT_DIR = `${SPOOL_DIR}/bin`;
-/** The native client in the runner image (images/Dockerfile, hack/images.sh put it there). */
-export const RUNNER_CLIENT = '/usr/local/lib/hyperspool/spool';
-const TOKEN_DIR = '/var/run/secrets/hyperspool';
-export const TOKEN_AUDIENCE = 'hyperspool';
-
-/** The Run resource a pass's Job belongs to (deleting the Run deletes its Jobs). */
-export interface JobOwner {
-  name: string;
-  uid: string;
-}
 
 /**
  * One pass of a run as a Job: the script container runs `spool pass`, which asks the agent for the
@@ -58,7 +51,6 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
   const socket = `${SPOOL_DIR}/agent.sock`;
   const control = `${SPOOL_DIR}/control.sock`;
   const shared = [{ name: 'spool', mountPath: SPOOL_DIR }];
-  const hardened = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -66,9 +58,7 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
       name: passJobName(run.id, run.passes),
       namespace: run.project,
       labels,
-      ownerReferences: [
-        { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: ownedByRun(owner),
     },
     spec: {
       backoffLimit: 0,
@@ -78,11 +68,9 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
         spec: {
           restartPolicy: 'Never',
           serviceAccountName: pod.serviceAccountName ?? 'default',
-          // The only credential in the pod is the agent's audience-bound token below.
+          // The only credential in the pod is the agent's audience-bound token (TOKEN_VOLUME).
           automountServiceAccountToken: false,
-          // What the restricted Pod Security Standard asks. An image of the user's may default to
-          // root: both containers run as 1000 (the runner image's user) unless it says otherwise.
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: RESTRICTED_POD,
           enableServiceLinks: false,
           ...podPlacement(template),
           initContainers: [
@@ -101,7 +89,7 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
                 { name: 'SPOOL_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
               ],
               volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR }, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
-              securityContext: hardened,
+              securityContext: RESTRICTED_CONTAINER,
             },
           ],
           containers: [
@@ -116,18 +104,13 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
               ...(pod.envFrom?.length ? { envFrom: pod.envFrom } : {}),
               ...(template.resources ? { resources: template.resources as V1ResourceRequirements } : {}),
               volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR, readOnly: true }, ...(template.volumeMounts ?? [])],
-              securityContext: hardened,
+              securityContext: RESTRICTED_CONTAINER,
             },
           ],
           volumes: [
             { name: 'spool', emptyDir: {} },
             { name: 'client', emptyDir: {} },
-            {
-              name: 'token',
-              projected: {
-                sources: [{ serviceAccountToken: { audience: TOKEN_AUDIENCE, expirationSeconds: 3600, path: 'token' } }],
-              },
-            },
+            TOKEN_VOLUME,
             ...((template.volumes ?? []) as V1Volume[]),
           ],
         },

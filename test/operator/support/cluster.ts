@@ -21,7 +21,7 @@ import type { ChatSettings } from '../../../src/server/chat/settings.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
-import { RUNNER_CLIENT } from '../../../src/operator/passes/job-builder.js';
+import { RUNNER_CLIENT } from '../../../src/operator/kube/pod-security.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 import { eventually } from '../../support/eventually.js';
 
