@@ -25,9 +25,19 @@ export interface ServerClientOptions {
 /** Thrown when the server says this pass is over (or never was): the script must stop. */
 export class PassEnded extends Error {}
 
+/** Thrown when the server could not be reached, or kept answering 503, until the retries ran out. */
+class Unreachable extends Error {}
+
 /** The agent's half of the API (docs/api.md, "Agents"): one pass's calls, sent to the operator. */
 export class ServerClient implements CallHandler {
   private readonly base: string;
+  /**
+   * A call went unanswered because the server could not be reached (or kept answering 503: its
+   * database away). The script then exits 69 at that call, which says nothing about the script:
+   * its exit must not be reported as the run's end (the run would fail); the pass is lost instead,
+   * and the operator replays the run once its Job ends without a report.
+   */
+  lost = false;
 
   constructor(private readonly options: ServerClientOptions) {
     this.base = `${options.server.replace(/\/$/, '')}/v1/agent/runs/${encodeURIComponent(options.runId)}/passes/${options.pass}`;
@@ -43,6 +53,7 @@ export class ServerClient implements CallHandler {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       // The script cannot go on without its agent's answer; the operator replays the run elsewhere.
+      if (error instanceof Unreachable) this.lost = true;
       return { status: 'error', kind: 'internal', message, exitCode: error instanceof PassEnded ? 1 : 69 };
     }
   }
@@ -71,7 +82,7 @@ export class ServerClient implements CallHandler {
         });
       } catch (error) {
         // Only a request that surely never arrived is sent again: a call may not be answered twice.
-        if (!neverArrived(error) || Date.now() + delay > deadline) throw new Error(`cannot reach the hyperspool server at ${this.options.server}: ${String(error)}`);
+        if (!neverArrived(error) || Date.now() + delay > deadline) throw new Unreachable(`cannot reach the hyperspool server at ${this.options.server}: ${String(error)}`);
         await sleep(delay);
         continue;
       }
@@ -80,7 +91,8 @@ export class ServerClient implements CallHandler {
       const message = payload.error?.message ?? `the server answered ${response.status}`;
       if (response.status === 409 || response.status === 401 || response.status === 403) throw new PassEnded(message);
       // 503: no leader is serving passes yet (a handover); nothing was done with the request.
-      if (response.status !== 503 || Date.now() + delay > deadline) throw new Error(message);
+      if (response.status !== 503) throw new Error(message);
+      if (Date.now() + delay > deadline) throw new Unreachable(message);
       await sleep(delay);
     }
   }
