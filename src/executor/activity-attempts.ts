@@ -7,6 +7,7 @@ import { nextAttemptAt } from './activity-runner.js';
  * How one attempt of an activity ended: its command's result; already recorded by whoever heard
  * it (an attempt's pod reports to the operator's API); lost (its pod or Job went away without a
  * word); or left for the next executor (this one was abandoned).
+ * Settling adds one more: its run had ended (cancelled), so no attempt runs or follows.
  */
 export type AttemptEnd =
   | { kind: 'result'; result: ActivityResult }
@@ -28,12 +29,16 @@ export const MAX_LOST_ATTEMPTS = 5;
 export async function settleActivityAttempt(
   store: Store,
   activity: ActivityRecord,
-  end: { kind: 'result'; result: ActivityResult } | { kind: 'lost' },
+  end: { kind: 'result'; result: ActivityResult } | { kind: 'lost' } | { kind: 'run-ended' },
   now: Date,
 ): Promise<boolean> {
   let landed: boolean;
   let final: boolean;
-  if (end.kind === 'lost') {
+  if (end.kind === 'run-ended') {
+    final = true;
+    const result = { stdout: '', exitCode: 1, attempts: activity.attempt };
+    landed = await store.finishActivityAttempt(activity.id, { result, final, attempt: activity.attempt });
+  } else if (end.kind === 'lost') {
     final = activity.attempt >= activity.maxAttempts + MAX_LOST_ATTEMPTS;
     const result = { stdout: '', exitCode: 1, attempts: activity.attempt };
     landed = await store.finishActivityAttempt(activity.id, {

@@ -4,15 +4,21 @@ import type { ActivityRecord, ActivityResult } from '../store/types.js';
 /**
  * Runs one attempt of an activity's command, capturing stdout; stderr goes where the host says.
  * Output past the recorded-result limit ends the attempt (exit 1, with a line saying why) rather
- * than growing in memory and then in the store.
+ * than growing in memory and then in the store. An abort (its run was cancelled) ends the command.
  */
-export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' | number, maxBytes: number): Promise<ActivityResult> {
+export function runActivityAttempt(
+  activity: ActivityRecord,
+  stderr: 'inherit' | number,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<ActivityResult> {
   return new Promise((resolve) => {
     const [program, ...args] = activity.argv;
     const child = spawn(program ?? 'false', args, {
       cwd: activity.cwd ?? process.cwd(),
       stdio: ['ignore', 'pipe', stderr],
       env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
+      ...(signal ? { signal } : {}),
     });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -33,6 +39,7 @@ export function runActivityAttempt(activity: ActivityRecord, stderr: 'inherit' |
       );
     });
     child.once('error', (error) => {
+      if (error.name === 'AbortError') return; // 'close' follows, with the signal that ended it
       process.stderr.write(`spool: activity ${activity.name}: ${error.message}\n`);
       resolve({ stdout: '', exitCode: 127, attempts: activity.attempt });
     });

@@ -7,7 +7,7 @@ import { tickSchedules } from '../engine/schedules.js';
 import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
-import type { ActivityRecord, RunRecord } from '../store/types.js';
+import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
 import { runActivityAttempt } from './activity-runner.js';
@@ -80,7 +80,8 @@ export const LOCAL_CAPABILITIES = ['shell', 'polyglot'];
  */
 export class Executor {
   private readonly running = new Map<string, AbortController>();
-  private readonly activities = new Map<string, AbortController>();
+  /** Attempts under way here, by activity id, with their run. */
+  private readonly activities = new Map<string, { runId: string; abort: AbortController }>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private ticking = false;
@@ -132,7 +133,7 @@ export class Executor {
   async abandon(patienceMs = 5000): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const abort of [...this.running.values(), ...this.activities.values()]) abort.abort(ABANDONED);
+    for (const abort of [...this.running.values(), ...[...this.activities.values()].map((each) => each.abort)]) abort.abort(ABANDONED);
     // Passes unwind at once when aborted (a pipeline coordinator may take longer: not waited for).
     await Promise.race([this.idleNow(), new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
   }
@@ -167,9 +168,10 @@ export class Executor {
     return [...this.running.keys()];
   }
 
-  /** Ends the script of a run's pass under way here (the run was cancelled). */
+  /** Ends the script of a run's pass under way here, and its activity attempts (the run was cancelled). */
   abortPass(runId: string): void {
     this.running.get(runId)?.abort();
+    for (const attempt of this.activities.values()) if (attempt.runId === runId) attempt.abort.abort();
   }
 
   /** Wakes runs whose wait a change may have ended; an event also starts its handlers' runs. */
@@ -295,20 +297,32 @@ export class Executor {
       const activity = await this.store.claimActivity([...this.host.capabilities], this.host.now());
       if (!activity) return;
       const abort = new AbortController();
-      this.activities.set(activity.id, abort);
+      this.activities.set(activity.id, { runId: activity.runId, abort });
       void this.attempt(activity, abort.signal)
         .catch((error: unknown) => this.reportError(`activity ${activity.name} failed to run`, error, activity.runId))
         .finally(() => this.settled(this.activities, activity.id));
     }
   }
 
-  /** One attempt, here or where `runActivity` puts it, recorded once. */
+  /**
+   * One attempt, here or where `runActivity` puts it, recorded once. Nobody waits for an attempt of
+   * a run that has ended: none starts, and one under way when its run is cancelled (abortPass) is
+   * ended and recorded as final, so no retry follows.
+   */
   private async attempt(activity: ActivityRecord, signal: AbortSignal): Promise<void> {
+    const runEnded = async (): Promise<boolean> => {
+      const run = await this.store.getRun(activity.runId);
+      return !run || TERMINAL_STATUSES.includes(run.status);
+    };
+    if (await runEnded()) return void (await settleActivityAttempt(this.store, activity, { kind: 'run-ended' }, this.host.now()));
     const end: AttemptEnd = this.options.runActivity
       ? await this.options.runActivity(activity, signal)
-      : { kind: 'result', result: await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes) };
-    // Recorded already by whoever heard the result, or left for the next executor to take again.
-    if (end.kind === 'recorded' || end.kind === 'abandoned') return;
+      : { kind: 'result', result: await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes, signal) };
+    if (end.kind === 'recorded') return;
+    if (signal.aborted && signal.reason !== ABANDONED && (await runEnded()))
+      return void (await settleActivityAttempt(this.store, activity, { kind: 'run-ended' }, this.host.now()));
+    // Left for the next executor to take again.
+    if (end.kind === 'abandoned') return;
     if (end.kind === 'lost') this.reportError(`activity ${activity.name}, attempt ${activity.attempt}, was lost`, new Error(end.message), activity.runId);
     await settleActivityAttempt(this.store, activity, end, this.host.now());
   }

@@ -310,4 +310,27 @@ echo "not reached"
     expect(await logOf(dev.url, id)).not.toContain('not reached');
     expect((await cli(dev.url, dir, ['cancel', id])).output).toBe(`${id} had already ended (cancelled)\n`);
   }, 60_000);
+
+  it('given a run waiting for an activity whose command sleeps, when it is cancelled, then the command is ended and no attempt follows', async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, 'attempt.pid');
+    writeFiles(dir, {
+      'slow.sh': `spool activity submit slow --attempts 3 --backoff 200ms -- sh -c 'echo "$SPOOL_ATTEMPT $$" >> ${pidFile}; exec sleep 30'
+spool activity wait slow
+`,
+    });
+    const id = await submit(dev.url, dir, 'slow.sh');
+    const [attempt, pid] = (await poll('the attempt to start', () => readLines(pidFile)[0] ?? null)).split(' ').map(Number);
+    expect(attempt).toBe(1);
+    expect(isAlive(pid ?? 0)).toBe(true);
+
+    expect((await cli(dev.url, dir, ['cancel', id])).output).toBe(`cancelled ${id}\n`);
+
+    await poll('the attempt to be ended', () => !isAlive(pid ?? 0), 10_000);
+    const [activity] = await dev.store.listActivities(id);
+    await poll('the attempt to be recorded as the last', async () => (await dev.store.getActivity(activity?.id ?? ''))?.status === 'failed', 10_000);
+    // Its --attempts would have tried again after 200 ms: nothing does, for a run that has ended.
+    await sleep(1000);
+    expect(readLines(pidFile)).toHaveLength(1);
+  }, 60_000);
 });

@@ -2,7 +2,7 @@ import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import { ABANDONED } from '../../executor/executor.js';
 import type { AttemptEnd } from '../../executor/activity-attempts.js';
 import type { Store } from '../../store/store.js';
-import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../../store/types.js';
+import type { ActivityRecord, RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
 import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
 import { LABELS, activityJobName, activityKey, runKey } from '../naming.js';
@@ -44,10 +44,9 @@ export class KubeActivities {
   runActivity = async (activity: ActivityRecord, signal: AbortSignal): Promise<AttemptEnd> => {
     const { store, batch } = this.options;
     const name = activityJobName(activity.runId, activity.name, activity.attempt);
+    // The executor starts no attempt of a run that has ended.
     const run = await store.getRun(activity.runId);
-    // Nobody waits for it any more: nothing is started for a run that has ended.
-    if (!run || TERMINAL_STATUSES.includes(run.status))
-      return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
+    if (!run) return { kind: 'result', result: { stdout: '', exitCode: 1, attempts: activity.attempt } };
     const klass = classFor(this.options.classes(), activity.requires);
     if (!klass) {
       // The class it was submitted for went since: the attempt fails, saying why, as a command would.
