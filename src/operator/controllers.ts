@@ -29,6 +29,7 @@ import { RunReconciler } from './runs/run-reconciler.js';
 import { runIdentity } from './runs/store-born.js';
 import { expiredRuns, type Expired } from './runs/retention.js';
 import { startArchivePruner } from './runs/archive-pruner.js';
+import { startArtifactSweeper } from './runs/artifact-sweeper.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
@@ -56,6 +57,8 @@ export interface ControllersOptions {
   archiveRetentionSeconds?: number | null;
   /** How often the archive's retention runs (hourly unless set). */
   archivePruneEveryMs?: number;
+  /** How often artifacts of deleted Runs and past their Workflow's retention are swept (every minute unless set). */
+  artifactSweepEveryMs?: number;
   /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
   maxRunningPasses?: number;
 }
@@ -86,6 +89,7 @@ export class Controllers {
   private readonly kubeActivities: KubeActivities;
   private sweeper: NodeJS.Timeout | null = null;
   private pruner: { stop(): Promise<void> } | null = null;
+  private artifactSweeper: { stop(): Promise<void>; poke(): void } | null = null;
   private stopped = false;
   /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
   private readonly deletedRuns = new Set<string>();
@@ -280,6 +284,14 @@ export class Controllers {
     if (this.stopped) return;
     this.executor.start();
     this.sweep();
+    this.artifactSweeper = startArtifactSweeper({
+      store: this.options.store,
+      log: this.log,
+      runResource: (runId) => this.runResource(runId),
+      workflow: (namespace, name) => this.informers.workflows.get(namespace, name),
+      ...(this.options.artifactSweepEveryMs ? { everyMs: this.options.artifactSweepEveryMs } : {}),
+      ...(this.options.now ? { now: this.options.now } : {}),
+    });
     const retention = this.options.archiveRetentionSeconds;
     if (retention !== null && retention !== undefined) {
       this.pruner = startArchivePruner({ store: this.options.store, retentionMs: retention * 1000, log: this.log, ...(this.options.archivePruneEveryMs ? { everyMs: this.options.archivePruneEveryMs } : {}), ...(this.options.now ? { now: this.options.now } : {}) });
@@ -294,6 +306,7 @@ export class Controllers {
     this.stopped = true;
     if (this.sweeper) clearTimeout(this.sweeper);
     await this.pruner?.stop();
+    await this.artifactSweeper?.stop();
     await Promise.all(Object.values(this.informers).map((informer) => informer.stop()));
     // Passes under way are left as they are: the next leader dispatches their runs again.
     await this.executor.abandon();
@@ -386,6 +399,8 @@ export class Controllers {
       const cancelled = await cancelRun(this.options.store, runId, now, `its Run ${resource.metadata.name ?? ''} was deleted`);
       for (const id of cancelled) this.executor.abortPass(id);
       this.deletedRuns.delete(runId);
+      // Its artifacts go now rather than at the next minute's sweep (which retries if this fails).
+      this.artifactSweeper?.poke();
     } catch (error) {
       this.log.error('cancelling the run of a deleted Run failed', error, { kind: 'Run', namespace: resource.metadata.namespace, name: resource.metadata.name, runId });
     }

@@ -37,6 +37,8 @@ export interface OperatorOptions {
   databaseUrl: string;
   /** Where artifacts' bytes go (--artifacts, --s3-endpoint, --s3-region); absent: the journal's database. */
   artifacts?: ArtifactsFlags;
+  /** How often the leader sweeps the artifacts of deleted Runs and expired Workflow retention (every minute unless set). */
+  artifactSweepEveryMs?: number;
   /** Where the leader Lease lives (the operator's own namespace). */
   namespace: string;
   /** This replica's name (the pod's). */
@@ -177,6 +179,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       runTtlSeconds: options.runTtlSeconds ?? null,
       ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
       archiveRetentionSeconds: options.archiveRetentionSeconds ?? null,
+      ...(options.artifactSweepEveryMs ? { artifactSweepEveryMs: options.artifactSweepEveryMs } : {}),
     });
     controllers = mine;
     // Gates are posted by the leader only, so two replicas never post one twice.

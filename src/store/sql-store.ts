@@ -273,6 +273,9 @@ export class SqlStore implements Store {
         `delete from artifact_parts p where p.blob_key = any($1) or exists (select 1 from unnest($2::text[]) as r(id) where starts_with(p.blob_key, r.id || '/'))`,
         [artifacts.map((row) => row.blob_key), ids],
       );
+      // Bytes in another backend (S3) are outside the transaction: deleted before it commits, so
+      // storage that is down rolls it back and the next pass tries the same runs again.
+      if (this.blobs) for (const prefix of [...artifacts.map((row) => row.blob_key), ...ids.map((id) => `${id}/`)]) await this.blobs.deletePrefix(prefix);
       await tx.query(`delete from runs where id = any($1)`, [ids]);
       return ids.length;
     });

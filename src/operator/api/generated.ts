@@ -853,6 +853,20 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
           format: 'int32',
           minimum: 0,
         },
+        artifacts: {
+          description:
+            "What happens to the artifacts (`spool artifact put`) of this Workflow's runs. Deleting a Run deletes its artifacts whatever this says.",
+          type: 'object',
+          properties: {
+            ttlSecondsAfterFinished: {
+              description:
+                'Seconds after a run of this Workflow ends when the operator deletes its artifacts (their bytes and records), even while its Run resource stays. Absent: they stay as long as the Run resource (and the archive) does.',
+              type: 'integer',
+              format: 'int32',
+              minimum: 0,
+            },
+          },
+        },
         env: {
           description:
             "Environment variables set in the script container of every pass, in addition to the SPOOL_* variables the agent sets: a value, or one taken from a Secret, a ConfigMap or the pod (valueFrom), as in a container's env.",
@@ -1587,6 +1601,11 @@ export interface WorkflowSpec {
    */
   ttlSecondsAfterFinished?: number;
   /**
+   * What happens to the artifacts (`spool artifact put`) of this Workflow's runs. Deleting a Run
+   * deletes its artifacts whatever this says.
+   */
+  artifacts?: Artifacts;
+  /**
    * Environment variables set in the script container of every pass, in addition to the SPOOL_*
    * variables the agent sets: a value, or one taken from a Secret, a ConfigMap or the pod
    * (valueFrom), as in a container's env.
@@ -1637,6 +1656,21 @@ export interface ConfigMapKeyRef {
   name: string;
   /** The key in the ConfigMap, such as deploy.sh. */
   key: string;
+}
+
+/**
+ * What happens to the artifacts (`spool artifact put`) of this Workflow's runs. Deleting a Run
+ * deletes its artifacts whatever this says.
+ *
+ * Used by Workflow.spec.artifacts.
+ */
+export interface Artifacts {
+  /**
+   * Seconds after a run of this Workflow ends when the operator deletes its artifacts (their bytes
+   * and records), even while its Run resource stays. Absent: they stay as long as the Run resource
+   * (and the archive) does.
+   */
+  ttlSecondsAfterFinished?: number;
 }
 
 /**

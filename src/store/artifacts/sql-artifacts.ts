@@ -1,5 +1,5 @@
 import type { SqlClient } from '../sql.js';
-import type { ArtifactRecord, ArtifactStore, BlobBackend } from './types.js';
+import type { ArtifactRecord, ArtifactStore, BlobBackend, FinishedRunArtifacts } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -51,5 +51,31 @@ export class SqlArtifacts implements ArtifactStore {
       [runId],
     );
     return Number(rows[0]?.total ?? 0);
+  }
+
+  async finishedRunsWithArtifacts(limit: number): Promise<FinishedRunArtifacts[]> {
+    const rows = await this.db.query<Row>(
+      `select r.id, r.project, r.workflow, r.finished_at, count(*) as count, coalesce(sum(a.size), 0) as bytes
+         from artifacts a join runs r on r.id = a.run_id
+        where r.finished_at is not null
+        group by r.id, r.project, r.workflow, r.finished_at
+        order by r.finished_at, r.id limit $1`,
+      [limit],
+    );
+    return rows.map((row) => ({
+      runId: row.id as string,
+      project: row.project as string,
+      workflow: row.workflow as string,
+      finishedAt: row.finished_at instanceof Date ? row.finished_at : new Date(String(row.finished_at)),
+      count: Number(row.count),
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  async deleteRunArtifacts(runId: string): Promise<number> {
+    const records = await this.list(runId);
+    for (const prefix of [...records.map((record) => record.blobKey), `${runId}/`]) await this.blobs.deletePrefix(prefix);
+    const deleted = await this.db.query(`delete from artifacts where run_id = $1 returning name`, [runId]);
+    return deleted.length;
   }
 }

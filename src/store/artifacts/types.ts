@@ -43,4 +43,21 @@ export interface ArtifactStore {
   list(runId: string): Promise<ArtifactRecord[]>;
   /** The bytes a run's artifacts take, for the per-run limit. */
   totalBytes(runId: string): Promise<number>;
+  /** Finished runs that still have artifacts, the longest finished first (the operator's sweep). */
+  finishedRunsWithArtifacts(limit: number): Promise<FinishedRunArtifacts[]>;
+  /**
+   * Deletes a run's artifacts: their bytes first (each record's key, and the run's own key prefix,
+   * where a crashed put may have left parts), then the records. Storage that fails leaves the
+   * records, so a later call finds the run again. Answers how many records went.
+   */
+  deleteRunArtifacts(runId: string): Promise<number>;
+}
+
+export interface FinishedRunArtifacts {
+  runId: string;
+  project: string;
+  workflow: string;
+  finishedAt: Date;
+  count: number;
+  bytes: number;
 }

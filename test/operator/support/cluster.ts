@@ -1,3 +1,4 @@
+import type { ArtifactsFlags } from '../../../src/store/artifacts/s3/location.js';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
@@ -61,6 +62,9 @@ export interface OperatorOverrides {
   runTtlSeconds?: number;
   chat?: ChatSettings;
   maxRunningPasses?: number;
+  /** --artifacts and its S3 flags (keys from the test process's environment). */
+  artifacts?: ArtifactsFlags;
+  artifactSweepEveryMs?: number;
 }
 
 export async function startCluster(namespace: string): Promise<Cluster> {
@@ -111,6 +115,8 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         ...(overrides.chat ? { chat: overrides.chat } : {}),
         ...(overrides.maxRunningPasses ? { maxRunningPasses: overrides.maxRunningPasses } : {}),
         ...(overrides.runTtlSeconds !== undefined ? { runTtlSeconds: overrides.runTtlSeconds } : {}),
+        ...(overrides.artifacts ? { artifacts: overrides.artifacts } : {}),
+        ...(overrides.artifactSweepEveryMs ? { artifactSweepEveryMs: overrides.artifactSweepEveryMs } : {}),
       });
       operators.push(operator);
       return operator;
