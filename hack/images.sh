@@ -23,6 +23,9 @@
 #                                      with its libraries, busybox's sh, USER postgres (999);
 #                                      initdb, postgres and pg_isready on PATH: the e2e suite's
 #                                      journal database (test/e2e/deploy/postgres.yaml)
+#   s3        hyperspool/s3:dev        versitygw (hack/build-s3-server.sh, static) and busybox's sh,
+#                                      USER 65532: the e2e suite's S3-compatible artifact storage
+#                                      (test/e2e/deploy/s3.yaml)
 #
 # The images users run are built from the Dockerfiles in images/ instead; these are the same files
 # laid out without a registry to pull base images from.
@@ -51,9 +54,9 @@ images=()
 for arg in "$@"; do
   case "$arg" in
     --no-import) import=0 ;;
-    pause | busybox | runner | operator | postgres | plain) images+=("$arg") ;;
-    all) images+=(pause busybox runner operator postgres plain) ;;
-    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|plain|all]..." ;;
+    pause | busybox | runner | operator | postgres | plain | s3) images+=("$arg") ;;
+    all) images+=(pause busybox runner operator postgres plain s3) ;;
+    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|plain|s3|all]..." ;;
   esac
 done
 [ ${#images[@]} -gt 0 ] || images=(runner)
@@ -258,6 +261,22 @@ build_postgres() {
   install -d -o 999 -g 999 -m 755 "$rootfs/var/lib/postgresql" "$rootfs/var/run/postgresql"
   pack "$rootfs" hyperspool/postgres:dev \
     "{\"User\":\"999\",\"Env\":[\"PATH=/usr/lib/postgresql/$version/bin:/usr/bin:/bin\",\"PGDATA=/var/lib/postgresql/data\"],\"Cmd\":[\"postgres\"]}" "$out"
+  rm -rf "$rootfs"
+  built=$out
+}
+
+build_s3() {
+  local out="$cache/s3.tar" rootfs="$cache/.s3-rootfs" binary
+  binary=$(bash "$here/build-s3-server.sh")
+  [ -f "$out" ] && [ "$out" -nt "$binary" ] && { built=$out; return; }
+  new_rootfs "$rootfs"
+  cp "$binary" "$rootfs/usr/bin/versitygw"
+  add_busybox "$rootfs"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/data:/bin/sh\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:65532:\n' >"$rootfs/etc/group"
+  chown -R 0:0 "$rootfs"
+  install -d -o 65532 -g 65532 -m 755 "$rootfs/data"
+  pack "$rootfs" hyperspool/s3:dev '{"User":"65532","Env":["PATH=/usr/bin:/bin"],"Cmd":["versitygw","--help"]}' "$out"
   rm -rf "$rootfs"
   built=$out
 }
