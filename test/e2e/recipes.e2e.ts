@@ -29,7 +29,7 @@ interface Recipe {
   runs(workflow: string): Promise<RunResource[]>;
   startRun(name: string, workflow: string, input?: unknown): Promise<void>;
   /** Waits for the run to end and answers it; `phase` is the end it must reach. */
-  whenEnded(name: string, phase?: 'Succeeded' | 'Failed', timeoutMs?: number): Promise<RunResource>;
+  whenEnded(name: string, phase?: 'Succeeded' | 'Failed' | 'Cancelled', timeoutMs?: number): Promise<RunResource>;
   emit(type: string, id: string, ...args: string[]): Promise<string[]>;
 }
 
@@ -205,6 +205,27 @@ describe.concurrent('the durable-patterns recipes on a real cluster (examples/)'
     expect(log).not.toContain('left open');
   });
 
+  it("refund approval, timed out: the run's input shortens the gates; ask unanswered then ask_lead approved refunds, both unanswered gives up", async () => {
+    const refund = await givenRecipe('refund', undefined, 'refund-timeouts');
+    await Promise.all([
+      refund.startRun('refund-lead', 'refund', { ask_timeout: '5s', lead_timeout: '10m' }),
+      refund.startRun('refund-nobody', 'refund', { ask_timeout: '5s', lead_timeout: '5s' }),
+    ]);
+    await eventually('refund-lead waiting at ask_lead', async () => (await refund.run('refund-lead')).status?.awaiting === 'approval ask_lead', 180_000);
+    expect(await refund.spool('approve', 'refund-lead', 'ask_lead')).toBe('approved ask_lead of refund-lead\n');
+    const [lead, nobody] = await Promise.all(
+      ['refund-lead', 'refund-nobody'].map(async (name) => (await refund.whenEnded(name), refund.spool('logs', name))),
+    );
+    expect(lead).toContain('ask: no answer in time\n');
+    expect(lead).toContain('no answer on the refund for order 1042, asking the team lead\n');
+    expect(lead).toContain('ask_lead: approved\n');
+    expect(lead).toContain('refunded order 1042\n');
+    expect(lead).not.toContain('left open');
+    expect(nobody).toContain('ask_lead: no answer in time\n');
+    expect(nobody).toContain('nobody answered, refund for order 1042 left open\n');
+    expect(nobody).not.toContain('refunded order 1042');
+  });
+
   it('handle each event once: two order.placed events for order 1042 start two runs; one charges and ships, the other finds the order handled', async () => {
     const orders = await givenRecipe('orders');
     const first = await orders.emit('order.placed', 'placed-1', '--payload', '{"order":1042}');
@@ -234,6 +255,32 @@ describe.concurrent('the durable-patterns recipes on a real cluster (examples/)'
     expect(a.done - a.started).toBeGreaterThanOrEqual(4);
     // The second deploy starts only once the first is done: never two at a time.
     expect(b.started).toBeGreaterThanOrEqual(a.done);
+  });
+
+  /** A deploy admitted to its group (it has a run id), then a second one with `policy` from its input. */
+  async function deployTwice(as: string, policy: string): Promise<Recipe> {
+    const deploy = await givenRecipe('deploy-prod', undefined, as);
+    await deploy.startRun('deploy-1', 'deploy-prod');
+    await eventually('deploy-1 admitted', async () => (await deploy.run('deploy-1')).status?.runId);
+    await deploy.startRun('deploy-2', 'deploy-prod', { policy });
+    return deploy;
+  }
+
+  it('deploy-prod, policy cancel-running from the input: the newest run replaces the one in progress', async () => {
+    const deploy = await deployTwice('deploy-cancel', 'cancel-running');
+    const replaced = await deploy.whenEnded('deploy-1', 'Cancelled');
+    const newest = (await deploy.run('deploy-2')).status?.runId ?? '';
+    expect(replaced.status?.message).toBe(`replaced by ${newest} (concurrency group deploy-prod)`);
+    await deploy.whenEnded('deploy-2');
+    expect(await deploy.spool('logs', 'deploy-2')).toMatch(/^deploy started \S+\ndeploy done \S+$/m);
+  });
+
+  it('deploy-prod, policy skip from the input: a run that arrives while the group is busy is dropped', async () => {
+    const deploy = await deployTwice('deploy-skip', 'skip');
+    const skipped = await deploy.whenEnded('deploy-2', 'Cancelled');
+    expect(skipped.status?.message).toMatch(/^skipped: concurrency group deploy-prod is busy with /);
+    await deploy.whenEnded('deploy-1');
+    expect(await deploy.spool('logs', 'deploy-1')).toMatch(/^deploy started \S+\ndeploy done \S+$/m);
   });
 
   it('enrich throttle: three runs for acme are admitted ten seconds apart and none calls before its slot; globex is never queued', async () => {
