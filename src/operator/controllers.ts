@@ -35,6 +35,7 @@ import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
 import { withFanOutBodies } from './fan-out-bodies.js';
 import { passQuotaReader, PASS_QUOTA_ANNOTATION } from './passes/pass-quota.js';
+import { workflowCheckout } from './workflow-checkout.js';
 import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
 
 export interface ControllersOptions {
@@ -132,6 +133,7 @@ export class Controllers {
       events,
       workflow,
       source,
+      checkout: (w) => workflowCheckout(core, w),
       now,
       poke,
       onPhase: (run) => {

@@ -805,6 +805,28 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
           minLength: 1,
           maxLength: 262144,
         },
+        checkoutFrom: {
+          description:
+            "The files `spool checkout` unpacks for this Workflow's runs (docs/artifacts.md): each key of a ConfigMap in the Workflow's namespace becomes a file of that name (binaryData keys byte for byte). Read when a run starts and stored with it as its bundle, so every pass, in any pod, checks out the same files. While the ConfigMap is missing new runs wait (Pending) for it.",
+          type: 'object',
+          required: ['configMapRef'],
+          properties: {
+            configMapRef: {
+              description: 'The ConfigMap whose keys are the files (at most 1 MiB, as any ConfigMap).',
+              type: 'object',
+              required: ['name'],
+              properties: {
+                name: {
+                  description: "The ConfigMap's name, in the Workflow's namespace.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 253,
+                  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                },
+              },
+            },
+          },
+        },
         scriptFrom: {
           description:
             "Where the script's text is kept instead of script: a key of a ConfigMap in the Workflow's namespace, so a repository can hold deploy.sh as a file and kustomize's configMapGenerator make the ConfigMap (config/kustomize/name-reference.yaml makes its hash-suffixed name follow into Workflows). Read when a run starts and copied into it, like script: a run in flight keeps the script it started with. While the ConfigMap or its key is missing the Workflow is not Ready and its new runs wait (Pending) for it.",
@@ -1574,6 +1596,13 @@ export interface WorkflowSpec {
    */
   script?: string;
   /**
+   * The files `spool checkout` unpacks for this Workflow's runs (docs/artifacts.md): each key of a
+   * ConfigMap in the Workflow's namespace becomes a file of that name (binaryData keys byte for
+   * byte). Read when a run starts and stored with it as its bundle, so every pass, in any pod,
+   * checks out the same files. While the ConfigMap is missing new runs wait (Pending) for it.
+   */
+  checkoutFrom?: CheckoutFrom;
+  /**
    * Where the script's text is kept instead of script: a key of a ConfigMap in the Workflow's
    * namespace, so a repository can hold deploy.sh as a file and kustomize's configMapGenerator make
    * the ConfigMap (config/kustomize/name-reference.yaml makes its hash-suffixed name follow into
@@ -1629,6 +1658,29 @@ export interface WorkflowSpec {
    * hyperspool-runner, a ServiceAccount that grants nothing, to name here.
    */
   serviceAccountName?: string;
+}
+
+/**
+ * The files `spool checkout` unpacks for this Workflow's runs (docs/artifacts.md): each key of a
+ * ConfigMap in the Workflow's namespace becomes a file of that name (binaryData keys byte for
+ * byte). Read when a run starts and stored with it as its bundle, so every pass, in any pod, checks
+ * out the same files. While the ConfigMap is missing new runs wait (Pending) for it.
+ *
+ * Used by Workflow.spec.checkoutFrom.
+ */
+export interface CheckoutFrom {
+  /** The ConfigMap whose keys are the files (at most 1 MiB, as any ConfigMap). */
+  configMapRef: ConfigMapRef;
+}
+
+/**
+ * The ConfigMap whose keys are the files (at most 1 MiB, as any ConfigMap).
+ *
+ * Used by Workflow.spec.checkoutFrom.configMapRef.
+ */
+export interface ConfigMapRef {
+  /** The ConfigMap's name, in the Workflow's namespace. */
+  name: string;
 }
 
 /**
@@ -1768,7 +1820,7 @@ export interface EnvFrom {
   /** A Secret in the Workflow's namespace. */
   secretRef?: SecretRef;
   /** A ConfigMap in the Workflow's namespace. */
-  configMapRef?: ConfigMapRef;
+  configMapRef?: EnvFromConfigMapRef;
 }
 
 /**
@@ -1788,7 +1840,7 @@ export interface SecretRef {
  *
  * Used by Workflow.spec.envFrom[].configMapRef.
  */
-export interface ConfigMapRef {
+export interface EnvFromConfigMapRef {
   /** The ConfigMap's name. */
   name: string;
   /** Whether the pass may start without it. */

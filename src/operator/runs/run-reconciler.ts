@@ -7,6 +7,7 @@ import type { RunRecord, ScriptSource } from '../../store/types.js';
 import { RUN, type Run, type Workflow } from '../api/generated.js';
 import { CLUSTER_ENV, LABELS, runIdForResource, runIdOf, runKey } from '../naming.js';
 import type { Resources } from '../resources.js';
+import { storeWorkflowCheckout, type WorkflowCheckout } from '../workflow-checkout.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import type { EventRecorder } from './events.js';
 import { desiredRunStatus, statusPatch } from './run-status.js';
@@ -21,6 +22,8 @@ export interface RunReconcilerOptions {
   workflow(namespace: string, name: string): Workflow | null;
   /** What a run of that Workflow starts from (its script read from its ConfigMap, if it names one). */
   source(workflow: Workflow): Promise<ResolvedSource>;
+  /** The files of the Workflow's checkoutFrom, if it names one. */
+  checkout?(workflow: Workflow): Promise<WorkflowCheckout>;
   now(): Date;
   /** New work in the store: the executor looks now. */
   poke(): void;
@@ -57,7 +60,11 @@ export class RunReconciler {
       // holds the run back, as a missing Workflow does, rather than failing it.
       const resolved = await this.options.source(workflow);
       if (!resolved.ready) return this.wait(resource, `Workflow ${workflowName} has no script yet: ${resolved.message}; the run starts once it has`);
+      const checkout = (await this.options.checkout?.(workflow)) ?? null;
+      if (checkout && !checkout.ok) return this.wait(resource, `Workflow ${workflowName} has no checkout files yet: ${checkout.message}; the run starts once it has`);
       try {
+        // Stored before the run exists: its first pass may run `spool checkout` at once.
+        if (checkout) await storeWorkflowCheckout(store, runId, checkout.files);
         run = await this.admit(resource, runId, workflow, resolved.source);
       } catch (error) {
         // Bad input (a pipeline document with a mistake, say) is not retried: it fails the Run.
