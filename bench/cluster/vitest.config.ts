@@ -7,6 +7,8 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL('../..', import.meta.url)),
     include: ['bench/cluster/**/*.bench.ts'],
+    // The e2e suite's: the node brought up (unless up) and the images built, once (openCluster needs it).
+    globalSetup: ['test/e2e/support/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,
