@@ -21,9 +21,10 @@ import { killScripts, readLines, removeTempDirs, scriptProcesses, tempDir, write
  */
 
 const SCRIPTS = {
-  // sleeps on a timer across the kill, then waits for a signal sent after the restart
+  // sleeps on a timer across the kill, then waits for a signal sent after the restart (the sleeps
+  // are long enough to outlast the steps before the kill on a loaded machine)
   'main.sh': `spool step a -- sh -c 'echo a >> count.txt; echo a'
-spool sleep 3s
+spool sleep 8s
 spool step b -- sh -c 'echo b >> count.txt; date +%s%N'
 spool wait signal go
 spool step c -- sh -c 'echo c >> count.txt; echo c'
@@ -31,7 +32,7 @@ spool step c -- sh -c 'echo c >> count.txt; echo c'
   // claims a key early; the signal it waits for is sent while it still sleeps, before the kill
   'claim.sh': `spool state add k --entity restart-e
 echo won
-spool sleep 8s
+spool sleep 20s
 payload="$(spool wait signal finish)"
 spool step done -- sh -c 'echo done >> count.txt; echo "finished with $1"' _ "$payload"
 `,
@@ -139,5 +140,5 @@ describe('spool dev killed with -9 and started again', () => {
     expect(readLines(join(dir, 'count.txt')).sort()).toEqual(
       ['a', 'b', 'c', 'before', 'slow-start', 'slow-start', 'slow', 'after', 'done'].sort(),
     );
-  }, 120_000);
+  }, 180_000);
 });
