@@ -78,7 +78,7 @@ export const takeDownCluster = (): Promise<string> => sh('bash', [clusterScript,
 /** dist/ as it is now, and the images holding it, imported into the local node. */
 export async function buildImages(): Promise<void> {
   await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
-  await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain']);
+  await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain', 's3']);
 }
 
 /** The cluster the global setup brought up or found, for one test file. */
@@ -157,6 +157,8 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   // Replicas left from an earlier run still run the image that had this tag then.
   if (rebuilt) await cluster.kubectl('-n', SYSTEM, 'rollout', 'restart', 'deployment/hyperspool-operator');
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-postgres', '--timeout=180s');
+  // The artifacts' bucket (test/e2e/deploy/s3.yaml): an operator checks it when it starts.
+  await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-s3', '--timeout=120s');
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=180s').catch(async (error: Error) => {
     throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
   });
