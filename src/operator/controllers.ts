@@ -33,7 +33,7 @@ import { startArtifactSweeper } from './runs/artifact-sweeper.js';
 import { TriggerReconciler } from './triggers/trigger-reconciler.js';
 import { writeReady } from './ready-condition.js';
 import { resolveSource, workflowReadiness } from './workflow-source.js';
-import { withFanOutBodies } from './fan-out-bodies.js';
+import { checkoutBundle, withFanOutBodies } from './fan-out-bodies.js';
 import { passQuotaReader, PASS_QUOTA_ANNOTATION } from './passes/pass-quota.js';
 import { workflowCheckout } from './workflow-checkout.js';
 import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
@@ -115,8 +115,10 @@ export class Controllers {
     const poke = (): void => this.executor.poke();
     this.readConfigMap = configMapReader(core, options.configMapCacheMs);
     const read = (of: Workflow) => resolveSource(of, this.readConfigMap);
-    // A pipeline's fan_out bodies are Workflows, read as the run starts and kept with it.
-    const source = async (of: Workflow) => withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, read);
+    // A pipeline's fan_out bodies are Workflows or files of its checkoutFrom, read as the run starts and kept with it.
+    const bundle = (of: Workflow) => checkoutBundle(of, this.readConfigMap);
+    const source = async (of: Workflow) =>
+      withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, async (body) => ({ resolved: await read(body), bundle: bundle(body) }), bundle(of));
 
     this.queue = createWorkQueue({
       workers: 4,

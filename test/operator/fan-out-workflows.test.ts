@@ -5,9 +5,10 @@ import { eventually, getRun, givenWorkflow, jobsOf, startCluster, startKubelet, 
 
 /**
  * A pipeline's `fan_out` with a `workflow:` body on a cluster: the body is another Workflow of the
- * namespace, by name, read when the parent run starts and kept with it (never a file of the
- * operator's filesystem, which is nobody's checkout). Each item's child runs the body's script in
- * pods of the body's own settings.
+ * namespace, by name, or a file of the parent Workflow's own bundle (its checkoutFrom ConfigMap),
+ * read when the parent run starts and kept with it (never a file of the operator's filesystem,
+ * which is nobody's checkout). Each item's child runs the body's script in pods of the body's own
+ * settings (a bundle's file: the parent's).
  */
 const PROBES = ['name: probes', 'jobs:', '  each:', '    fan_out:', '      items: [eu-north, us-east]', '      workflow: probe', ''].join('\n');
 const PROBE = 'echo "$GREETING $(cat "$SPOOL_INPUT_FILE")"\n';
@@ -81,5 +82,87 @@ describe('fan_out with a workflow body on a cluster', () => {
     expect(waiting.status?.message).toContain('fan_out names workflow: nowhere, and there is no Workflow nowhere in namespace team-f');
     await givenWorkflow(cluster, 'nowhere', 'nowhere.sh', 'echo here\n');
     await eventually('strays-1 admitted', async () => operator.store.getRun(waiting.status?.runId ?? ''), 30_000);
+  });
+
+  it("given a fan_out naming ./probe.sh, a file of the parent Workflow's checkoutFrom ConfigMap, then each item runs that file as it was when the parent started, in pods of the parent's settings", async () => {
+    const bundled = 'echo "bundled $GREETING"\n';
+    await cluster.core.createNamespacedConfigMap({
+      namespace: cluster.namespace,
+      body: { metadata: { name: 'probe-files' }, data: { 'probe.sh': bundled } },
+    });
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: cluster.namespace,
+      plural: 'workflows',
+      body: {
+        apiVersion: 'hyperspool.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'local-probes' },
+        spec: {
+          filename: 'local-probes.yaml',
+          script: PROBES.replace('name: probes', 'name: local-probes').replace('workflow: probe', 'workflow: ./probe.sh'),
+          env: [{ name: 'GREETING', value: 'from the parent' }],
+          checkoutFrom: { configMapRef: { name: 'probe-files' } },
+        },
+      },
+    });
+    await whenRunCreated(cluster, 'local-probes-1', 'local-probes');
+    const runId = await eventually('local-probes-1 admitted', async () => {
+      const id = (await getRun(cluster, 'local-probes-1')).status?.runId ?? '';
+      return id && (await operator.store.getRun(id)) && id;
+    });
+    await cluster.core.patchNamespacedConfigMap(
+      { namespace: cluster.namespace, name: 'probe-files', body: { data: { 'probe.sh': 'echo changed too late\n' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+
+    const kubelet = startKubelet(cluster, operator.url);
+    try {
+      const run = await eventually('local-probes-1 ended', async () => {
+        const got = await operator.store.getRun(runId);
+        return got && ['succeeded', 'failed'].includes(got.status) && got;
+      }, 90_000);
+      const children = (await operator.store.listRuns({ limit: 50 })).filter((child) => child.parentId === runId);
+      expect(run.error, JSON.stringify(children.map((child) => [child.workflow, child.status, child.error]))).toBeNull();
+      expect(children.map((child) => [child.script, child.interpreter])).toEqual([
+        [bundled, 'bash -eu'],
+        [bundled, 'bash -eu'],
+      ]);
+      const log = (await operator.store.readLogs(runId)).map((line) => line.text).join('');
+      expect(log.match(/^bundled from the parent$/gm)).toHaveLength(2);
+      expect(log).not.toContain('changed too late');
+    } finally {
+      await kubelet.stop();
+    }
+  });
+
+  it('given a fan_out naming a file that is neither a Workflow nor in its checkoutFrom, then the Run waits naming both places', async () => {
+    await cluster.core.createNamespacedConfigMap({ namespace: cluster.namespace, body: { metadata: { name: 'other-files' }, data: { 'other.sh': 'true\n' } } });
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: cluster.namespace,
+      plural: 'workflows',
+      body: {
+        apiVersion: 'hyperspool.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'lost-probes' },
+        spec: {
+          filename: 'lost-probes.yaml',
+          script: PROBES.replace('name: probes', 'name: lost-probes').replace('workflow: probe', 'workflow: ./missing.sh'),
+          checkoutFrom: { configMapRef: { name: 'other-files' } },
+        },
+      },
+    });
+    await whenRunCreated(cluster, 'lost-probes-1', 'lost-probes');
+    const waiting = await eventually('lost-probes-1 told', async () => {
+      const run = await getRun(cluster, 'lost-probes-1');
+      return run.status?.message?.includes('missing.sh') && run;
+    });
+    expect(waiting.status?.phase).toBe('Pending');
+    expect(waiting.status?.message).toContain(
+      'fan_out names workflow: ./missing.sh, and there is no Workflow ./missing.sh in namespace team-f nor a file missing.sh in ConfigMap other-files (its checkoutFrom)',
+    );
   });
 });
