@@ -60,6 +60,7 @@
 //! answered in the order they reach the agent, and that order is their identity in the journal.
 
 mod answers;
+mod artifacts;
 mod calls;
 mod command;
 mod connection;
@@ -79,6 +80,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use artifacts::Artifact;
 pub use calls::{ActivityOptions, SpawnOptions, StepOutput};
 pub use errors::{Error, Result, ScriptErrorKind};
 
@@ -257,4 +259,30 @@ pub fn output_set<V: Serialize + ?Sized>(key: &str, value: &V) -> Result<()> {
 /// Adds a note to the run's record.
 pub fn annotate(text: &str) -> Result<()> {
     client().annotate(text)
+}
+
+/// Stores the file at `path` as this run's artifact `name` (docs/artifacts.md). Recorded: on a
+/// replay the agent answers from the journal and the file is neither read nor sent.
+pub fn artifact_put(
+    name: &str,
+    path: impl AsRef<std::path::Path>,
+    content_type: Option<&str>,
+) -> Result<()> {
+    client().artifact_put(name, path.as_ref(), content_type)
+}
+
+/// Writes the artifact `name` (of this run, or of `run` in the same project) to `dest` (default:
+/// the last part of the name, in the working directory) and returns that path. The file appears
+/// only once whole, its size and sha256 checked.
+pub fn artifact_get(
+    name: &str,
+    dest: Option<&std::path::Path>,
+    run: Option<&str>,
+) -> Result<std::path::PathBuf> {
+    client().artifact_get(name, dest, run)
+}
+
+/// This run's artifacts (or `run`'s), in the order they were put.
+pub fn artifact_list(run: Option<&str>) -> Result<Vec<Artifact>> {
+    client().artifact_list(run)
 }
