@@ -85,11 +85,7 @@ jobs:
 
 // On the local node only: hack/previous-release.sh imports the previous release's images into its
 // containerd (kind's nodes would need `kind load`, which hack/kind.sh does for this checkout's only).
-// And only with HYPERSPOOL_E2E_UPGRADE=1 for now: it has not yet had a clean pass of its own on the
-// shared node (its one run alone got through the install, the runs in flight and the upgrade, and
-// failed on a replica that restarted after applying the migration, whose first log it now reads; the next
-// two were spoiled by another run on the node). Drop this condition once it has passed.
-describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG) || process.env.HYPERSPOOL_E2E_UPGRADE !== '1')(
+describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))(
   'an upgrade from the previous release with runs in flight (kubectl apply -k)',
   { timeout: 900_000 },
   () => {
