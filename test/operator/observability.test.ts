@@ -31,13 +31,15 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
     await cluster?.stop();
   });
 
-  it('given a replica starting, then its first line says the addresses it really listens on, and the leader says it gained the lease', () => {
-    const [first] = logs.a.lines;
+  it('given a replica starting, then its first lines say what it did to the database and the addresses it really listens on, and the leader says it gained the lease', () => {
+    // Both share one new database: one migrated it, and the other found it up to date.
+    expect([logs.a.lines[0]?.msg, logs.b.lines[0]?.msg].sort()).toEqual(['database migrated', 'database schema up to date']);
+    const [, first] = logs.a.lines;
     expect(first).toMatchObject({ level: 'info', msg: 'listening', replica: 'op-a', api: `0.0.0.0:${new URL(a.url).port}`, probes: `0.0.0.0:${new URL(a.healthUrl).port}` });
     expect(first?.aggregated).toMatch(/^0\.0\.0\.0:\d+$/);
     expect(a.listening).toEqual({ api: first?.api, probes: first?.probes, aggregated: first?.aggregated });
     expect(Date.parse(String(first?.time))).toBeGreaterThan(0);
-    expect(logs.b.lines[0]).toMatchObject({ msg: 'listening', replica: 'op-b', api: `127.0.0.1:${new URL(b.url).port}` });
+    expect(logs.b.lines[1]).toMatchObject({ msg: 'listening', replica: 'op-b', api: `127.0.0.1:${new URL(b.url).port}` });
     expect(logs.a.lines).toContainEqual(expect.objectContaining({ msg: 'leadership gained', kind: 'Lease', namespace: 'hyperspool-system', name: 'hyperspool-operator' }));
     expect(logs.b.lines.map((line) => line.msg)).not.toContain('leadership gained');
   });
