@@ -1,4 +1,4 @@
-import type { V1Job } from '@kubernetes/client-node';
+import { HttpMethod, KubeConfig, type RequestContext, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInformer, type Informer } from '../../src/operator/kube/informer.js';
 import type { Operator } from '../../src/operator/operator.js';
@@ -91,6 +91,28 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     await follower.close();
   });
 
+  it('given the API server resetting the connection of the first Job creations, then the pass waits it out: the run gets its Job and finishes, not Failed "pass could not start"', async () => {
+    const kubeConfig = new JobCreatesReset(2);
+    kubeConfig.loadFromFile(cluster.plane.kubeconfigPath);
+    const operator = await cluster.startLeader('op-d', { leaseDurationSeconds: LEASE_SECONDS, kubeConfig });
+
+    await whenRunCreated(cluster, 'one-reset', 'one');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'one-reset')).metadata.labels?.['hyperspool.dev/run'], 30_000);
+    const job = await eventually('the pass-1 Job', async () => {
+      const run = await getRun(cluster, 'one-reset');
+      if (run.status?.phase === 'Failed') throw new Error(`one-reset failed: ${run.status.message}`);
+      return (await jobsOf(cluster, key))[0];
+    }, 30_000);
+    expect(kubeConfig.resets).toBe(2);
+    await whenPassRunsToTheEnd(operator, (await getRun(cluster, 'one-reset')).status?.runId ?? '', job);
+    const done = await eventually('one-reset Succeeded', async () => {
+      const run = await getRun(cluster, 'one-reset');
+      return run.status?.phase === 'Succeeded' && run;
+    });
+    expect(done.status?.passes).toBe(1);
+    await operator.close();
+  });
+
   it('given a running operator, when kube-apiserver restarts, then its informers catch up: a Run created after the restart gets its Job and finishes', async () => {
     const operator = await cluster.startOperator('op-c', { leaseDurationSeconds: LEASE_SECONDS });
     await eventually('op-c to lead', () => Promise.resolve(operator.isLeader()), 15_000);
@@ -110,3 +132,24 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     await eventually('one-after Succeeded', async () => (await getRun(cluster, 'one-after')).status?.phase === 'Succeeded', 30_000);
   });
 });
+
+/**
+ * The operator's credentials, with the first `count` Job creations failing as a connection reset
+ * by a restarting API server fails them (client-node's FetchError): the request never arrives.
+ */
+class JobCreatesReset extends KubeConfig {
+  resets = 0;
+
+  constructor(private readonly count: number) {
+    super();
+  }
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    const creatingJob = context.getHttpMethod() === HttpMethod.POST && /\/apis\/batch\/v1\/namespaces\/[^/]+\/jobs$/.test(context.getUrl().split('?')[0] ?? '');
+    if (creatingJob && this.resets < this.count) {
+      this.resets += 1;
+      throw Object.assign(new Error(`request to ${context.getUrl()} failed, reason: read ECONNRESET`), { name: 'FetchError', code: 'ECONNRESET' });
+    }
+    await super.applySecurityAuthentication(context);
+  }
+}

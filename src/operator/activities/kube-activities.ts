@@ -1,10 +1,12 @@
 import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
+import { ensureError } from '../../common/errors.js';
 import { ABANDONED } from '../../executor/executor.js';
 import type { AttemptEnd } from '../../executor/activity-attempts.js';
 import type { Store } from '../../store/store.js';
 import type { ActivityRecord, RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
 import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
+import { isTransient, retryTransient } from '../kube/retry.js';
 import { LABELS, activityJobName, activityKey, runKey } from '../naming.js';
 import type { JobOwner, PassJobSettings } from '../passes/job-builder.js';
 import { classFor } from './activity-classes.js';
@@ -64,12 +66,18 @@ export class KubeActivities {
       signal.addEventListener('abort', stop, { once: true });
     });
     try {
-      const owner = await this.options.ownerOf(run);
-      await this.endEarlierAttempts(activity);
-      await createJobIfAbsent(
-        batch,
-        buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes),
-      );
+      try {
+        // An API server restarting (or a connection reset) is waited out, as for a pass.
+        await retryTransient(async () => {
+          const owner = await this.options.ownerOf(run);
+          await this.endEarlierAttempts(activity);
+          await createJobIfAbsent(batch, buildAttemptJob(activity, klass, owner, this.options.settings, this.options.maxResultBytes));
+        }, signal);
+      } catch (error) {
+        if (signal.aborted) return { kind: 'abandoned' };
+        if (isTransient(error)) return { kind: 'lost', message: `its Job could not be created: ${ensureError(error).message}` };
+        throw error;
+      }
       this.options.onAttemptStarted?.(activity, name);
       const end = await Promise.race([ended, aborted]);
       // Cancelled rather than handed over: the attempt's pod goes too.

@@ -1,11 +1,13 @@
 import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
 import { scriptOutcome, type RunOutcome } from '../../engine/settle.js';
+import { ensureError } from '../../common/errors.js';
 import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
 import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
+import { isTransient, retryTransient } from '../kube/retry.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
 import { podTrouble, type PodTrouble } from './pod-trouble.js';
@@ -77,9 +79,18 @@ export class KubePasses {
       signal.addEventListener('abort', () => resolve('aborted'), { once: true });
     });
     try {
-      const owner = await this.options.ownerOf(run);
-      await this.endEarlierPasses(run);
-      await createJobIfAbsent(batch, buildPassJob(run, owner, settings));
+      try {
+        // An API server restarting (or a connection reset) is waited out, not taken for the run's end.
+        await retryTransient(async () => {
+          const owner = await this.options.ownerOf(run);
+          await this.endEarlierPasses(run);
+          await createJobIfAbsent(batch, buildPassJob(run, owner, settings));
+        }, signal);
+      } catch (error) {
+        if (signal.aborted) return await this.aborted(run, name, signal);
+        const message = `pass ${run.passes} could not start: ${ensureError(error).message}`;
+        return isTransient(error) ? this.lost(run, message) : { kind: 'failed', message };
+      }
       this.options.onPassStarted?.(run);
       const startTimeoutMs = (settings.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS) * 1000;
       const neverStarted = startDeadline(remote.starting, startTimeoutMs, AbortSignal.any([signal, passOver.signal]));
@@ -90,12 +101,7 @@ export class KubePasses {
         neverStarted.then(() => ({ reason: `its pod did not start the script within ${startTimeoutMs / 1000}s (scheduling? image pull?)`, stuck: true })),
         aborted,
       ]);
-      if (ended === 'aborted') {
-        // The operator stopped leading: the pod is the next leader's business (it replays the run).
-        if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
-        await deleteJob(batch, run.project, name);
-        return { kind: 'failed', message: 'cancelled' };
-      }
+      if (ended === 'aborted') return await this.aborted(run, name, signal);
       const { pass } = remote;
       // The journal may have settled it before the script's end came (a suspension, a divergence).
       if (pass.failure || pass.suspension || 'exit' in ended) {
@@ -118,6 +124,13 @@ export class KubePasses {
       passes.end(run.id, run.passes);
     }
   };
+
+  private async aborted(run: RunRecord, name: string, signal: AbortSignal): Promise<RunOutcome> {
+    // The operator stopped leading: the pod is the next leader's business (it replays the run).
+    if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
+    await deleteJob(this.options.batch, run.project, name);
+    return { kind: 'failed', message: 'cancelled' };
+  }
 
   /** Feed from the Job informer: a pass's Job that ended or went away. */
   jobChanged(job: V1Job, deleted = false): void {
