@@ -85,7 +85,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(resources).toMatch(/^events\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+Event$/m);
     const discovery = JSON.parse((await kubectl(admin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
     expect(discovery.resources.map((r) => `${r.name}:${r.verbs.join(',')}`).sort()).toEqual(
-      ['events:create', 'runs:get,list', 'runs/approve:create', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
+      ['events:create', 'runs:get,list', 'runs/approve:create', 'runs/artifacts:get', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
     );
     expect((await kubectl(admin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
     expect((await kubectl(carol, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('no');
@@ -121,6 +121,20 @@ describe('the aggregated API on a real kube-apiserver', () => {
       body: { metadata: { name: 'carol-edits' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: [{ kind: 'User', name: 'carol', apiGroup: 'rbac.authorization.k8s.io' }] },
     });
     expect((await as(carol, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
+  });
+
+  it("given a run that put an artifact, then spool status lists it and the person downloads it through runs/artifacts; one whom RBAC does not allow is refused", async () => {
+    await givenWorkflow(cluster, 'report', 'report.sh', "printf 'hello from the run' | spool artifact put out/report.txt -\n");
+    await whenRunCreated(cluster, 'report-1', 'report');
+    await eventually('report-1 Succeeded', async () => (await getRun(cluster, 'report-1')).status?.phase === 'Succeeded', 60_000);
+
+    const status = await as(admin, 'status', 'report-1');
+    expect(status.output).toMatch(/^artifacts\s+out\/report\.txt {2}18 bytes {2}sha256 [0-9a-f]{12} {2}\S+$/m);
+    const path = '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/runs/report-1/artifacts';
+    expect((await kubectl(admin, 'get', '--raw', `${path}/out/report.txt`)).stdout).toBe('hello from the run');
+    const refused = await kubectl(carol, 'get', '--raw', path);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('runs/artifacts');
   });
 
   it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {

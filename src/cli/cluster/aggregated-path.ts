@@ -36,13 +36,14 @@ export async function aggregatedRequest(
     const { project, ...event } = (body ?? {}) as Record<string, unknown>;
     return { method, path: `${base(typeof project === 'string' && project ? project : namespace)}/events`, body: event };
   }
-  const [collection, runId, action, job] = parts;
+  const [collection, runId, action, job, ...rest] = parts;
   if (method === 'GET' && collection === 'runs' && parts.length === 1) return { method, path: withQuery(`${base(namespace)}/runs`) };
   if (collection !== 'runs' || !runId || !runId.includes(':')) return null;
   const run = `${base(runId.split(':')[1] ?? namespace)}/runs/${encodeURIComponent(await runName(runId))}`;
   if (method === 'GET' && !action) return { method, path: withQuery(run) };
   if (method === 'GET' && action === 'logs' && !job) return { method, path: withQuery(`${run}/log`) };
   if (method === 'GET' && action === 'journal' && !job) return { method, path: withQuery(`${run}/journal`) };
+  if (method === 'GET' && action === 'artifacts') return { method, path: `${run}/artifacts${job ? `/${[job, ...rest].map(encodeURIComponent).join('/')}` : ''}` };
   if (method === 'POST' && action === 'cancel' && !job) return { method, path: `${run}/cancel`, body: {} };
   if (method === 'POST' && action === 'signals' && !job) return { method, path: `${run}/signal`, body };
   if (method === 'POST' && action === 'approvals' && job) {

@@ -168,9 +168,9 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
-    // Not on a cluster yet: the aggregated API has no artifacts subresource.
-    if (isCluster(options)) return;
-    const { artifacts } = await (await target(options)).api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(runId)}/artifacts`);
+    // On a cluster, the aggregated API's runs/artifacts subresource.
+    const to = await target(options);
+    const { artifacts } = await to.api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(await to.runId(runId))}/artifacts`);
     artifacts.forEach((artifact, index) =>
       out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
     );

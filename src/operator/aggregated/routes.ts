@@ -18,6 +18,8 @@ const PREFIX = `/apis/${AGGREGATED_GROUP}/${AGGREGATED_VERSION}`;
 const RUN_VERBS: Record<string, { verb: 'get' | 'create'; method: 'GET' | 'POST'; kind: string }> = {
   log: { verb: 'get', method: 'GET', kind: 'RunLog' },
   journal: { verb: 'get', method: 'GET', kind: 'RunJournal' },
+  // runs/NAME/artifacts lists them; runs/NAME/artifacts/ARTIFACT streams one (RBAC sees the subresource).
+  artifacts: { verb: 'get', method: 'GET', kind: 'RunArtifacts' },
   signal: { verb: 'create', method: 'POST', kind: 'RunSignal' },
   approve: { verb: 'create', method: 'POST', kind: 'RunApproval' },
   reject: { verb: 'create', method: 'POST', kind: 'RunApproval' },
@@ -76,7 +78,7 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   }
   const parts = rest.split('/').filter(Boolean).map(decodeURIComponent);
   const [namespaces, namespace = '', resource, name, sub, ...extra] = parts;
-  if (namespaces !== 'namespaces' || !namespace || extra.length > 0) throw status(404, 'NotFound', `the server could not find ${req.path}`);
+  if (namespaces !== 'namespaces' || !namespace || (extra.length > 0 && sub !== 'artifacts')) throw status(404, 'NotFound', `the server could not find ${req.path}`);
 
   let attributes: { resource: string; subresource?: string; verb: 'get' | 'list' | 'create'; name?: string };
   if (resource === 'events' && !name) attributes = { resource: 'events', verb: 'create' };
@@ -127,6 +129,9 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
         break;
       case 'journal':
         target = `${run}/journal`;
+        break;
+      case 'artifacts':
+        target = `${run}/artifacts${extra.length > 0 ? `/${encodeURIComponent(extra.join('/'))}` : ''}`;
         break;
       case 'signal':
         target = `${run}/signals`;
