@@ -49,12 +49,25 @@ function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
   };
 }
 
+/** How long to wait for a connection to the database (connect and its start-up exchange). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** The PostgreSQL server driver: one pool per process. */
 export async function openPostgresStore(
   url: string,
   options: { max?: number; onMigrated?: (migrated: Migrated) => void; blobs?: BlobBackend } = {},
 ): Promise<SqlStore> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    // A database pod that went away can leave its address routed to nothing for a while (its
+    // Service's endpoints lag): a connection attempt would hang for the kernel's SYN retries
+    // (about two minutes) and hold every caller queued behind the pool. Given up sooner, it is
+    // "unavailable" (a 503, a retry), and keepalives find a connection whose server vanished.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   pool.on('error', () => undefined); // an idle client's lost connection is replaced on next use
   const db = clientOf(pool, false);
   // Not `onMigrated?.(await migrate(db))`: an optional call skips its arguments, migrations and all.

@@ -33,7 +33,7 @@ export function isUnavailable(error: unknown): boolean {
   const code = typeof failed?.code === 'string' ? failed.code : '';
   if (NETWORK_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)) return true;
   const message = typeof failed?.message === 'string' ? failed.message : '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(
     message,
   );
 }

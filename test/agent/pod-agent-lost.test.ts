@@ -19,6 +19,7 @@ describe('the pod agent when the operator cannot be reached', () => {
 
   afterEach(async () => {
     await agent?.close();
+    server?.closeAllConnections();
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     rmSync(dir, { recursive: true, force: true });
   });
@@ -59,11 +60,11 @@ describe('the pod agent when the operator cannot be reached', () => {
   }
 
   /** The agent of pass 1, a step call through its spool socket, then the script's end (69) through its control socket. */
-  async function passWithOneCall(url: string): Promise<{ answer: Record<string, unknown>; ended: Record<string, unknown> }> {
+  async function passWithOneCall(url: string, requestTimeoutMs?: number): Promise<{ answer: Record<string, unknown>; ended: Record<string, unknown> }> {
     dir = mkdtempSync(join(tmpdir(), 'pod-agent-'));
     writeFileSync(join(dir, 'token'), 'token\n');
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
-    agent = await servePodAgent({ server: url, runId: 'run-1', pass: 1, tokenFile: join(dir, 'token'), socket, control, retryForMs: 400 });
+    agent = await servePodAgent({ server: url, runId: 'run-1', pass: 1, tokenFile: join(dir, 'token'), socket, control, retryForMs: 400, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
     const answer = await ask(socket, { verb: 'step', name: 'a' });
     const ended = await ask(control, { verb: 'exit', code: answer.exitCode ?? 0, signal: null });
     return { answer, ended };
@@ -81,6 +82,13 @@ describe('the pod agent when the operator cannot be reached', () => {
     const operator = await givenOperator((respond) => respond(503, { error: { code: 'unavailable', message: 'the database does not answer' } }));
     const { answer } = await passWithOneCall(operator.url);
     expect(answer).toMatchObject({ status: 'error', exitCode: 69, message: 'the database does not answer' });
+    expect(operator.exits).toEqual([]);
+  });
+
+  it('given a call the operator never answers (its database connection hangs), then the agent gives up on it: 69, and the pass is lost', async () => {
+    const operator = await givenOperator(() => undefined);
+    const { answer } = await passWithOneCall(operator.url, 500);
+    expect(answer).toMatchObject({ status: 'error', exitCode: 69 });
     expect(operator.exits).toEqual([]);
   });
 

@@ -57,6 +57,14 @@ describe('PostgreSQL goes away on the node', () => {
     await cluster.kubectl('wait', '--for=condition=Available', '--timeout=120s', 'apiservice/v1alpha1.api.hyperspool.dev');
   };
 
+  /** What a person would look at when a run does not finish: the runs, their Jobs and pods, and the operator's log. */
+  const whereRunsAre = async (): Promise<string> =>
+    [
+      await cluster.kubectl('-n', namespace, 'get', 'runs,jobs,pods', '-o', 'wide').catch((error: Error) => error.message),
+      await cluster.kubectl('-n', namespace, 'get', 'runs', '-o', 'yaml').catch((error: Error) => error.message),
+      await cluster.operatorLogs(),
+    ].join('\n');
+
   beforeAll(async () => {
     cluster = await openCluster(runLabel);
     await deployHyperspool(cluster);
@@ -115,11 +123,13 @@ describe('PostgreSQL goes away on the node', () => {
         `${name}-1 Succeeded`,
         async () => {
           const run = await runOf(name);
-          if (run.status?.phase === 'Failed') throw new Error(`${name}-1 failed: ${run.status.message}\n${await cluster.operatorLogs()}`);
+          if (run.status?.phase === 'Failed') throw new Error(`${name}-1 failed: ${run.status.message}`);
           return run.status?.phase === 'Succeeded';
         },
         180_000,
-      );
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await whereRunsAre()}`);
+      });
     const calls = async (name: Name): Promise<string[]> =>
       (JSON.parse(await spool('journal', `${name}-1`, '--json')) as { kind: string; verb: string; name: string }[])
         .filter((entry) => entry.kind === 'call')

@@ -20,6 +20,11 @@ export interface ServerClientOptions {
   tokenFile: string;
   /** How long to keep retrying a server that cannot be reached (a leader handing over). */
   retryForMs?: number;
+  /**
+   * How long one request may go unanswered. No call takes the server long; one that hangs (its
+   * database connection stuck) is taken as lost, so the pass replays rather than waits for good.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** Thrown when the server says this pass is over (or never was): the script must stop. */
@@ -79,6 +84,7 @@ export class ServerClient implements CallHandler {
             ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 60_000),
         });
       } catch (error) {
         // Only a request that surely never arrived is sent again: a call may not be answered twice.
