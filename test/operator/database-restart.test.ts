@@ -84,4 +84,27 @@ describe('the operator across a restart of its PostgreSQL', () => {
       await kubelet.stop();
     }
   }, 180_000);
+  it('given a replica that comes to lead while PostgreSQL is away, then once it is back that leader recovers and dispatches: a Run asleep through it finishes', async () => {
+    await operator.kill();
+    const first = await cluster.startLeader('op-db-a', { leaseDurationSeconds: 3 });
+    const second = await cluster.startOperator('op-db-b', { leaseDurationSeconds: 3 });
+    await givenWorkflow(cluster, 'doze', 'doze.sh', 'spool step a -- echo a\nspool sleep 4s\nspool step b -- echo b\n');
+    const kubelet = startKubelet(cluster, second.url);
+    try {
+      await whenRunCreated(cluster, 'doze-1', 'doze');
+      // Pass 1 runs under the first leader, whose agent URL the kubelet does not serve: it is lost and replays.
+      const dozeId = await eventually('doze-1 in the store', async () => (await second.store.listRuns({ limit: 20 })).find((run) => run.workflow.startsWith('doze/'))?.id);
+
+      await cluster.postgres.down();
+      await first.kill();
+      await eventually('the second replica to lead, the database away', () => Promise.resolve(second.isLeader()), 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await cluster.postgres.start();
+
+      await eventually('doze-1 to succeed', async () => (await second.store.getRun(dozeId))?.status === 'succeeded', 90_000);
+    } finally {
+      await kubelet.stop();
+      await second.close();
+    }
+  }, 180_000);
 });
