@@ -145,6 +145,9 @@ describe('artifact lifecycle on a cluster', () => {
         30_000,
       );
       expect((await store.artifacts.list(runId)).length).toBe(1);
+      // Counted for the alert (HyperspoolArtifactDeletionsFailing), by the run's namespace.
+      const metrics = await (await fetch(`${operator.healthUrl}/metrics`)).text();
+      expect(Number(/^hyperspool_artifact_deletions_failed_total\{namespace="team-art"\} (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     } finally {
       await s3.serveAgain();
     }

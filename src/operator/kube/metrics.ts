@@ -31,6 +31,8 @@ export interface OperatorMetrics {
   readonly passesLost: Counter<'namespace'>;
   /** Pass pods that cannot start their script, by the kubelet's or scheduler's reason. Leader only. */
   readonly passPodsNotStarting: Gauge<'namespace' | 'reason'>;
+  /** Runs whose artifacts the sweep could not delete (storage away): tried again each sweep. */
+  readonly artifactDeletionsFailed: Counter<'namespace'>;
   /**
    * Clears what only the leader knows (runs by phase, queue depth, the oldest pass): a replica
    * that stops leading reports none of them rather than the numbers it had when it led.
@@ -152,6 +154,12 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     labelNames: ['namespace', 'reason'],
     registers,
   });
+  const artifactDeletionsFailed = new Counter({
+    name: `${PREFIX}artifact_deletions_failed_total`,
+    help: 'Runs whose artifacts could not be deleted when due (their Run deleted, or past the Workflow ttl), by namespace: the storage did not answer; every sweep tries again.',
+    labelNames: ['namespace'],
+    registers,
+  });
   const { databaseUp, openWaitsSince } = options;
   new Gauge({
     name: `${PREFIX}database_up`,
@@ -199,6 +207,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     oldestRunningPass,
     passesLost,
     passPodsNotStarting,
+    artifactDeletionsFailed,
     forgetLeaderOnly() {
       runs.reset();
       passPodsNotStarting.reset();

@@ -15,6 +15,8 @@ export interface ArtifactSweeperOptions extends ArtifactSweepLookups {
   /** How often the leader looks (every minute unless set). */
   everyMs?: number;
   now?: () => Date;
+  /** A run's artifacts could not be deleted (for the metric the alert reads). */
+  onDeletionFailed?(runId: string): void;
 }
 
 export interface SweepOutcome {
@@ -32,7 +34,8 @@ const BATCH = 200;
  * `spec.artifacts.ttlSecondsAfterFinished` has passed. No finalizer: `kubectl delete run` never
  * waits on storage. The store keeps the artifact records until their bytes are gone, so a run
  * whose deletion failed (S3 down) is found again by the next sweep: retried every `everyMs`, each
- * failure an error line naming the run, and the count in the sweep's summary line.
+ * failure an error line naming the run and one more in hyperspool_artifact_deletions_failed_total
+ * (alert HyperspoolArtifactDeletionsFailing).
  */
 export async function sweepArtifacts(options: Omit<ArtifactSweeperOptions, 'everyMs'>): Promise<SweepOutcome> {
   const now = (options.now ?? (() => new Date()))();
@@ -55,6 +58,7 @@ export async function sweepArtifacts(options: Omit<ArtifactSweeperOptions, 'ever
     } catch (error) {
       outcome.failed.push({ runId: run.runId, error: error instanceof Error ? error.message : String(error) });
       options.log.error('deleting artifacts failed; the next sweep tries again', error, { runId: run.runId, reason });
+      options.onDeletionFailed?.(run.runId);
     }
   }
   return outcome;
