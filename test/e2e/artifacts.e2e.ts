@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_MIB, ARTIFACT_WORKFLOW } from '../support/artifact-workflow.js';
+import { sampleNodeMemory } from './support/node-memory.js';
 import {
   deployHyperspool,
   E2E_LABEL,
@@ -17,6 +18,22 @@ import {
   SYSTEM,
   type Cluster,
 } from './support/cluster.js';
+
+/** Big enough that holding it anywhere shows: the issue's 200 MB. */
+const BIG_MIB = 200;
+const BIG_WORKFLOW = `set -euo pipefail
+head -c ${BIG_MIB * 1024 * 1024} /dev/urandom > big.bin
+want=$(spool step sha -- sh -c "sha256sum big.bin | cut -d' ' -f1")
+spool artifact put big.bin big.bin
+rm big.bin
+spool artifact get big.bin got.bin
+got=$(sha256sum got.bin | cut -d' ' -f1)
+rm got.bin
+if [ "$got" = "$want" ]; then echo "${BIG_MIB} MiB back, sha256 $got"; else echo "sha256 differs: got $got, want $want"; exit 1; fi
+`;
+const OPERATOR_PROCESS = { label: 'operator', argv: ['operator'], podPrefix: 'hyperspool-operator-' };
+/** A pass pod's agent (its pod is named for its Job, run-<key>-p<pass>). */
+const AGENT_PROCESS = { label: 'agent', argv: ['agent', '--control'], podPrefix: 'run-' };
 
 interface RunResource {
   metadata: { name: string; labels?: Record<string, string> };
@@ -87,7 +104,11 @@ describe('artifacts on a real cluster, in S3', () => {
     await cluster.close();
   });
 
+  /** The agents' memory while the 50 MiB workflow ran, to set the 200 MiB one's beside. */
+  let agentsWith50 = '';
+
   it(`given the bash workflow that builds ${ARTIFACT_MIB} MiB, puts it, sleeps and gets it back, then pass 2 runs in a new pod, the sha256 matches, and the parts are objects in the bucket`, async () => {
+    const agents = sampleNodeMemory([AGENT_PROCESS]);
     await cluster.apply(
       {
         apiVersion: 'hyperspool.dev/v1alpha1',
@@ -120,7 +141,12 @@ describe('artifacts on a real cluster, in S3', () => {
       return pods[0];
     });
 
-    const done = await whenEnded('build-1');
+    const done = await whenEnded('build-1').finally(() => {
+      agentsWith50 = Object.entries(agents.stop())
+        .filter(([who]) => who.startsWith(`agent ${key}-`))
+        .map(([, memory]) => `${memory.largestMiB.toFixed(0)} MiB`)
+        .join(', ');
+    });
 
     expect(done.status?.passes).toBe(2);
     const log = await spool('logs', 'build-1');
@@ -142,6 +168,43 @@ describe('artifacts on a real cluster, in S3', () => {
     expect(await objectsUnder(`${runId}/1/2`)).toEqual([]);
     expect(log).toMatch(/build\.bin/); // the script's own `spool artifact list`
   });
+
+  // The local node's processes are this machine's (on kind they are not: skipped there).
+  it.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))(
+    `given a ${BIG_MIB} MiB artifact put and got in one pass, then the pass pod's agent and the operator replicas stream it: each one's memory stays far below its size`,
+    async () => {
+      await cluster.apply(
+        { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'big', namespace }, spec: { filename: 'big.sh', script: BIG_WORKFLOW } },
+      );
+      const before = sampleNodeMemory([OPERATOR_PROCESS]).stop();
+      const sampler = sampleNodeMemory([OPERATOR_PROCESS, AGENT_PROCESS]);
+      let seen: ReturnType<typeof sampler.stop>;
+      try {
+        await cluster.apply({ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: 'big-1', namespace }, spec: { workflowRef: { name: 'big' } } });
+        await whenEnded('big-1', 240_000);
+      } finally {
+        seen = sampler.stop();
+      }
+      expect(await spool('logs', 'big-1')).toMatch(new RegExp(`^${BIG_MIB} MiB back, sha256 [0-9a-f]{64}$`, 'm'));
+      // Only this run's pass pods: a pod of an earlier test may still be going away.
+      const key = (await runOf('big-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
+      seen = Object.fromEntries(Object.entries(seen).filter(([who]) => who.startsWith('operator ') || who.startsWith(`agent ${key}-`)));
+
+      const report = Object.entries(seen).map(([who, memory]) => `${who}: peak ${memory.peakMiB.toFixed(0)} MiB, largest resident ${memory.largestMiB.toFixed(0)} MiB${before[who] ? ` (${before[who].largestMiB.toFixed(0)} MiB before)` : ''}`);
+      console.log(`e2e: memory while ${BIG_MIB} MiB went through S3:\n  ${report.join('\n  ')}\n  (the agents' largest resident with ${ARTIFACT_MIB} MiB: ${agentsWith50 || 'not seen'})`);
+      const agents = Object.entries(seen).filter(([who]) => who.startsWith('agent '));
+      const operators = Object.entries(seen).filter(([who]) => who.startsWith('operator '));
+      expect(agents.length).toBeGreaterThan(0);
+      expect(operators.length).toBeGreaterThan(0);
+      // Bounded, not timed. An agent holding the artifact would be past its whole size (what it
+      // does hold is V8's garbage of the parts it passed on, collected when the heap decides: about
+      // as much with 50 MiB as with 200). The operator, which also serves the API and its caches,
+      // must not grow by more than a fraction of it.
+      for (const [, memory] of agents) expect(memory.largestMiB).toBeLessThan(BIG_MIB);
+      for (const [who, memory] of operators) expect(memory.largestMiB - (before[who]?.largestMiB ?? 0)).toBeLessThan(BIG_MIB / 4);
+    },
+    300_000,
+  );
 
   it("given a Workflow whose checkoutFrom names a ConfigMap, then each pass's new pod checks out the script's sibling files", async () => {
     const script = `set -euo pipefail

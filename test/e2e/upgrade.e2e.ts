@@ -191,7 +191,11 @@ ${extra}`,
       await eventually(
         'no Run of another test left on the cluster',
         async () => {
-          const left = await cluster.getJson<{ items: { metadata: { namespace: string } }[] }>('runs', '-A');
+          // On a node nothing was installed on yet (this file first), there is no Run kind at all.
+          const left = await cluster.getJson<{ items: { metadata: { namespace: string } }[] }>('runs', '-A').catch((error: Error) => {
+            if (/could not find the requested resource/.test(error.message)) return { items: [] };
+            throw error;
+          });
           if (left.items.length === 0) return true;
           const namespaces = await cluster.getJson<{
             items: { metadata: { name: string }; status?: { phase?: string } }[];
