@@ -15,6 +15,7 @@ import {
   jobsOf,
   startCluster,
   startPod,
+  whenJobEnds,
   whenJobFinishes,
   whenRunCreated,
   type Cluster,
@@ -400,6 +401,23 @@ describe('a pass whose pod dies', () => {
     const pod2 = await startPod(cluster, operator.url, job2);
     await eventually('step slow to start again', () => Promise.resolve(readFileSync(effects, 'utf8') === 'slow\nslow\n'));
     await pod2.kill();
+  });
+
+  it("given a pass lost (its Job ended without word) and the replay suspending, then neither pass's Job is left: a waiting run holds nothing on the node", async () => {
+    await givenWorkflow(cluster, 'relapse', 'relapse.sh', 'spool sleep 1m\n');
+    await whenRunCreated(cluster, 'relapse-1', 'relapse');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'relapse-1')).metadata.labels?.['hyperspool.dev/run']);
+    const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    await whenJobEnds(cluster, job1, 'Failed');
+
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const runId = (await getRun(cluster, 'relapse-1')).status?.runId ?? '';
+    const pass2 = agentOf(operator.url, runId, 2, (await givenPodOf(cluster, job2)).token);
+    expect((await pass2.call({ verb: 'sleep', ms: 60_000 })).body).toMatchObject({ status: 'suspended' });
+    await pass2.exit(0);
+
+    await eventually('relapse-1 waiting', async () => (await getRun(cluster, 'relapse-1')).status?.phase === 'Waiting');
+    await eventually('no Job of the run left', async () => (await jobsOf(cluster, key)).length === 0, 10_000);
   });
 
   it("given a pod whose script container starts before its agent (no startup probe orders them), then spool pass waits for the agent's socket and the run succeeds", async () => {

@@ -88,7 +88,7 @@ export class ServerClient implements CallHandler {
         });
       } catch (error) {
         // Only a request that surely never arrived is sent again: a call may not be answered twice.
-        if (!neverArrived(error) || Date.now() + delay > deadline) throw new Unreachable(`cannot reach the hyperspool server at ${this.options.server}: ${String(error)}`);
+        if (!neverArrived(error) || Date.now() + delay > deadline) throw new Unreachable(`cannot reach the hyperspool server at ${this.options.server}: ${String(error)}${causeOf(error)}`);
         await sleep(delay);
         continue;
       }
@@ -104,9 +104,20 @@ export class ServerClient implements CallHandler {
   }
 }
 
+/**
+ * Whether the connection was never made, so the request cannot have arrived: refused, no route
+ * to the Service yet (a new pod's network, endpoints being updated), the name not resolved, or
+ * the connect timed out.
+ */
 function neverArrived(error: unknown): boolean {
-  const code = (error as { cause?: { code?: string } }).cause?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+  const code = (error as { cause?: { code?: string } }).cause?.code ?? '';
+  return ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].includes(code);
+}
+
+/** fetch says only "fetch failed": what failed is in its cause. */
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause ? ` (${cause.code ?? cause.message ?? ''})` : '';
 }
 
 function sleep(ms: number): Promise<void> {

@@ -106,8 +106,9 @@ export class KubePasses {
       // The journal may have settled it before the script's end came (a suspension, a divergence).
       if (pass.failure || pass.suspension || 'exit' in ended) {
         const outcome = scriptOutcome(pass, 'exit' in ended ? ended.exit : { code: null, signal: null });
-        // A waiting run holds nothing, not even a finished pod: its output is in the run's log.
-        if (outcome.kind === 'suspended') await deleteJob(batch, run.project, name);
+        // A waiting run holds nothing, not even a finished pod (its own, or a lost pass's before
+        // it): its output is in the run's log.
+        if (outcome.kind === 'suspended') await this.clearAway(run, name);
         return this.ended(run, outcome);
       }
       if ('failure' in ended) {
@@ -124,6 +125,16 @@ export class KubePasses {
       passes.end(run.id, run.passes);
     }
   };
+
+  /** The Jobs of a run that suspended; one the API server did not delete goes at its TTL. */
+  private async clearAway(run: RunRecord, name: string): Promise<void> {
+    try {
+      await deleteJob(this.options.batch, run.project, name);
+      await this.endEarlierPasses(run, { finishedToo: true });
+    } catch {
+      // The pass's outcome stands whatever became of its pod.
+    }
+  }
 
   private async aborted(run: RunRecord, name: string, signal: AbortSignal): Promise<RunOutcome> {
     // The operator stopped leading: the pod is the next leader's business (it replays the run).
@@ -171,14 +182,18 @@ export class KubePasses {
     this.underWay.delete(name);
   }
 
-  /** A new pass supersedes older ones: a pod still running an earlier pass (its operator went away) is ended. */
-  private async endEarlierPasses(run: RunRecord): Promise<void> {
+  /**
+   * A new pass supersedes older ones: a pod still running an earlier pass (its operator went away)
+   * is ended. `finishedToo` (a run that suspends) also deletes the finished Jobs of earlier passes
+   * that were lost, so nothing of the run stays on the node while it waits.
+   */
+  private async endEarlierPasses(run: RunRecord, { finishedToo = false } = {}): Promise<void> {
     const { batch } = this.options;
     const jobs = await batch.listNamespacedJob({ namespace: run.project, labelSelector: `${LABELS.run}=${runKey(run.id)}` });
     for (const job of jobs.items) {
       const pass = Number(job.metadata?.labels?.[LABELS.pass]);
       const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-      if (pass < run.passes && !done && job.metadata?.name) await deleteJob(batch, run.project, job.metadata.name);
+      if (pass < run.passes && (finishedToo || !done) && job.metadata?.name) await deleteJob(batch, run.project, job.metadata.name);
     }
   }
 
