@@ -17,8 +17,8 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deployHyperspool, eventually, leaderPod, openCluster, SYSTEM, type Cluster } from '../../test/e2e/support/cluster.js';
-import { createSleepers, mostAtOnce, openJournalDatabase, passPods, podMetrics, quantile, recorded, runsIn, samples } from '../../test/e2e/support/sleepers.js';
+import { deployHyperspool, eventually, openCluster, SYSTEM, type Cluster } from '../../test/e2e/support/cluster.js';
+import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, quantile, recorded, runsIn, samples } from '../../test/e2e/support/sleepers.js';
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? '', 10) || 1000;
 const namespace = `bench-sleepers-${Date.now().toString(36)}`;
@@ -40,7 +40,7 @@ const MiB = 2 ** 20;
 
 /** The leader's memory and caches, from its /metrics. */
 async function leaderMemory(): Promise<{ rss: number; heap: number; caches: Record<string, number> }> {
-  const text = await podMetrics(cluster, await leaderPod(cluster));
+  const text = await leaderMetrics(cluster);
   return {
     rss: samples(text, 'hyperspool_process_resident_memory_bytes').get('') ?? NaN,
     heap: samples(text, 'hyperspool_nodejs_heap_size_used_bytes').get('') ?? NaN,

@@ -4,17 +4,18 @@
 // namespace's hyperspool.dev/max-running-passes, every run finishes, each call is recorded once,
 // and each Run's status stays small. Correctness only; the figures it prints are not asserted.
 //
-//   HYPERSPOOL_E2E_SCALE=1 npm run test:e2e -- test/e2e/scale.e2e.ts
+//   npm run test:e2e -- test/e2e/scale.e2e.ts
 //
-// Opt-in (HYPERSPOOL_E2E_SCALE=1) until it has passed on a quiet node: on the shared 2-core
-// machine it was written on (load 25-37 from other work), pass pods took 20-60 s each and the
-// leader kept losing its 4 s Lease (test/e2e/deploy), abandoning and replaying passes, so the runs
-// did not all finish within the test's bound. An earlier version of it (60 runs, cap 6) did finish,
-// all Succeeded, after the test had given up.
+// Passed on the quiet 2-core node (2026-12-04, 131 s): all 40 parked with no pod after 55 s, the
+// leader at 139 MiB with 40 Runs and no pod or Job in its caches; woken, 9 steps at once (cap 16),
+// 3 in the quota namespace (quota 3), 38 passes a minute, 2 passes a run, statuses of 371 bytes.
+// On the loaded machine it was written on it did not pass, and it found three things on its way
+// here: a lost pass's pod left beside a parked run, and this file's own reading of the leader's
+// metrics (by port name) and of the database's Secret (named with kustomize's hash).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployHyperspool, E2E_LABEL, eventually, leaderPod, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
-import { createSleepers, mostAtOnce, openJournalDatabase, passPods, podMetrics, recorded, runsIn, samples, WAKE_EVENT, type Park } from './support/sleepers.js';
+import { deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, recorded, runsIn, samples, WAKE_EVENT, type Park } from './support/sleepers.js';
 
 /** Runs in a namespace with no quota, and in one whose annotation caps its passes at QUOTA. */
 const OPEN_RUNS = 30;
@@ -24,7 +25,7 @@ const QUOTA = 3;
 const STATUS_BYTES_AT_MOST = 2048;
 const PARK: Park = { event: true };
 
-describe.skipIf(!process.env.HYPERSPOOL_E2E_SCALE)('many runs parked on the node', () => {
+describe('many runs parked on the node', () => {
   const runLabel = `e2e-scale-${Date.now().toString(36)}`;
   const open = `${runLabel}-open`;
   const quoted = `${runLabel}-quota`;
@@ -82,13 +83,14 @@ describe.skipIf(!process.env.HYPERSPOOL_E2E_SCALE)('many runs parked on the node
       300_000,
     );
     const parkedAfter = (Date.now() - started) / 1000;
-    const leader = await leaderPod(cluster);
-    const metrics = await podMetrics(cluster, leader);
-    console.log(
-      `e2e scale: all ${OPEN_RUNS + QUOTED_RUNS} runs parked with no pod after ${parkedAfter.toFixed(0)} s; leader RSS ${(
-        (samples(metrics, 'hyperspool_process_resident_memory_bytes').get('') ?? 0) / 2 ** 20
-      ).toFixed(0)} MiB, informer caches ${JSON.stringify(Object.fromEntries(samples(metrics, 'hyperspool_informer_objects')))}`,
+    // A figure for the report only: the API server's proxy to the leader's metrics port has
+    // failed here with a reset stream, which says nothing about the runs.
+    const leader = await leaderMetrics(cluster).then(
+      (metrics) =>
+        `leader RSS ${((samples(metrics, 'hyperspool_process_resident_memory_bytes').get('') ?? 0) / 2 ** 20).toFixed(0)} MiB, informer caches ${JSON.stringify(Object.fromEntries(samples(metrics, 'hyperspool_informer_objects')))}`,
+      (error: Error) => `the leader's metrics unread (${error.message.split('\n')[0]})`,
     );
+    console.log(`e2e scale: all ${OPEN_RUNS + QUOTED_RUNS} runs parked with no pod after ${parkedAfter.toFixed(0)} s; ${leader}`);
     // One event per namespace wakes every run of it at once.
     const wokeAt = Date.now() / 1000;
     await Promise.all([emitWake(open), emitWake(quoted)]);

@@ -14,7 +14,7 @@
 // themselves did.
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { SYSTEM, type Cluster } from './cluster.js';
+import { eventually, leaderPod, SYSTEM, type Cluster } from './cluster.js';
 
 export const SLEEPER_WORKFLOW = 'sleeper';
 
@@ -110,9 +110,18 @@ export function samples(text: string, name: string): Map<string, number> {
   return found;
 }
 
+/** The operator's metrics port (config/manager/deployment.yaml). */
+const METRICS_PORT = 9464;
+
 /** A replica's /metrics, through the API server's proxy to its pod (no port-forward, no Service). */
 export async function podMetrics(cluster: Cluster, pod: string): Promise<string> {
-  return cluster.kubectl('get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${pod}:metrics/proxy/metrics`);
+  // The port by number: the API server's pod proxy answers a port's name with a reset stream.
+  return cluster.kubectl('get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${pod}:${METRICS_PORT}/proxy/metrics`);
+}
+
+/** The leading replica's /metrics; asked again while the Lease still names a replica a rollout just replaced. */
+export function leaderMetrics(cluster: Cluster): Promise<string> {
+  return eventually("the leader's /metrics", async () => podMetrics(cluster, await leaderPod(cluster)), 30_000);
 }
 
 /**
@@ -122,7 +131,10 @@ export async function podMetrics(cluster: Cluster, pod: string): Promise<string>
  * process each.
  */
 export async function openJournalDatabase(cluster: Cluster): Promise<{ db: pg.Client; close(): Promise<void> }> {
-  const secret = await cluster.getJson<{ data: { url: string } }>('-n', SYSTEM, 'secret', 'hyperspool-db');
+  // kustomize's secretGenerator names it hyperspool-db-<hash>.
+  const secrets = await cluster.getJson<{ items: { metadata: { name: string }; data?: { url?: string } }[] }>('-n', SYSTEM, 'secrets');
+  const secret = secrets.items.find((each) => /^hyperspool-db(-[a-z0-9]+)?$/.test(each.metadata.name) && each.data?.url);
+  if (!secret?.data?.url) throw new Error(`no hyperspool-db Secret with a url in ${SYSTEM}`);
   const url = new URL(Buffer.from(secret.data.url, 'base64').toString('utf8'));
   const kubectl = process.env.KUBECTL ?? 'kubectl';
   const forward = spawn(kubectl, ['--kubeconfig', cluster.kubeconfig, '-n', SYSTEM, 'port-forward', 'svc/hyperspool-postgres', ':5432'], { stdio: ['ignore', 'pipe', 'pipe'] });
