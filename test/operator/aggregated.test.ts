@@ -132,7 +132,9 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(status.output).toMatch(/^artifacts\s+out\/report\.txt {2}18 bytes {2}sha256 [0-9a-f]{12} {2}\S+$/m);
     const path = '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/runs/report-1/artifacts';
     expect((await kubectl(admin, 'get', '--raw', `${path}/out/report.txt`)).stdout).toBe('hello from the run');
-    const refused = await kubectl(carol, 'get', '--raw', path);
+    // Dave has a certificate of the cluster's CA and no binding at all (carol is an editor by now).
+    const dave = givenCertificatePerson(cluster, dir, 'dave');
+    const refused = await kubectl(dave, 'get', '--raw', path);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('runs/artifacts');
   });
