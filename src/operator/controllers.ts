@@ -305,7 +305,7 @@ export class Controllers {
       log: this.log,
       runResource: (runId) => this.runResource(runId),
       workflow: (namespace, name) => this.informers.workflows.get(namespace, name),
-      onDeletionFailed: (runId) => this.options.metrics.artifactDeletionsFailed.inc({ namespace: runId.split(':')[1] ?? '' }),
+      onDeletionFailed: (namespace) => this.options.metrics.artifactDeletionsFailed.inc({ namespace }),
       ...(this.options.artifactSweepEveryMs ? { everyMs: this.options.artifactSweepEveryMs } : {}),
       ...(this.options.now ? { now: this.options.now } : {}),
     });

@@ -192,6 +192,8 @@ describe('activities on a cluster', () => {
       expect(
         jobs.map((job) => job.spec?.template.metadata?.annotations?.['hyperspool.dev/activity-name']).sort(),
       ).toEqual(['probe-ap-south', 'probe-eu-north', 'probe-us-east']);
+      // One attempt each: the run suspending at its first wait left the attempts under way alone.
+      expect(jobs.map((job) => job.metadata?.labels?.['hyperspool.dev/attempt'])).toEqual(['1', '1', '1']);
       for (const job of jobs) {
         expect(job.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Run', name: 'fan-out-1', controller: true });
         expect(job.spec?.backoffLimit).toBe(0);

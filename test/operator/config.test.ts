@@ -103,7 +103,7 @@ describe('config/ on a real kube-apiserver', () => {
         ...['workflows', 'handlers', 'schedules', 'activityclasses'].flatMap((res) => [`hyperspool.dev/${res}:list`, `hyperspool.dev/${res}:watch`]),
         ...['runs', 'workflows', 'handlers', 'schedules'].map((res) => `hyperspool.dev/${res}/status:patch`),
         'hyperspool.dev/runs/finalizers:update',
-        ...['create', 'list', 'watch', 'delete'].map((v) => `batch/jobs:${v}`),
+        ...['create', 'list', 'watch', 'delete', 'deletecollection'].map((v) => `batch/jobs:${v}`),
         ...['get', 'list', 'watch'].map((v) => `core/pods:${v}`),
         'core/configmaps:get',
         'core/namespaces:get',

@@ -159,18 +159,18 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     if (options.json) return json(run);
     const { script, ...shown } = run;
     void script;
+    const to = await target(options);
+    const id = await to.runId(runId);
     // A running run says which call it is in: the journal's last call without a result.
     if (shown.status === 'running') {
-      const to = await target(options);
-      const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string }[] }>('GET', `${runPath(await to.runId(runId))}/journal`);
+      const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string }[] }>('GET', `${runPath(id)}/journal`);
       const running = inProgress(journal);
       if (running) shown.running = running;
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
     // On a cluster, the aggregated API's runs/artifacts subresource.
-    const to = await target(options);
-    const { artifacts } = await to.api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(await to.runId(runId))}/artifacts`);
+    const { artifacts } = await to.api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(id)}/artifacts`);
     artifacts.forEach((artifact, index) =>
       out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
     );

@@ -13,6 +13,11 @@ export async function createJobIfAbsent(batch: BatchV1Api, job: V1Job): Promise<
   }
 }
 
+/** Deletes the Jobs the label selector names, and in the background their pods, in one request. */
+export async function deleteJobs(batch: BatchV1Api, namespace: string, labelSelector: string): Promise<void> {
+  await batch.deleteCollectionNamespacedJob({ namespace, labelSelector, propagationPolicy: 'Background' });
+}
+
 /** Deletes the Job and, in the background, its pods; one already gone is fine. */
 export async function deleteJob(batch: BatchV1Api, namespace: string, name: string): Promise<void> {
   try {

@@ -6,7 +6,7 @@ import { ABANDONED } from '../../executor/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
-import { createJobIfAbsent, deleteJob } from '../kube/jobs.js';
+import { createJobIfAbsent, deleteJob, deleteJobs } from '../kube/jobs.js';
 import { isTransient, retryTransient } from '../kube/retry.js';
 import { LABELS, passJobName, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
@@ -108,7 +108,7 @@ export class KubePasses {
         const outcome = scriptOutcome(pass, 'exit' in ended ? ended.exit : { code: null, signal: null });
         // A waiting run holds nothing, not even a finished pod (its own, or a lost pass's before
         // it): its output is in the run's log.
-        if (outcome.kind === 'suspended') await this.clearAway(run, name);
+        if (outcome.kind === 'suspended') await this.clearAway(run);
         return this.ended(run, outcome);
       }
       if ('failure' in ended) {
@@ -126,11 +126,14 @@ export class KubePasses {
     }
   };
 
-  /** The Jobs of a run that suspended; one the API server did not delete goes at its TTL. */
-  private async clearAway(run: RunRecord, name: string): Promise<void> {
+  /**
+   * Every pass Job of a run that suspended, this pass's and any lost one's before it, in one
+   * request (not the activity attempts', which go on while it waits). One the API server did not
+   * delete goes at its TTL.
+   */
+  private async clearAway(run: RunRecord): Promise<void> {
     try {
-      await deleteJob(this.options.batch, run.project, name);
-      await this.endEarlierPasses(run, { finishedToo: true });
+      await deleteJobs(this.options.batch, run.project, `${LABELS.run}=${runKey(run.id)},${LABELS.pass}`);
     } catch {
       // The pass's outcome stands whatever became of its pod.
     }
@@ -182,18 +185,14 @@ export class KubePasses {
     this.underWay.delete(name);
   }
 
-  /**
-   * A new pass supersedes older ones: a pod still running an earlier pass (its operator went away)
-   * is ended. `finishedToo` (a run that suspends) also deletes the finished Jobs of earlier passes
-   * that were lost, so nothing of the run stays on the node while it waits.
-   */
-  private async endEarlierPasses(run: RunRecord, { finishedToo = false } = {}): Promise<void> {
+  /** A new pass supersedes older ones: a pod still running an earlier pass (its operator went away) is ended. */
+  private async endEarlierPasses(run: RunRecord): Promise<void> {
     const { batch } = this.options;
     const jobs = await batch.listNamespacedJob({ namespace: run.project, labelSelector: `${LABELS.run}=${runKey(run.id)}` });
     for (const job of jobs.items) {
       const pass = Number(job.metadata?.labels?.[LABELS.pass]);
       const done = job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-      if (pass < run.passes && (finishedToo || !done) && job.metadata?.name) await deleteJob(batch, run.project, job.metadata.name);
+      if (pass < run.passes && !done && job.metadata?.name) await deleteJob(batch, run.project, job.metadata.name);
     }
   }
 

@@ -15,8 +15,8 @@ export interface ArtifactSweeperOptions extends ArtifactSweepLookups {
   /** How often the leader looks (every minute unless set). */
   everyMs?: number;
   now?: () => Date;
-  /** A run's artifacts could not be deleted (for the metric the alert reads). */
-  onDeletionFailed?(runId: string): void;
+  /** A run's artifacts could not be deleted (for the metric the alert reads), by its namespace. */
+  onDeletionFailed?(namespace: string): void;
 }
 
 export interface SweepOutcome {
@@ -58,7 +58,7 @@ export async function sweepArtifacts(options: Omit<ArtifactSweeperOptions, 'ever
     } catch (error) {
       outcome.failed.push({ runId: run.runId, error: error instanceof Error ? error.message : String(error) });
       options.log.error('deleting artifacts failed; the next sweep tries again', error, { runId: run.runId, reason });
-      options.onDeletionFailed?.(run.runId);
+      options.onDeletionFailed?.(run.project);
     }
   }
   return outcome;
