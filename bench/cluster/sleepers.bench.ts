@@ -2,7 +2,7 @@
 //
 //   npm run bench:node-sleepers                 (root: the local node, as the e2e suite)
 //   BENCH_RUNS=300 npm run bench:node-sleepers  (fewer; default 1,000)
-//   BENCH_WAKE_AFTER=600 ...                    (seconds from creating them to WAKE; default 120 + 1.6 a run)
+//   BENCH_WAKE_AFTER=600 ...                    (seconds from creating them to WAKE; default 120 + 2.4 a run)
 //
 // The Runs are those of test/e2e/support/sleepers.ts (test/e2e/scale.e2e.ts checks a bounded count
 // of them for correctness): a first pass works out how long to sleep so that all wake at WAKE,
@@ -21,8 +21,8 @@ import { deployHyperspool, eventually, openCluster, SYSTEM, type Cluster } from 
 import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, quantile, recorded, runsIn, samples } from '../../test/e2e/support/sleepers.js';
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? '', 10) || 1000;
-// Room for every first pass at about 44 a minute on 2 cores (the scale e2e's figure), and a margin.
-const WAKE_AFTER = Number(process.env.BENCH_WAKE_AFTER) || 120 + Math.ceil(1.6 * RUNS);
+// Room for every first pass at about 30 a minute (2 cores with 16 pods starting at once), and a margin.
+const WAKE_AFTER = Number(process.env.BENCH_WAKE_AFTER) || 120 + Math.ceil(2.4 * RUNS);
 // Parking them, then every woken pass at no less than 20 a minute.
 const TIMEOUT_MS = (WAKE_AFTER + 3 * RUNS + 600) * 1000;
 const namespace = `bench-sleepers-${Date.now().toString(36)}`;

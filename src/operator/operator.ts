@@ -18,6 +18,8 @@ import { RemotePasses } from '../server/remote-passes.js';
 import type { Migrated } from '../store/migrate.js';
 import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { openStore } from '../store/open.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
+import { Backoff, sleep } from './kube/backoff.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
@@ -90,11 +92,28 @@ export interface Operator {
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const { kubeConfig } = options;
   const log = (options.log ?? jsonLogger()).with({ replica: options.name });
+  // Null until the database has answered: probes and metrics are served before that, so that a
+  // replica started while PostgreSQL is away waits, not ready, instead of crash-looping.
+  let opened: Store | null = null;
+  let controllers: Controllers | null = null;
+  let election: LeaderElection | null = null;
   const metrics = createMetrics({
     version: options.version ?? '0.1.0',
     oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
-    databaseUp: () => answersWithin(2_000, store.getRun('database-probe')),
-    openWaitsSince: async () => (await store.openWaitsSince(new Date())).map(({ project, since }) => ({ namespace: project, since })),
+    databaseUp: async () => opened !== null && (await answersWithin(2_000, opened.getRun('database-probe'))),
+    openWaitsSince: async () => (opened ? await opened.openWaitsSince(new Date()) : []).map(({ project, since }) => ({ namespace: project, since })),
+  });
+  const host = options.host ?? '0.0.0.0';
+  const health: HealthServer = await startHealthServer({
+    port: options.metricsPort,
+    host,
+    metrics,
+    ready: async () => {
+      if (!opened) return { ready: false, detail: 'waiting for the database' };
+      await opened.getRun('readiness-probe');
+      if (controllers && !controllers.synced()) return { ready: false, detail: 'informers not synced' };
+      return { ready: true };
+    },
   });
   // Every replica migrates at start; the advisory lock in migrate() lets one apply each migration,
   // and the log says which replica did (an upgrade's record of what changed in the database).
@@ -103,11 +122,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     else log.info('database schema up to date');
     if (unknown.length > 0) log.info('the database has migrations this release does not know (a newer release applied them)', { unknown: unknown.join(',') });
   };
-  const store = timingJournalWrites(await openStore({ databaseUrl: options.databaseUrl, onMigrated, ...options.artifacts }), (seconds) => metrics.journalWrite.observe(seconds));
+  const open = (): Promise<Store> => openStore({ databaseUrl: options.databaseUrl, onMigrated, ...options.artifacts });
+  const store = timingJournalWrites(await whenDatabaseAnswers(open, log), (seconds) => metrics.journalWrite.observe(seconds));
+  opened = store;
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
-  let controllers: Controllers | null = null;
-  let election: LeaderElection | null = null;
 
   const context: ServerContext = {
     store,
@@ -138,7 +157,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     void forwardToLeader(election?.leader(), req, res);
   });
   outer.use(app);
-  const host = options.host ?? '0.0.0.0';
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = outer.listen(options.port, host, () => resolve(listening));
     listening.once('error', reject);
@@ -148,16 +166,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   const api = typeof address === 'object' && address ? hostPort(address.address, address.port) : `${host}:${port}`;
 
-  const health: HealthServer = await startHealthServer({
-    port: options.metricsPort,
-    host,
-    metrics,
-    ready: async () => {
-      await store.getRun('readiness-probe');
-      if (controllers && !controllers.synced()) return { ready: false, detail: 'informers not synced' };
-      return { ready: true };
-    },
-  });
   const aggregated = await serveAggregatedApi(options, app, log, resources, store);
   const listening = { api, probes: health.address, aggregated: aggregated.address };
   log.info('listening', { ...listening, version: options.version ?? '0.1.0' });
@@ -263,6 +271,25 @@ function readBody(req: Request): Promise<string> {
     req.on('end', () => resolve(text));
     req.on('error', reject);
   });
+}
+
+/**
+ * The store, opened (and migrated) once the database answers: a replica that starts while
+ * PostgreSQL is away (restarting with it, or before its first start) retries with backoff rather
+ * than exit, which would put it in CrashLoopBackOff and delay it by minutes once the database is
+ * back. Anything but "unavailable" (a wrong password, a failed migration) is thrown at once.
+ */
+async function whenDatabaseAnswers(open: () => Promise<Store>, log: Logger): Promise<Store> {
+  const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
+  for (;;) {
+    try {
+      return await open();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      if (backoff.attempts === 0) log.error('the database cannot be reached; waiting for it (not ready until it answers)', error.cause ?? error);
+      await sleep(backoff.next());
+    }
+  }
 }
 
 /** Whether `query` settles successfully within `ms` (a database that hangs is as down as one that refuses). */

@@ -71,7 +71,10 @@ export async function openPostgresStore(
   pool.on('error', () => undefined); // an idle client's lost connection is replaced on next use
   const db = clientOf(pool, false);
   // Not `onMigrated?.(await migrate(db))`: an optional call skips its arguments, migrations and all.
-  const migrated = await migrate(db);
+  const migrated = await migrate(db).catch(async (error: unknown) => {
+    await pool.end(); // the caller may try again with a new pool (a database not up yet)
+    throw error;
+  });
   options.onMigrated?.(migrated);
   return new SqlStore(db, options.blobs);
 }

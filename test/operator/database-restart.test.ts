@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
+import { freePort } from '../support/dev.js';
 import {
   eventually,
   givenWorkflow,
@@ -107,4 +108,32 @@ describe('the operator across a restart of its PostgreSQL', () => {
       await second.close();
     }
   }, 180_000);
+
+  it('given a replica started while PostgreSQL is away, then it waits not ready (no exit, no crash loop), and once the database is back it leads and a Run finishes', async () => {
+    await cluster.postgres.down();
+    const metricsPort = await freePort();
+    const starting = cluster.startOperator('op-db-late', { metricsPort });
+    const readiness = async (): Promise<string> => {
+      const answer = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => null);
+      return answer ? `${answer.status} ${(await answer.text()).trim()}` : 'no answer';
+    };
+    await eventually('the probes served', async () => (await readiness()) === '503 not ready: waiting for the database', 20_000);
+    // Still waiting some retries later: it neither gave up nor exited.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await readiness()).toBe('503 not ready: waiting for the database');
+
+    await cluster.postgres.start();
+    const late = await starting;
+    await eventually('op-db-late to lead', () => Promise.resolve(late.isLeader()), 30_000);
+    expect(await readiness()).toBe('200 ok');
+    await givenWorkflow(cluster, 'late', 'late.sh', 'spool step a -- echo a\n');
+    const kubelet = startKubelet(cluster, late.url);
+    try {
+      await whenRunCreated(cluster, 'late-1', 'late');
+      await eventually('late-1 to succeed', async () => (await late.store.listRuns({ limit: 20 })).some((run) => run.workflow.startsWith('late/') && run.status === 'succeeded'), 60_000);
+    } finally {
+      await kubelet.stop();
+      await late.close();
+    }
+  }, 120_000);
 });

@@ -54,6 +54,8 @@ export interface Cluster {
 
 export interface OperatorOverrides {
   leaseDurationSeconds?: number;
+  /** The probes-and-metrics port (a free one unless given). */
+  metricsPort?: number;
   host?: string;
   kubeConfig?: KubeConfig;
   startTimeoutSeconds?: number;
@@ -103,7 +105,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         namespace: 'hyperspool-system',
         name,
         port: 0,
-        metricsPort: 0,
+        metricsPort: overrides.metricsPort ?? 0,
         aggregatedPort: 0,
         host: overrides.host ?? '127.0.0.1',
         jobs: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600, ...(overrides.startTimeoutSeconds ? { startTimeoutSeconds: overrides.startTimeoutSeconds } : {}) },
