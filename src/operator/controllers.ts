@@ -27,6 +27,7 @@ import type { PassJobSettings } from './passes/job-builder.js';
 import { Resources } from './resources.js';
 import { EventRecorder } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
+import { isFinishedPhase } from './runs/run-status.js';
 import { runIdentity } from './runs/store-born.js';
 import { expiredRuns, type Expired } from './runs/retention.js';
 import { startArchivePruner } from './runs/archive-pruner.js';
@@ -505,7 +506,7 @@ export class Controllers {
       const namespace = run.metadata.namespace ?? 'default';
       const counts = phases.get(namespace) ?? new Map<string, number>();
       phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
-      if (!['Succeeded', 'Failed', 'Cancelled'].includes(phase)) this.enqueue('Run', run);
+      if (!isFinishedPhase(phase)) this.enqueue('Run', run);
     }
     // A namespace whose last Run went leaves no series behind.
     metrics.runs.reset();

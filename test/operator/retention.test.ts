@@ -1,3 +1,5 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
@@ -185,4 +187,50 @@ describe('retention of Run resources (ttlSecondsAfterFinished, history limits)',
     const all = JSON.parse(await ok('runs', '--all', '--json')) as { id: string; workflow: string }[];
     expect(started.every((runId) => all.some((row) => row.id === runId))).toBe(true);
   });
+
+  it('given a finished Run kept after the archive deleted its run, and a waiting Run whose run left a replaced database, then neither starts again: the first stays Succeeded, the second fails RunLost', async () => {
+    await workflow('once', 'spool step hello -- echo once\n');
+    await workflow('parked', 'spool wait signal go\nspool step after -- echo after\n');
+    await whenRunCreated(cluster, 'once-1', 'once');
+    await whenRunCreated(cluster, 'parked-1', 'parked');
+    const admitted = (name: string) => eventually(`${name} admitted`, async () => (await runs()).find((run) => run.metadata.name === name)?.status?.runId);
+    const onceId = await admitted('once-1');
+    const parkedId = await admitted('parked-1');
+    await succeeded(onceId);
+    await eventually('parked-1 waiting', async () => (await operator.store.getRun(parkedId))?.status === 'waiting', 60_000);
+    await eventually('once-1 Succeeded', async () => (await runs()).find((run) => run.metadata.name === 'once-1')?.status?.phase === 'Succeeded');
+
+    // The archive's retention, run early: every finished run so far leaves the store.
+    await operator.store.deleteRunsFinishedBefore(new Date(Date.now() + 60_000), 500);
+    expect(await operator.store.getRun(onceId)).toBeNull();
+    // A finished Run is reconciled again when it changes (and when a leader starts).
+    await cluster.custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: 'team-r', plural: 'runs', name: 'once-1', body: { metadata: { annotations: { touched: 'yes' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await forget(cluster.postgres.url, parkedId);
+
+    const parked = await eventually('parked-1 Failed', async () => {
+      const run = (await runs()).find((r) => r.metadata.name === 'parked-1');
+      return run?.status?.phase === 'Failed' && run;
+    });
+    expect((parked.status as { message?: string }).message).toContain('is no longer in the database');
+    // Given time to start again had it been admitted anew: nothing in the store, the status unchanged.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await operator.store.getRun(onceId)).toBeNull();
+    expect(await operator.store.getRun(parkedId)).toBeNull();
+    expect((await runs()).find((run) => run.metadata.name === 'once-1')?.status?.phase).toBe('Succeeded');
+  });
 });
+
+/** A database replaced under a run, as the operator sees it: the run and every row of it gone. */
+async function forget(url: string, runId: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const table of ['journal', 'signals', 'activities', 'run_logs', 'leases', 'artifacts']) await client.query(`delete from ${table} where run_id = $1`, [runId]);
+    await client.query('delete from runs where id = $1', [runId]);
+  } finally {
+    await client.end();
+  }
+}

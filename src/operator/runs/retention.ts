@@ -1,7 +1,6 @@
 import type { Handler, Run, Schedule, Workflow } from '../api/generated.js';
 import { LABELS } from '../naming.js';
-
-const FINISHED = ['Succeeded', 'Failed', 'Cancelled'];
+import { isFinishedPhase } from './run-status.js';
 
 /** What retention reads besides the Runs: the objects whose settings apply to them. */
 export interface RetentionLookups {
@@ -20,7 +19,7 @@ export interface Expired {
 
 /** When the Run's run ended, or undefined while it has not (or its status does not say). */
 export function finishedAt(run: Run): Date | undefined {
-  if (!FINISHED.includes(run.status?.phase ?? '')) return undefined;
+  if (!isFinishedPhase(run.status?.phase)) return undefined;
   // A Run refused at admission has no finishedAt: it ended when its condition said so.
   const when =
     run.status?.finishedAt ?? run.status?.conditions?.find((c) => c.type === 'Succeeded')?.lastTransitionTime;

@@ -10,7 +10,7 @@ import type { Resources } from '../resources.js';
 import { storeWorkflowCheckout, type WorkflowCheckout } from '../workflow-checkout.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import type { EventRecorder } from './events.js';
-import { desiredRunStatus, statusPatch } from './run-status.js';
+import { desiredRunStatus, isFinishedPhase, statusPatch } from './run-status.js';
 import { failureDetail } from './failure-detail.js';
 import type { PodTrouble } from '../passes/pod-trouble.js';
 
@@ -52,6 +52,10 @@ export class RunReconciler {
     const name = resource.metadata.name ?? '';
     const runId = RunReconciler.runIdOf(resource);
     let run = await store.getRun(runId);
+    // The run label is set once the run is in the store (after admission, or by whoever made a
+    // store-born run's Run): a labelled Run the store no longer knows was admitted once, and
+    // admitting it again would do a second time everything it did.
+    if (!run && resource.metadata.labels?.[LABELS.run]) return this.lost(resource, runId);
     if (!run) {
       const workflowName = resource.spec.workflowRef.name;
       const workflow = this.options.workflow(namespace, workflowName);
@@ -122,7 +126,18 @@ export class RunReconciler {
     await this.options.events.record(target, warning ? 'Warning' : 'Normal', desired.phase, detail);
   }
 
-  private async refuse(resource: Run, runId: string, message: string): Promise<void> {
+  /**
+   * A Run whose run left the store: the archive's retention deleted a finished one (its status is
+   * what remains of it, and stays), or the database was replaced or restored from an earlier
+   * backup under an unfinished one, which fails rather than start again from the top.
+   */
+  private async lost(resource: Run, runId: string): Promise<void> {
+    if (isFinishedPhase(resource.status?.phase)) return;
+    const message = `its run ${runId} is no longer in the database (replaced, or restored from an earlier backup); it is not started again, so nothing it already did runs twice`;
+    await this.refuse(resource, runId, message, 'RunLost');
+  }
+
+  private async refuse(resource: Run, runId: string, message: string, reason = 'Invalid'): Promise<void> {
     if (resource.status?.phase === 'Failed' && resource.status.message === message) return;
     const namespace = resource.metadata.namespace ?? 'default';
     const name = resource.metadata.name ?? '';
@@ -133,11 +148,11 @@ export class RunReconciler {
       message,
       ...(generation !== undefined ? { observedGeneration: generation } : {}),
       conditions: [
-        { type: 'Succeeded', status: 'False', reason: 'Invalid', message, lastTransitionTime: apiTime(this.options.now()), ...(generation !== undefined ? { observedGeneration: generation } : {}) },
+        { type: 'Succeeded', status: 'False', reason, message, lastTransitionTime: apiTime(this.options.now()), ...(generation !== undefined ? { observedGeneration: generation } : {}) },
       ],
     });
     const target = { kind: RUN.kind, name, namespace, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
-    await this.options.events.record(target, 'Warning', 'Invalid', message);
+    await this.options.events.record(target, 'Warning', reason, message);
   }
 
   /** The Run stays Pending, saying what it waits for; the sweep looks again every second. */

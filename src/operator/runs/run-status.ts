@@ -14,6 +14,11 @@ const PHASES: Record<StoreStatus, RunStatus['phase']> = {
   cancelled: 'Cancelled',
 };
 
+/** The phases a Run ends in: nothing moves it after one of these. */
+export function isFinishedPhase(phase: string | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed' || phase === 'Cancelled';
+}
+
 /**
  * The status a Run resource should show for its run in the store: small, and stable between
  * changes (times are the run's own; a condition's transition time moves only when it flips).
