@@ -254,7 +254,8 @@ async function forwardToLeader(leader: string | undefined, req: Request, res: Re
     const body = req.method === 'GET' ? undefined : await readBody(req);
     const answer = await fetch(`${base}${req.originalUrl}`, {
       method: req.method,
-      headers: { authorization: req.get('authorization') ?? '', 'content-type': req.get('content-type') ?? 'application/json' },
+      // A connection per request, as the agents do (server-client.ts): a reused idle one can be cut off mid-call.
+      headers: { connection: 'close', authorization: req.get('authorization') ?? '', 'content-type': req.get('content-type') ?? 'application/json' },
       ...(body === undefined ? {} : { body }),
     });
     res.status(answer.status).type('application/json').send(await answer.text());

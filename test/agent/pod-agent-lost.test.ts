@@ -25,9 +25,18 @@ describe('the pod agent when the operator cannot be reached', () => {
   });
 
   /** The operator's agent routes, with /calls answered by `call`; answers what reached /exit. */
-  async function givenOperator(call: (respond: (status: number, body: unknown) => void, destroy: () => void) => void): Promise<{ url: string; exits: unknown[] }> {
+  async function givenOperator(
+    call: (respond: (status: number, body: unknown) => void, destroy: () => void) => void,
+    { closesReused = false } = {},
+  ): Promise<{ url: string; exits: unknown[] }> {
     const exits: unknown[] = [];
+    const requestsOn = new WeakMap<object, number>();
     server = createServer((request, response) => {
+      const seen = (requestsOn.get(request.socket) ?? 0) + 1;
+      requestsOn.set(request.socket, seen);
+      // A kept-alive connection reused just as the server's idle timeout closed it: under load the
+      // two timers race, and the request is cut off unanswered.
+      if (closesReused && seen > 1) return request.socket.destroy();
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
@@ -90,6 +99,13 @@ describe('the pod agent when the operator cannot be reached', () => {
     const { answer } = await passWithOneCall(operator.url, 500);
     expect(answer).toMatchObject({ status: 'error', exitCode: 69 });
     expect(operator.exits).toEqual([]);
+  });
+
+  it('given an operator that closes kept-alive connections as they are reused, then nothing is lost: each request has its own connection', async () => {
+    const operator = await givenOperator((respond) => respond(200, { status: 'ok', stdout: 'a\n' }), { closesReused: true });
+    const { answer } = await passWithOneCall(operator.url);
+    expect(answer).toMatchObject({ status: 'ok', stdout: 'a\n' });
+    expect(operator.exits).toEqual([{ code: 0, signal: null }]);
   });
 
   it('given a call the operator answers, then the script’s end is reported as it is', async () => {

@@ -80,6 +80,10 @@ export class ServerClient implements CallHandler {
         response = await fetch(this.base + path, {
           method,
           headers: {
+            // A connection per request. A kept-alive one, idle while the script works, is closed
+            // by the server's idle timeout; on a loaded node that races the next call, which is
+            // then cut off unanswered and, being possibly received, cannot be sent again.
+            connection: 'close',
             authorization: `Bearer ${readFileSync(this.options.tokenFile, 'utf8').trim()}`,
             ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           },
