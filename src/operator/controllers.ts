@@ -96,6 +96,8 @@ export class Controllers {
   private stopped = false;
   /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
   private readonly deletedRuns = new Set<string>();
+  /** Per admitted unfinished run, its state in the store at the last sweep (sweepOnce). */
+  private sweptStates = new Map<string, string>();
   /** When each pass under way started, for the oldest-running-pass gauge. */
   readonly passStarts = new Map<string, Date>();
   /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
@@ -364,6 +366,7 @@ export class Controllers {
   private async reconcile(key: string): Promise<void> {
     const slash = key.indexOf('/');
     const kind = key.slice(0, slash) as Kind;
+    this.options.metrics.reconciles.inc({ kind });
     const { namespace, name } = splitKey(key.slice(slash + 1));
     if (kind === 'Run') {
       const resource = this.informers.runs.get(namespace, name);
@@ -500,14 +503,31 @@ export class Controllers {
 
   private async sweepOnce(): Promise<void> {
     const { metrics, store } = this.options;
+    // One light query for every unfinished run: a Run is reconciled when its run changed since the
+    // last sweep (or finished, or left the store), not every second. With a thousand Runs asleep,
+    // reconciling each every second (a read of its whole record) kept the work queue full for good.
+    const states = new Map((await store.listUnfinishedRunStates(`${CLUSTER_ENV}:`)).map((state) => [state.id, JSON.stringify(state)]));
+    const swept = new Map<string, string>();
+    const withResource = new Set<string>();
     const phases = new Map<string, Map<string, number>>();
     for (const run of this.informers.runs.list()) {
       const phase = run.status?.phase ?? 'Pending';
       const namespace = run.metadata.namespace ?? 'default';
       const counts = phases.get(namespace) ?? new Map<string, number>();
       phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
-      if (!isFinishedPhase(phase)) this.enqueue('Run', run);
+      const runId = RunReconciler.runIdOf(run);
+      withResource.add(runId);
+      if (isFinishedPhase(phase)) continue;
+      // Not admitted yet (its Workflow, script or checkout still to come): it looks again every sweep.
+      if (!run.metadata.labels?.[LABELS.run]) {
+        this.enqueue('Run', run);
+        continue;
+      }
+      const state = states.get(runId) ?? 'finished, or not in the store';
+      swept.set(runId, state);
+      if (this.sweptStates.get(runId) !== state) this.enqueue('Run', run);
     }
+    this.sweptStates = swept;
     // A namespace whose last Run went leaves no series behind.
     metrics.runs.reset();
     for (const [namespace, counts] of phases) {
@@ -534,10 +554,10 @@ export class Controllers {
     // Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached).
     for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.enqueue('Workflow', workflow);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
-    for (const run of await store.listRuns({ limit: 200 })) {
-      if (run.id.startsWith(`${CLUSTER_ENV}:`) && !this.runResource(run.id) && !this.deletedRuns.has(run.id) && !TERMINAL_STATUSES.includes(run.status)) {
-        await this.ownerOf(run);
-      }
+    for (const runId of states.keys()) {
+      if (withResource.has(runId) || this.deletedRuns.has(runId)) continue;
+      const run = await store.getRun(runId);
+      if (run && !TERMINAL_STATUSES.includes(run.status)) await this.ownerOf(run);
     }
     // A run cancelled through another replica (or by a pipeline's cancel-running) still has its pod here.
     for (const runId of this.executor.runsUnderWay()) {

@@ -20,6 +20,7 @@ import type {
   RunPatch,
   RunRecord,
   RunPage,
+  RunState,
   RunPageFilter,
   RunStatus,
   RunnerSettings,
@@ -43,9 +44,20 @@ const date = (value: unknown): Date => (value instanceof Date ? value : new Date
 const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 
-function toRun(row: Row): RunRecord {
+function toRunState(row: Row): RunState {
   return {
     id: row.id as string,
+    status: row.status as RunStatus,
+    awaiting: (row.awaiting as string | null) ?? null,
+    wait: (row.wait as Wait | null) ?? null,
+    passes: Number(row.passes),
+    error: (row.error as string | null) ?? null,
+  };
+}
+
+function toRun(row: Row): RunRecord {
+  return {
+    ...toRunState(row),
     project: row.project as string,
     workflow: row.workflow as string,
     interpreter: row.interpreter as string,
@@ -55,12 +67,7 @@ function toRun(row: Row): RunRecord {
     parentId: (row.parent_id as string | null) ?? null,
     handler: (row.handler as string | null) ?? null,
     idempotencyKey: (row.idempotency_key as string | null) ?? null,
-    status: row.status as RunStatus,
-    awaiting: (row.awaiting as string | null) ?? null,
-    wait: (row.wait as Wait | null) ?? null,
     wakeAt: dateOrNull(row.wake_at),
-    passes: Number(row.passes),
-    error: (row.error as string | null) ?? null,
     outputs: (row.outputs as Record<string, string> | null) ?? {},
     lenient: Boolean(row.lenient),
     cwd: (row.cwd as string | null) ?? null,
@@ -237,6 +244,16 @@ export class SqlStore implements Store {
       [filter.project ?? null, filter.status ?? null, filter.parentId ?? null, filter.limit ?? 100],
     );
     return rows.map(toRun);
+  }
+
+  async listUnfinishedRunStates(idPrefix: string): Promise<RunState[]> {
+    // runs_due (status, wake_at) keeps this to the unfinished runs, however large the archive.
+    const rows = await this.db.query<Row>(
+      `select id, status, awaiting, wait, passes, error from runs
+        where status in ('pending', 'running', 'waiting') and starts_with(id, $1)`,
+      [idPrefix],
+    );
+    return rows.map(toRunState);
   }
 
   async listEventWaiters(project: string, type: string): Promise<string[]> {

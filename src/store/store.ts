@@ -15,6 +15,7 @@ import type {
   RunPage,
   RunPageFilter,
   RunRecord,
+  RunState,
   RunStatus,
   WorkflowSummary,
 } from './types.js';
@@ -37,6 +38,11 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter?: { project?: string; status?: RunStatus[]; parentId?: string; limit?: number }): Promise<RunRecord[]>;
   updateRun(id: string, patch: RunPatch): Promise<void>;
+  /**
+   * The unfinished runs whose id starts with `idPrefix`, with only what their state is made of (no
+   * script, input or outputs): cheap enough to read every second for thousands of runs.
+   */
+  listUnfinishedRunStates(idPrefix: string): Promise<RunState[]>;
   /**
    * Per project, since when its oldest open-ended wait has lasted: a waiting run with no wake time
    * (a wait without a timeout: signal, event, approval, lease, child) since it was suspended (its

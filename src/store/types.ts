@@ -39,6 +39,9 @@ export interface RunRecord {
   finishedAt: Date | null;
 }
 
+/** A run's state without its script, input and outputs (Store.listUnfinishedRunStates). */
+export type RunState = Pick<RunRecord, 'id' | 'status' | 'awaiting' | 'wait' | 'passes' | 'error'>;
+
 export interface NewRun {
   id: string;
   project: string;

@@ -1,8 +1,10 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelRun } from '../../src/engine/cancel.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
   eventually,
+  getRun,
   givenWorkflow,
   startCluster,
   startKubelet,
@@ -74,5 +76,30 @@ describe("the operator's informer caches", () => {
       finished,
     );
     expect((await cluster.core.listNamespacedPod({ namespace: 'team-w' })).items).toHaveLength(pods.length);
+  });
+
+  it('given Runs asleep, then the sweep leaves them be (no reconcile of each every sweep), and a run changed behind the leader (cancelled through another replica) still shows at once', async () => {
+    await givenWorkflow(cluster, 'nap', 'nap.sh', 'spool wait signal never\n');
+    const kubelet = startKubelet(cluster, operator.url);
+    try {
+      for (let i = 0; i < 3; i++) await whenRunCreated(cluster, `nap-${i}`, 'nap');
+      await eventually('every Run Waiting', async () => {
+        for (let i = 0; i < 3; i++) if ((await getRun(cluster, `nap-${i}`)).status?.phase !== 'Waiting') return false;
+        return true;
+      }, 60_000);
+    } finally {
+      await kubelet.stop();
+    }
+    const reconciled = async (): Promise<number> => (await operator.metrics.reconciles.get()).values.find((value) => value.labels.kind === 'Run')?.value ?? 0;
+    // The last status writes come back as informer events, each one reconcile.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const before = await reconciled();
+    // Ten sweeps (every 200 ms here): each used to reconcile every unfinished Run.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await reconciled()) - before).toBeLessThan(3);
+
+    const runId = (await getRun(cluster, 'nap-0')).status?.runId ?? '';
+    await cancelRun(operator.store, runId, new Date(), 'cancelled through another replica');
+    await eventually('nap-0 Cancelled', async () => (await getRun(cluster, 'nap-0')).status?.phase === 'Cancelled', 10_000);
   });
 });

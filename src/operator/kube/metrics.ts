@@ -20,6 +20,8 @@ export interface OperatorMetrics {
   readonly queueDepth: Gauge;
   /** Objects in each of the leader's informer caches (what its memory grows with). Leader only. */
   readonly informerObjects: Gauge<'resource'>;
+  /** Reconciles done, by kind: how much work the leader's queue does (a sweep that finds no change adds none). */
+  readonly reconciles: Counter<'kind'>;
   /** Reconcile failures by kind (`Run`, `Schedule`, ...) and the object's namespace. */
   readonly reconcileErrors: Counter<'kind' | 'namespace'>;
   /** 1 on the replica holding the lease, 0 elsewhere: alerts want exactly one. */
@@ -112,6 +114,12 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     help: "Keys waiting in the leader's work queue; 0 on other replicas.",
     registers,
   });
+  const reconciles = new Counter({
+    name: `${PREFIX}reconciles_total`,
+    help: 'Reconciles done by the leader, by kind (Run, Handler, Schedule, Workflow).',
+    labelNames: ['kind'],
+    registers,
+  });
   const reconcileErrors = new Counter({
     name: `${PREFIX}reconcile_errors_total`,
     help: "Reconciles that failed and were requeued, by kind and the object's namespace.",
@@ -201,6 +209,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     journalWrite,
     queueDepth,
     informerObjects,
+    reconciles,
     reconcileErrors,
     isLeader,
     buildInfo,
