@@ -12,8 +12,8 @@ export function endAllScripts(): void {
   for (const script of live) script.end();
 }
 
-/** Grace a script gets after SIGTERM before its group is killed outright. */
-const KILL_GRACE_MS = 2000;
+/** Grace a script (or an activity's command) gets after SIGTERM before its group is killed outright. */
+export const KILL_GRACE_MS = 2000;
 
 /**
  * The script as a process group of its own, so ending it ends every command it started (a step's
@@ -58,11 +58,16 @@ export class ScriptProcess {
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
-    if (this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, signal);
-    } catch {
-      // the group is already gone
-    }
+    signalGroup(this.child.pid, signal);
+  }
+}
+
+/** Sends `signal` to the process group led by `pid` (a child spawned `detached`), if it is still there. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is already gone
   }
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { KILL_GRACE_MS, signalGroup } from '../agent/script-process.js';
 import type { ActivityRecord, ActivityResult } from '../store/types.js';
 
 /**
@@ -14,12 +15,21 @@ export function runActivityAttempt(
 ): Promise<ActivityResult> {
   return new Promise((resolve) => {
     const [program, ...args] = activity.argv;
+    // A process group of its own, as a script's: ending the attempt ends every command it started.
     const child = spawn(program ?? 'false', args, {
       cwd: activity.cwd ?? process.cwd(),
       stdio: ['ignore', 'pipe', stderr],
       env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
-      ...(signal ? { signal } : {}),
+      detached: true,
     });
+    const cancel = (): void => {
+      signalGroup(child.pid, 'SIGTERM');
+      setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+    };
+    if (signal?.aborted) cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    // What it left behind goes with it: a process holding its stdout would keep 'close' from coming.
+    child.once('exit', () => signalGroup(child.pid, 'SIGKILL'));
     const chunks: Buffer[] = [];
     let size = 0;
     let overLimit = false;
@@ -32,24 +42,25 @@ export function runActivityAttempt(
       }
       overLimit = true;
       chunks.length = 0;
-      child.kill('SIGKILL');
+      signalGroup(child.pid, 'SIGKILL');
       process.stderr.write(
         `spool: activity ${activity.name} printed over the ${maxBytes}-byte limit for a recorded result; ` +
           `write the output to a file and record its path or an id instead\n`,
       );
     });
     child.once('error', (error) => {
-      if (error.name === 'AbortError') return; // 'close' follows, with the signal that ended it
+      signal?.removeEventListener('abort', cancel);
       process.stderr.write(`spool: activity ${activity.name}: ${error.message}\n`);
       resolve({ stdout: '', exitCode: 127, attempts: activity.attempt });
     });
-    child.once('close', (code, signal) =>
+    child.once('close', (code, ended) => {
+      signal?.removeEventListener('abort', cancel);
       resolve({
         stdout: Buffer.concat(chunks).toString('utf8'),
-        exitCode: overLimit ? 1 : (code ?? (signal ? 128 + 9 : 1)),
+        exitCode: overLimit ? 1 : (code ?? (ended ? 128 + 9 : 1)),
         attempts: activity.attempt,
-      }),
-    );
+      });
+    });
   });
 }
 
