@@ -18,6 +18,11 @@ export function derivedRunId(env: string, project: string, ...parts: string[]): 
   return `${env}:${project}:run-${suffixFrom(createHash('sha256').update(parts.join('\0')).digest())}`;
 }
 
+/** The project of a run id (`ENV:PROJECT:run-…`): a namespace on a cluster; '' for an id of another shape. */
+export function projectOfRunId(runId: string): string {
+  return runId.split(':')[1] ?? '';
+}
+
 export function stableHash(...parts: (string | number)[]): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
 }

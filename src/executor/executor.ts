@@ -12,6 +12,7 @@ import { PIPELINE } from '../pipeline/admission.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
 import { runActivityAttempt } from './activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
+import { projectOfRunId } from '../common/ids.js';
 
 /** Where one pass's output goes: this process's own stdout/stderr, or a descriptor closed after the pass. */
 export interface PassOutput {
@@ -239,11 +240,11 @@ export class Executor {
     // so they do not hold back other projects' due runs.
     const due = await this.store.listDueRuns(this.host.now(), (quota ? 4 : 1) * capacity + this.running.size);
     const perProject = new Map<string, number>();
-    for (const id of this.running.keys()) perProject.set(projectOf(id), (perProject.get(projectOf(id)) ?? 0) + 1);
+    for (const id of this.running.keys()) perProject.set(projectOfRunId(id), (perProject.get(projectOfRunId(id)) ?? 0) + 1);
     for (const id of due) {
       if (this.running.size >= max) break;
       if (this.running.has(id)) continue;
-      const project = projectOf(id);
+      const project = projectOfRunId(id);
       const cap = quota ? await quota(project) : undefined;
       if (cap !== undefined && (perProject.get(project) ?? 0) >= cap) continue;
       if (this.options.owns && !(await this.options.owns(id))) continue;
@@ -344,9 +345,4 @@ export class Executor {
     this.poke();
     if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
-}
-
-/** The project of a run id (`ENV:PROJECT:KEY`): a namespace on a cluster. */
-function projectOf(runId: string): string {
-  return runId.split(':')[1] ?? '';
 }

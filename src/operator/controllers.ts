@@ -39,6 +39,7 @@ import { checkoutBundle, withFanOutBodies } from './fan-out-bodies.js';
 import { passQuotaReader, PASS_QUOTA_ANNOTATION } from './passes/pass-quota.js';
 import { workflowCheckout } from './workflow-checkout.js';
 import { configMapReader, workflowScript, type ReadConfigMap } from './workflow-script.js';
+import { projectOfRunId } from '../common/ids.js';
 
 export interface ControllersOptions {
   kubeConfig: KubeConfig;
@@ -428,7 +429,7 @@ export class Controllers {
   }
 
   private runResource(runId: string): Run | undefined {
-    const namespace = runId.split(':')[1] ?? '';
+    const namespace = projectOfRunId(runId);
     const key = runKey(runId);
     return this.informers.runs.list(namespace).find((run) => run.metadata.labels?.[LABELS.run] === key || RunReconciler.runIdOf(run) === runId);
   }
@@ -541,7 +542,7 @@ export class Controllers {
     for (const [resource, informer] of Object.entries(this.informers)) metrics.informerObjects.set({ resource }, informer.list().length);
     const notStarting = new Map<string, number>();
     for (const [runId, trouble] of this.podTroubles) {
-      const key = JSON.stringify([runId.split(':')[1] ?? '', trouble.reason]);
+      const key = JSON.stringify([projectOfRunId(runId), trouble.reason]);
       notStarting.set(key, (notStarting.get(key) ?? 0) + 1);
     }
     metrics.passPodsNotStarting.reset();

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { ServerContext } from './context.js';
+import { projectOfRunId } from '../common/ids.js';
 
 /** What a request to the API does, in the terms of Kubernetes RBAC on hyperspool.dev resources. */
 export interface Access {
@@ -12,10 +13,6 @@ export interface Access {
 
 const READ_VERBS: Record<string, Access['verb']> = { GET: 'get', HEAD: 'get' };
 
-/** The project part of a run id (`<env>:<project>:run-…`). */
-function projectOfRun(runId: string): string {
-  return runId.split(':')[1] ?? '';
-}
 
 /**
  * The access a control request needs: reading a run is `get runs`; cancelling it, signalling it
@@ -32,7 +29,7 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
   switch (collection) {
     case 'runs':
       if (!id) return { verb: read ? 'list' : 'create', resource: 'runs', project };
-      return { verb: read ?? 'update', resource: 'runs', project: projectOfRun(id), name: id };
+      return { verb: read ?? 'update', resource: 'runs', project: projectOfRunId(id), name: id };
     case 'events':
       return { verb: 'create', resource: 'events', project };
     case 'handlers':

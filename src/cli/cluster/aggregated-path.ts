@@ -1,4 +1,5 @@
 import { AGGREGATED_GROUP, AGGREGATED_VERSION } from '../../operator/aggregated/group.js';
+import { projectOfRunId } from '../../common/ids.js';
 
 /** The aggregated API's discovery document: 200 where kube-apiserver serves the group. */
 export function aggregatedDiscoveryPath(): string {
@@ -39,7 +40,7 @@ export async function aggregatedRequest(
   const [collection, runId, action, job, ...rest] = parts;
   if (method === 'GET' && collection === 'runs' && parts.length === 1) return { method, path: withQuery(`${base(namespace)}/runs`) };
   if (collection !== 'runs' || !runId || !runId.includes(':')) return null;
-  const run = `${base(runId.split(':')[1] ?? namespace)}/runs/${encodeURIComponent(await runName(runId))}`;
+  const run = `${base(projectOfRunId(runId) || namespace)}/runs/${encodeURIComponent(await runName(runId))}`;
   if (method === 'GET' && !action) return { method, path: withQuery(run) };
   if (method === 'GET' && action === 'logs' && !job) return { method, path: withQuery(`${run}/log`) };
   if (method === 'GET' && action === 'journal' && !job) return { method, path: withQuery(`${run}/journal`) };

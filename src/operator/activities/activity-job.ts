@@ -4,6 +4,7 @@ import type { ActivityClass } from '../api/generated.js';
 import { ACTIVITY_NAME_ANNOTATION, LABELS, MANAGED_BY, activityJobName, activityKey, runKey } from '../naming.js';
 import { ownedByRun, RESTRICTED_CONTAINER, RESTRICTED_POD, RUNNER_CLIENT, TOKEN_DIR, TOKEN_VOLUME, type JobOwner } from '../kube/pod-security.js';
 import type { PassJobSettings } from '../passes/job-builder.js';
+import { projectOfRunId } from '../../common/ids.js';
 
 const CLIENT_DIR = '/spool/bin';
 
@@ -29,7 +30,7 @@ export function buildAttemptJob(
   settings: PassJobSettings,
   maxResultBytes: number,
 ): V1Job {
-  const namespace = activity.runId.split(':')[1] ?? 'default';
+  const namespace = projectOfRunId(activity.runId);
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.run]: runKey(activity.runId),

@@ -12,6 +12,7 @@ import type { JobOwner, PassJobSettings } from '../passes/job-builder.js';
 import { classFor } from './activity-classes.js';
 import { buildAttemptJob } from './activity-job.js';
 import { podTrouble } from '../passes/pod-trouble.js';
+import { projectOfRunId } from '../../common/ids.js';
 
 /** An attempt whose pod can never start its command (PodTrouble.fatal). */
 interface Unstartable {
@@ -156,5 +157,5 @@ export class KubeActivities {
 }
 
 function namespaceOf(activity: ActivityRecord): string {
-  return activity.runId.split(':')[1] ?? 'default';
+  return projectOfRunId(activity.runId);
 }
