@@ -2,7 +2,7 @@
 //
 //   npm run bench:node-sleepers                 (root: the local node, as the e2e suite)
 //   BENCH_RUNS=300 npm run bench:node-sleepers  (fewer; default 1,000)
-//   BENCH_WAKE_AFTER=600 ...                    (seconds from creating them to WAKE; default 120 + 2.4 a run)
+//   BENCH_WAKE_AFTER=600 ...                    (seconds from creating them to WAKE; default 120 + 1.8 a run)
 //
 // The Runs are those of test/e2e/support/sleepers.ts (test/e2e/scale.e2e.ts checks a bounded count
 // of them for correctness): a first pass works out how long to sleep so that all wake at WAKE,
@@ -21,8 +21,8 @@ import { deployHyperspool, eventually, openCluster, SYSTEM, type Cluster } from 
 import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, phaseCounts, quantile, recorded, runsIn, samples, type RunResource } from '../../test/e2e/support/sleepers.js';
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? '', 10) || 1000;
-// Room for every first pass at about 30 a minute (2 cores with 16 pods starting at once), and a margin.
-const WAKE_AFTER = Number(process.env.BENCH_WAKE_AFTER) || 120 + Math.ceil(2.4 * RUNS);
+// Room for every first pass at the 42 a minute measured on 2 cores (1.4 s a run), and a margin.
+const WAKE_AFTER = Number(process.env.BENCH_WAKE_AFTER) || 120 + Math.ceil(1.8 * RUNS);
 // Listing a thousand Runs costs kubectl and the API server a good part of a core, taken from the
 // passes measured: looked at every 10 s (the figures come from the journal, not from these looks).
 const POLL_MS = 10_000;
@@ -113,7 +113,7 @@ it(`${RUNS} runs asleep on the node, all waking in the same second`, async () =>
       const runs = await runsIn(cluster, namespace);
       const failed = runs.find((run) => run.status?.phase === 'Failed');
       if (failed) throw new Error(`${failed.metadata.name} failed: ${failed.status?.message}`);
-      progress(`${JSON.stringify(phaseCounts(runs))}`);
+      progress(JSON.stringify(phaseCounts(runs)));
       if (runs.every((run) => run.status?.phase === 'Succeeded')) {
         done = runs;
         break;
