@@ -2,7 +2,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type Kubernet
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { ensureError } from '../common/errors.js';
 import { httpStatus } from './kube/request-options.js';
-import { Backoff, sleep } from './kube/backoff.js';
+import { untilItAnswers } from './kube/backoff.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cancelRun } from '../engine/cancel.js';
@@ -286,21 +286,19 @@ export class Controllers {
     for (const informer of Object.values(this.informers)) await informer.waitForSync();
     // A replica may come to lead while the database is away: until these land, nothing starts
     // (given up, this leader would hold the Lease and start no pass at all).
-    const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
-    for (;;) {
-      if (this.stopped) return;
-      try {
+    await untilItAnswers(
+      async () => {
         // Passes that were under way when the previous leader went are dispatched again, and replay.
         await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
         // Attempts under way under the previous leader are tried again as new attempts (their Jobs
         // are ended then): a report from one of them no longer lands.
         await this.options.store.requeueRunningActivities();
-        break;
-      } catch (error) {
-        if (backoff.attempts === 0) this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error);
-        await sleep(backoff.next());
-      }
-    }
+      },
+      {
+        onFirstFailure: (error) => this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error),
+        stopped: () => this.stopped,
+      },
+    );
     if (this.stopped) return;
     this.executor.start();
     this.sweep();

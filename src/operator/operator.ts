@@ -19,7 +19,7 @@ import type { Migrated } from '../store/migrate.js';
 import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { openStore } from '../store/open.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
-import { Backoff, sleep } from './kube/backoff.js';
+import { untilItAnswers } from './kube/backoff.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
@@ -123,7 +123,15 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     if (unknown.length > 0) log.info('the database has migrations this release does not know (a newer release applied them)', { unknown: unknown.join(',') });
   };
   const open = (): Promise<Store> => openStore({ databaseUrl: options.databaseUrl, onMigrated, ...options.artifacts });
-  const store = timingJournalWrites(await whenDatabaseAnswers(open, log), (seconds) => metrics.journalWrite.observe(seconds));
+  // A replica that starts while PostgreSQL is away (restarting with it, or before its first start)
+  // waits rather than exit, which would put it in CrashLoopBackOff, minutes away once the database
+  // is back. Anything but "unavailable" (a wrong password, a failed migration) ends it at once.
+  const reached = await untilItAnswers(open, {
+    retryable: (error) => error instanceof StoreUnavailableError,
+    onFirstFailure: (error) => log.error('the database cannot be reached; waiting for it (not ready until it answers)', ensureError(error).cause ?? error),
+  });
+  // Never undefined: nothing stops this wait but the process.
+  const store = timingJournalWrites(reached as Store, (seconds) => metrics.journalWrite.observe(seconds));
   opened = store;
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
@@ -272,25 +280,6 @@ function readBody(req: Request): Promise<string> {
     req.on('end', () => resolve(text));
     req.on('error', reject);
   });
-}
-
-/**
- * The store, opened (and migrated) once the database answers: a replica that starts while
- * PostgreSQL is away (restarting with it, or before its first start) retries with backoff rather
- * than exit, which would put it in CrashLoopBackOff and delay it by minutes once the database is
- * back. Anything but "unavailable" (a wrong password, a failed migration) is thrown at once.
- */
-async function whenDatabaseAnswers(open: () => Promise<Store>, log: Logger): Promise<Store> {
-  const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
-  for (;;) {
-    try {
-      return await open();
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      if (backoff.attempts === 0) log.error('the database cannot be reached; waiting for it (not ready until it answers)', error.cause ?? error);
-      await sleep(backoff.next());
-    }
-  }
 }
 
 /** Whether `query` settles successfully within `ms` (a database that hangs is as down as one that refuses). */
