@@ -25,7 +25,7 @@ import { KubePasses } from './passes/kube-passes.js';
 import type { PodTrouble } from './passes/pod-trouble.js';
 import type { PassJobSettings } from './passes/job-builder.js';
 import { Resources } from './resources.js';
-import { EventRecorder } from './runs/events.js';
+import { EventRecorder, type EventTarget } from './runs/events.js';
 import { RunReconciler } from './runs/run-reconciler.js';
 import { isFinishedPhase } from './runs/run-status.js';
 import { runIdentity } from './runs/store-born.js';
@@ -168,15 +168,18 @@ export class Controllers {
         this.passStarts.set(run.id, now());
         this.enqueueRun(run.id);
       },
-      onPassLost: (run) => metrics.passesLost.inc({ namespace: run.project }),
+      onPassLost: (run, message) => {
+        metrics.passesLost.inc({ namespace: run.project });
+        const target = this.runEventTarget(run.id);
+        log.error('pass lost; the run replays in a new pass', new Error(message), { kind: 'Run', namespace: run.project, name: target?.name, runId: run.id, pass: run.passes });
+        if (target) void events.record(target, 'Warning', 'PassLost', message).catch(() => undefined);
+      },
       onPodTrouble: (run, trouble) => {
         if (trouble) this.podTroubles.set(run.id, trouble);
         else this.podTroubles.delete(run.id);
         this.enqueueRun(run.id);
-        const resource = this.runResource(run.id);
-        if (!trouble || !resource) return;
-        const target = { kind: 'Run', name: resource.metadata.name ?? '', namespace: run.project, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
-        void events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
+        const target = this.runEventTarget(run.id);
+        if (trouble && target) void events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
       },
     });
     // Each activity attempt is a Job of its own, shaped by the ActivityClass offering what it requires.
@@ -424,6 +427,14 @@ export class Controllers {
     } catch (error) {
       this.log.error('cancelling the run of a deleted Run failed', error, { kind: 'Run', namespace: resource.metadata.namespace, name: resource.metadata.name, runId });
     }
+  }
+
+  /** The Run resource of a run, as an Event's object (undefined while it has none). */
+  private runEventTarget(runId: string): EventTarget | undefined {
+    const resource = this.runResource(runId);
+    const name = resource?.metadata.name;
+    if (!resource || !name) return undefined;
+    return { kind: 'Run', name, namespace: projectOfRunId(runId), ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
   }
 
   private runResource(runId: string): Run | undefined {

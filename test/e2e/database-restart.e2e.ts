@@ -14,7 +14,7 @@
 // operator back at 50 s).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { deployHyperspool, E2E_LABEL, eventually, openCluster, OPERATOR_PODS, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
 
 const WORKFLOWS = {
   // Asleep through the outage (its timer may come due during it or after).
@@ -38,7 +38,6 @@ interface PodResource {
 }
 
 const DATABASE = 'app.kubernetes.io/name=hyperspool-postgres';
-const OPERATOR = 'app.kubernetes.io/component=operator';
 
 describe('PostgreSQL goes away on the node', () => {
   const runLabel = `e2e-db-${Date.now().toString(36)}`;
@@ -101,7 +100,7 @@ describe('PostgreSQL goes away on the node', () => {
     await cluster.kubectl('-n', SYSTEM, 'scale', 'deployment/hyperspool-postgres', '--replicas=0');
     await cluster.kubectl('-n', SYSTEM, 'delete', 'pod', '-l', DATABASE, '--grace-period=5', '--wait=true');
     // The readiness probe (every 5 s, 2 failures) takes both replicas out of their Service.
-    await eventually('no operator replica Ready', async () => (await podsOf(OPERATOR)).every((pod) => !ready(pod)), 60_000);
+    await eventually('no operator replica Ready', async () => (await podsOf(OPERATOR_PODS)).every((pod) => !ready(pod)), 60_000);
     console.log(`e2e: operator replicas not Ready ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the database stopped`);
     // A person's signal while the database is away: refused in one line, nothing recorded.
     const refused = await spool('signal', 'waiter-1', 'go').then(
@@ -111,7 +110,7 @@ describe('PostgreSQL goes away on the node', () => {
     expect(refused).not.toBe('');
     // Away long enough for step slow to end meanwhile.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, stoppedAt + 35_000 - Date.now())));
-    expect((await podsOf(OPERATOR)).every((pod) => !ready(pod))).toBe(true);
+    expect((await podsOf(OPERATOR_PODS)).every((pod) => !ready(pod))).toBe(true);
 
     await givenDatabaseRunning();
     console.log(`e2e: the database and the operator back ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the database stopped`);

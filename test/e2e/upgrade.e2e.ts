@@ -26,22 +26,19 @@ import {
   E2E_LABEL,
   eventually,
   openCluster,
+  OPERATOR_PODS,
+  operatorRolledOut,
   repo,
   sh,
   SYSTEM,
   type Cluster,
   type KubeObject,
+  type OperatorPod,
 } from './support/cluster.js';
 
 interface RunResource {
   metadata: { name: string };
   status?: { phase?: string; awaiting?: string; message?: string };
-}
-
-interface PodResource {
-  metadata: { name: string; creationTimestamp: string; deletionTimestamp?: string };
-  spec: { containers: { image: string }[] };
-  status?: { containerStatuses?: { ready: boolean; restartCount?: number }[] };
 }
 
 interface JournalLine {
@@ -52,7 +49,6 @@ interface JournalLine {
   data: unknown;
 }
 
-const OPERATOR = 'app.kubernetes.io/component=operator';
 const PASSWORD = 'hyperspool-upgrade';
 
 /** The runs left in flight across the upgrade: each script, and what it awaits before the upgrade. */
@@ -102,8 +98,8 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))(
     const run = (name: string): Promise<RunResource> => cluster.getJson<RunResource>('-n', namespace, 'run', name);
     const journal = async (name: string): Promise<JournalLine[]> =>
       JSON.parse(await spool('journal', name, '--json')) as JournalLine[];
-    const operatorPods = async (): Promise<PodResource[]> =>
-      (await cluster.getJson<{ items: PodResource[] }>('-n', SYSTEM, 'pods', '-l', OPERATOR)).items;
+    const operatorPods = async (): Promise<OperatorPod[]> =>
+      (await cluster.getJson<{ items: OperatorPod[] }>('-n', SYSTEM, 'pods', '-l', OPERATOR_PODS)).items;
 
     /**
      * `kubectl apply -k` of a release, as a user installs or upgrades (server-side: the CRDs are
@@ -132,32 +128,6 @@ ${extra}`,
       await kubectl('apply', '--server-side', '--force-conflicts', '-k', dir);
     }
 
-    /** Waits for the operator Deployment's rollout, and answers its pods (all ready, none leaving). */
-    async function rolledOut(image: string): Promise<PodResource[]> {
-      await kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=240s').catch(
-        async (error: Error) => {
-          throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
-        },
-      );
-      const pods = await eventually(
-        `two ready operator pods of ${image} and no other`,
-        async () => {
-          const all = await operatorPods();
-          const ok =
-            all.length === 2 &&
-            all.every(
-              (p) =>
-                !p.metadata.deletionTimestamp &&
-                p.spec.containers[0]?.image === image &&
-                p.status?.containerStatuses?.[0]?.ready,
-            );
-          return ok && all;
-        },
-        120_000,
-      );
-      await kubectl('wait', '--for=condition=Available', '--timeout=120s', 'apiservice/v1alpha1.api.hyperspool.dev');
-      return pods;
-    }
 
     const whenAwaiting = (name: string, awaiting: RegExp): Promise<RunResource> =>
       eventually(
@@ -251,7 +221,7 @@ patches:
         value: --runner-image=hyperspool/runner:${previous.tag}
 `,
       );
-      await rolledOut(`hyperspool/operator:${previous.tag}`);
+      await operatorRolledOut(cluster, `hyperspool/operator:${previous.tag}`);
       userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
 
       // Runs in flight under the previous release.
@@ -292,7 +262,7 @@ patches:
 
       // The upgrade: this checkout's config/ and images (hyperspool/operator:dev, the runner's :dev).
       await applyRelease('current', join(repo, 'test', 'e2e', 'deploy'));
-      const newPods = await rolledOut('hyperspool/operator:dev');
+      const newPods = await operatorRolledOut(cluster, 'hyperspool/operator:dev');
       expect(newPods.filter((pod) => oldPods.has(pod.metadata.name))).toEqual([]);
 
       // Both new replicas migrated at start; the advisory lock let one apply what the previous release lacked.

@@ -398,6 +398,13 @@ describe('a pass whose pod dies', () => {
     const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
     expect(job2.metadata?.labels?.['hyperspool.dev/pass']).toBe('2');
     expect((await getRun(cluster, 'evicted-1')).status?.phase).not.toBe('Failed');
+    // Why a run took a pass more says itself on the Run (kubectl describe run).
+    const lost = await eventually('a PassLost Event', async () => {
+      const list = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=evicted-1' });
+      return list.items.find((event) => event.reason === 'PassLost');
+    });
+    expect(lost.type).toBe('Warning');
+    expect(lost.message).toMatch(/^pass 1 lost: its Job ended Failed/);
     const pod2 = await startPod(cluster, operator.url, job2);
     await eventually('step slow to start again', () => Promise.resolve(readFileSync(effects, 'utf8') === 'slow\nslow\n'));
     await pod2.kill();

@@ -36,7 +36,8 @@ export interface KubePassesOptions {
   ownerOf(run: RunRecord): Promise<JobOwner>;
   onPassStarted?(run: RunRecord): void;
   /** A pass's pod ended without its agent's report: the run replays (or fails, after too many in a row). */
-  onPassLost?(run: RunRecord): void;
+  /** A pass that ended without word from its script, with why: the run replays in a new pass. */
+  onPassLost?(run: RunRecord, message: string): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
   onScriptStarting?(seconds: number): void;
   /** A pass's pod is stuck (an image it cannot pull, a missing Secret, no node), or no longer (null). */
@@ -202,7 +203,7 @@ export class KubePasses {
   }
 
   private lost(run: RunRecord, message: string): RunOutcome {
-    this.options.onPassLost?.(run);
+    this.options.onPassLost?.(run, message);
     const count = (this.lostInARow.get(run.id) ?? 0) + 1;
     this.lostInARow.set(run.id, count);
     if (count < MAX_LOST_IN_A_ROW) return { kind: 'lost', message };

@@ -20,6 +20,8 @@ const clusterScript = join(repo, 'hack', 'local-cluster.sh');
 export const SYSTEM = 'hyperspool-system';
 /** The label on everything a test run creates, so it can be found and removed. */
 export const E2E_LABEL = 'hyperspool.dev/e2e';
+/** The operator replicas' pods. */
+export const OPERATOR_PODS = 'app.kubernetes.io/component=operator';
 
 export async function sh(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   try {
@@ -123,7 +125,7 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     },
     getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
     operatorLogs: () =>
-      kubectl('-n', SYSTEM, 'logs', '-l', 'app.kubernetes.io/component=operator', '--prefix', '--tail=100').catch((error: Error) => error.message),
+      kubectl('-n', SYSTEM, 'logs', '-l', OPERATOR_PODS, '--prefix', '--tail=100').catch((error: Error) => error.message),
     close: () => {
       rmSync(people, { recursive: true, force: true });
       return Promise.resolve();
@@ -159,13 +161,43 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-postgres', '--timeout=180s');
   // The artifacts' bucket (test/e2e/deploy/s3.yaml): an operator checks it when it starts.
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-s3', '--timeout=120s');
-  await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=180s').catch(async (error: Error) => {
+  await operatorRolledOut(cluster);
+}
+
+export interface OperatorPod {
+  metadata: { name: string; deletionTimestamp?: string };
+  spec: { containers: { image: string }[] };
+  status?: { containerStatuses?: { ready: boolean; restartCount?: number }[] };
+}
+
+/**
+ * Waits for the operator Deployment's rollout and then for the replicas it replaced to be gone, and
+ * answers the pods (all ready, none leaving; each of `image` when given). `kubectl rollout status`
+ * returns while a replaced pod still terminates, and one that led could start a pass of a Run
+ * created then, which its release a moment later loses: the run would take a pass more than it
+ * should.
+ */
+export async function operatorRolledOut(cluster: Cluster, image?: string): Promise<OperatorPod[]> {
+  await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-operator', '--timeout=240s').catch(async (error: Error) => {
     throw new Error(`${error.message}\n${await cluster.operatorLogs()}`);
   });
+  const replicas = Number(await cluster.kubectl('-n', SYSTEM, 'get', 'deployment/hyperspool-operator', '-o', 'jsonpath={.spec.replicas}'));
+  const pods = await eventually(
+    `${replicas} ready operator pods${image ? ` of ${image}` : ''} and no other`,
+    async () => {
+      const all = (await cluster.getJson<{ items: OperatorPod[] }>('-n', SYSTEM, 'pods', '-l', OPERATOR_PODS)).items;
+      const settled =
+        all.length === replicas &&
+        all.every((pod) => !pod.metadata.deletionTimestamp && (!image || pod.spec.containers[0]?.image === image) && pod.status?.containerStatuses?.[0]?.ready);
+      return settled && all;
+    },
+    120_000,
+  );
   // People's verbs go through the aggregated API, which kube-apiserver serves once it reaches a replica.
   await cluster.kubectl('wait', '--for=condition=Available', '--timeout=120s', 'apiservice/v1alpha1.api.hyperspool.dev').catch(async (error: Error) => {
     throw new Error(`${error.message}\n${await cluster.kubectl('get', 'apiservice', 'v1alpha1.api.hyperspool.dev', '-o', 'yaml').catch(() => '')}`);
   });
+  return pods;
 }
 
 /** The claim config/quickstart's PostgreSQL keeps its data on. */
