@@ -148,7 +148,7 @@ describe('artifacts on a real cluster, in S3', () => {
         .join(', ');
     });
 
-    expect(done.status?.passes).toBe(2);
+    expect(done.status?.passes, await cluster.lostPasses(namespace, 'build-1')).toBe(2);
     const log = await spool('logs', 'build-1');
     expect(log).toMatch(/sha256 matches on pass 2: [0-9a-f]{64}/);
     const secondPods = (
@@ -235,7 +235,7 @@ spool sleep 1s
 
     const done = await whenEnded('tools-1');
 
-    expect(done.status?.passes).toBe(2);
+    expect(done.status?.passes, await cluster.lostPasses(namespace, 'tools-1')).toBe(2);
     expect((await spool('logs', 'tools-1')).split('\n').filter((line) => line.startsWith('pass '))).toEqual([
       'pass 1: hello from greet.sh {"region":"eu"}',
       'pass 2: hello from greet.sh {"region":"eu"}',

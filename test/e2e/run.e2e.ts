@@ -99,7 +99,7 @@ describe('Hyperspool on a real cluster', () => {
     expect((await phaseOf('nap-1')).status?.phase).toBe('Waiting');
 
     const done = await whenRun('nap-1', 'Succeeded');
-    expect(done.status?.passes).toBe(2);
+    expect(done.status?.passes, await cluster.lostPasses(namespace, 'nap-1')).toBe(2);
     // Pass 1's Job went when its pass suspended; pass 2's (the run's last) stays for kubectl logs.
     const pods = await eventually(
       'pass 2 pod finished',
@@ -265,10 +265,10 @@ describe('Hyperspool on a real cluster', () => {
     const [bashKey, pyKey] = await Promise.all([givenRunOf('plain-sh', 'plain.sh', bash, plain), givenRunOf('plain-py', 'plain.py', python, plain)]);
     await eventually('plain-sh awaiting its signal', async () => (await phaseOf('plain-sh-1')).status?.awaiting === 'signal go', 120_000);
     expect(await spool('signal', 'plain-sh-1', 'go', 'yes')).toBe('signal go queued for plain-sh-1\n');
-    expect((await whenRun('plain-sh-1', 'Succeeded')).status?.passes).toBe(3);
+    expect((await whenRun('plain-sh-1', 'Succeeded')).status?.passes, await cluster.lostPasses(namespace, 'plain-sh-1')).toBe(3);
     expect(await spool('logs', 'plain-sh-1')).toBe('one\ngot yes\ntwo\nno node here\nno /app here\n');
     const py = await whenRun('plain-py-1', 'Succeeded');
-    expect(py.status?.passes).toBe(2);
+    expect(py.status?.passes, await cluster.lostPasses(namespace, 'plain-py-1')).toBe(2);
     expect(await spool('logs', 'plain-py-1')).toContain('python after the sleep\n');
     // Each pass was a pod of the Workflow's image.
     const images = await kubectl('-n', namespace, 'get', 'pods', '-l', `hyperspool.dev/run in (${bashKey},${pyKey})`, '-o', 'jsonpath={.items[*].spec.containers[0].image}');
@@ -299,7 +299,7 @@ describe('Hyperspool on a real cluster', () => {
     await eventually('preview awaiting pr.closed', async () => (await phaseOf('preview-1')).status?.awaiting?.startsWith('event pr.closed'), 120_000);
     await eventually('no pod of the run while it waits', async () => (await podsOf(key)).length === 0, 30_000);
     await spool('event', 'emit', 'pr.closed', '--payload', '{"pr":7}');
-    expect((await whenRun('preview-1', 'Succeeded')).status?.passes).toBe(2);
+    expect((await whenRun('preview-1', 'Succeeded')).status?.passes, await cluster.lostPasses(namespace, 'preview-1')).toBe(2);
     // deploy ran once, in pass 1; pass 2 got its recorded value back. (The SDK may also say, on
     // stderr, that the script suspended, if it gets to before the agent ends it.)
     const log = (await spool('logs', 'preview-1')).replace(/^spool: script suspended awaiting .*\n/m, '');

@@ -47,6 +47,8 @@ export interface Cluster {
   apply(...items: KubeObject[]): Promise<void>;
   /** The operator replicas' recent logs, for a failure's message. */
   operatorLogs(): Promise<string>;
+  /** Why a Run took more passes than it should (its PassLost Events), for a failure's message. */
+  lostPasses(namespace: string, run: string): Promise<string>;
   /**
    * A person: a ServiceAccount in the namespace bound to this ClusterRole there (config/rbac's
    * user roles) and to hyperspool-cli, and the path of a kubeconfig whose user is its token, as the
@@ -126,6 +128,12 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
     operatorLogs: () =>
       kubectl('-n', SYSTEM, 'logs', '-l', OPERATOR_PODS, '--prefix', '--tail=100').catch((error: Error) => error.message),
+    lostPasses: async (namespace, run) => {
+      type Events = { items: { reason?: string; message?: string }[] };
+      const events = await kubectl('-n', namespace, 'get', 'events', '-o', 'json', '--field-selector', `involvedObject.name=${run}`).catch(() => '{"items":[]}');
+      const lost = (JSON.parse(events) as Events).items.filter((event) => event.reason === 'PassLost').map((event) => event.message);
+      return lost.length > 0 ? `${run}: ${lost.join('; ')}` : `${run}: no PassLost Event`;
+    },
     close: () => {
       rmSync(people, { recursive: true, force: true });
       return Promise.resolve();
