@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import express, { type Request, type Response } from 'express';
+import express from 'express';
 import { ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { createApp } from '../server/app.js';
@@ -20,6 +20,7 @@ import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { openStore } from '../store/open.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import { untilItAnswers } from './kube/backoff.js';
+import { forwardToLeader } from './forward-to-leader.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
@@ -249,37 +250,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     kill: () => shutdown((e) => e.stop()),
     close: () => shutdown((e) => e.release()),
   };
-}
-
-/** An agent's call that reached a replica which does not lead: the leader hosts the pass. */
-async function forwardToLeader(leader: string | undefined, req: Request, res: Response): Promise<void> {
-  const base = leader?.slice(leader.indexOf('@') + 1);
-  if (!leader || !base) {
-    res.status(503).json({ error: { code: 'no_leader', message: 'no operator replica leads right now; try again shortly' } });
-    return;
-  }
-  try {
-    const body = req.method === 'GET' ? undefined : await readBody(req);
-    const answer = await fetch(`${base}${req.originalUrl}`, {
-      method: req.method,
-      // A connection per request, as the agents do (server-client.ts): a reused idle one can be cut off mid-call.
-      headers: { connection: 'close', authorization: req.get('authorization') ?? '', 'content-type': req.get('content-type') ?? 'application/json' },
-      ...(body === undefined ? {} : { body }),
-    });
-    res.status(answer.status).type('application/json').send(await answer.text());
-  } catch (error) {
-    res.status(503).json({ error: { code: 'no_leader', message: `the leader at ${base} cannot be reached: ${ensureError(error).message}` } });
-  }
-}
-
-function readBody(req: Request): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (text += chunk));
-    req.on('end', () => resolve(text));
-    req.on('error', reject);
-  });
 }
 
 /** Whether `query` settles successfully within `ms` (a database that hangs is as down as one that refuses). */
