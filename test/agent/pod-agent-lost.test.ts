@@ -27,9 +27,10 @@ describe('the pod agent when the operator cannot be reached', () => {
   /** The operator's agent routes, with /calls answered by `call`; answers what reached /exit. */
   async function givenOperator(
     call: (respond: (status: number, body: unknown) => void, destroy: () => void) => void,
-    { closesReused = false } = {},
-  ): Promise<{ url: string; exits: unknown[] }> {
+    { closesReused = false, port = 0 } = {},
+  ): Promise<{ url: string; exits: unknown[]; calls: () => number }> {
     const exits: unknown[] = [];
+    let calls = 0;
     const requestsOn = new WeakMap<object, number>();
     server = createServer((request, response) => {
       const seen = (requestsOn.get(request.socket) ?? 0) + 1;
@@ -43,14 +44,17 @@ describe('the pod agent when the operator cannot be reached', () => {
         const respond = (status: number, payload: unknown): void => {
           response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
         };
-        if (request.url?.endsWith('/calls')) return call(respond, () => request.socket.destroy());
+        if (request.url?.endsWith('/calls')) {
+          calls += 1;
+          return call(respond, () => request.socket.destroy());
+        }
         if (request.url?.endsWith('/exit')) exits.push(JSON.parse(body));
         respond(200, {});
       });
     });
-    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server?.listen(port, '127.0.0.1', resolve));
     const address = server.address() as { port: number };
-    return { url: `http://127.0.0.1:${address.port}`, exits };
+    return { url: `http://127.0.0.1:${address.port}`, exits, calls: () => calls };
   }
 
   /** One NDJSON line to a unix socket, and the first line it answers. */
@@ -69,11 +73,11 @@ describe('the pod agent when the operator cannot be reached', () => {
   }
 
   /** The agent of pass 1, a step call through its spool socket, then the script's end (69) through its control socket. */
-  async function passWithOneCall(url: string, requestTimeoutMs?: number): Promise<{ answer: Record<string, unknown>; ended: Record<string, unknown> }> {
+  async function passWithOneCall(url: string, requestTimeoutMs?: number, retryForMs = 400): Promise<{ answer: Record<string, unknown>; ended: Record<string, unknown> }> {
     dir = mkdtempSync(join(tmpdir(), 'pod-agent-'));
     writeFileSync(join(dir, 'token'), 'token\n');
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
-    agent = await servePodAgent({ server: url, runId: 'run-1', pass: 1, tokenFile: join(dir, 'token'), socket, control, retryForMs: 400, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
+    agent = await servePodAgent({ server: url, runId: 'run-1', pass: 1, tokenFile: join(dir, 'token'), socket, control, retryForMs, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
     const answer = await ask(socket, { verb: 'step', name: 'a' });
     const ended = await ask(control, { verb: 'exit', code: answer.exitCode ?? 0, signal: null });
     return { answer, ended };
@@ -85,6 +89,21 @@ describe('the pod agent when the operator cannot be reached', () => {
     expect(answer).toMatchObject({ status: 'error', kind: 'internal', exitCode: 69 });
     expect(ended).toEqual({ ok: true });
     expect(operator.exits).toEqual([]);
+    // It may have been received, so it is not sent again: a call is never answered twice.
+    expect(operator.calls()).toBe(1);
+  });
+
+  it('given an operator that refuses connections at first (its Service not ready yet), then the call is sent again once it listens, and the script gets its answer', async () => {
+    const port = await freePort();
+    let operator: Awaited<ReturnType<typeof givenOperator>> | undefined;
+    const listening = new Promise<void>((resolve) =>
+      setTimeout(() => void givenOperator((respond) => respond(200, { status: 'ok', stdout: 'a\n' }), { port }).then((started) => ((operator = started), resolve())), 150),
+    );
+    const { answer } = await passWithOneCall(`http://127.0.0.1:${port}`, undefined, 2_000);
+    await listening;
+    expect(answer).toMatchObject({ status: 'ok', stdout: 'a\n' });
+    expect(operator?.calls()).toBe(1);
+    expect(operator?.exits).toEqual([{ code: 0, signal: null }]);
   });
 
   it('given a call answered 503 until the agent stops retrying (the database away), then the end is not reported either', async () => {
@@ -115,3 +134,12 @@ describe('the pod agent when the operator cannot be reached', () => {
     expect(operator.exits).toEqual([{ code: 3, signal: null }]);
   });
 });
+
+/** A loopback port nothing listens on (taken, then given back). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
