@@ -86,6 +86,7 @@ export class Controllers {
   };
   private readonly queue: WorkQueue;
   private readonly log: Logger;
+  private readonly events: EventRecorder;
   private readonly runs: RunReconciler;
   private readonly triggers: TriggerReconciler;
   private readonly resources: Resources;
@@ -116,6 +117,7 @@ export class Controllers {
     const batch = kubeConfig.makeApiClient(BatchV1Api);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const events = new EventRecorder(core);
+    this.events = events;
     const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
     const poke = (): void => this.executor.poke();
     this.readConfigMap = configMapReader(core, options.configMapCacheMs);
@@ -170,9 +172,7 @@ export class Controllers {
       },
       onPassLost: (run, message) => {
         metrics.passesLost.inc({ namespace: run.project });
-        const target = this.runEventTarget(run.id);
-        log.error('pass lost; the run replays in a new pass', new Error(message), { kind: 'Run', namespace: run.project, name: target?.name, runId: run.id, pass: run.passes });
-        if (target) void events.record(target, 'Warning', 'PassLost', message).catch(() => undefined);
+        this.passLost(run, message);
       },
       onPodTrouble: (run, trouble) => {
         if (trouble) this.podTroubles.set(run.id, trouble);
@@ -289,10 +289,11 @@ export class Controllers {
     for (const informer of Object.values(this.informers)) await informer.waitForSync();
     // A replica may come to lead while the database is away: until these land, nothing starts
     // (given up, this leader would hold the Lease and start no pass at all).
+    let recovered: string[] = [];
     await untilItAnswers(
       async () => {
         // Passes that were under way when the previous leader went are dispatched again, and replay.
-        await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
+        recovered = await this.options.store.recoverInterruptedRuns((this.options.now ?? (() => new Date()))());
         // Attempts under way under the previous leader are tried again as new attempts (their Jobs
         // are ended then): a report from one of them no longer lands.
         await this.options.store.requeueRunningActivities();
@@ -303,6 +304,10 @@ export class Controllers {
       },
     );
     if (this.stopped) return;
+    for (const id of recovered) {
+      const run = await this.options.store.getRun(id).catch(() => null);
+      if (run) this.passLost(run, `pass ${run.passes} lost: the operator replica that ran it stopped leading`);
+    }
     this.executor.start();
     this.sweep();
     this.artifactSweeper = startArtifactSweeper({
@@ -427,6 +432,13 @@ export class Controllers {
     } catch (error) {
       this.log.error('cancelling the run of a deleted Run failed', error, { kind: 'Run', namespace: resource.metadata.namespace, name: resource.metadata.name, runId });
     }
+  }
+
+  /** Why a run takes a pass more, where people look: the operator's log and an Event on its Run. */
+  private passLost(run: RunRecord, message: string): void {
+    const target = this.runEventTarget(run.id);
+    this.log.error('pass lost; the run replays in a new pass', new Error(message), { kind: 'Run', namespace: run.project, name: target?.name, runId: run.id, pass: run.passes });
+    if (target) void this.events.record(target, 'Warning', 'PassLost', message).catch(() => undefined);
   }
 
   /** The Run resource of a run, as an Event's object (undefined while it has none). */

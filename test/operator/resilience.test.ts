@@ -88,6 +88,11 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     });
     expect(done.status?.passes).toBe(2);
     expect(jobsCreated).toEqual([`${key}-p1`, `${key}-p2`]);
+    // Why it took a pass more says itself on the Run (kubectl describe run).
+    const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=one-1' });
+    expect(events.items.filter((event) => event.reason === 'PassLost').map((event) => `${event.type}: ${event.message}`)).toEqual([
+      'Warning: pass 1 lost: the operator replica that ran it stopped leading',
+    ]);
     await follower.close();
   });
 
