@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { servePodAgent } from '../../src/agent/remote/pod-agent.js';
+import { cutOffReusedConnections } from '../support/reused-connections.js';
 
 /**
  * A pass pod's agent whose operator cannot be reached mid-pass (its Service has no ready replica
@@ -31,13 +32,9 @@ describe('the pod agent when the operator cannot be reached', () => {
   ): Promise<{ url: string; exits: unknown[]; calls: () => number }> {
     const exits: unknown[] = [];
     let calls = 0;
-    const requestsOn = new WeakMap<object, number>();
+    const cutOff = cutOffReusedConnections();
     server = createServer((request, response) => {
-      const seen = (requestsOn.get(request.socket) ?? 0) + 1;
-      requestsOn.set(request.socket, seen);
-      // A kept-alive connection reused just as the server's idle timeout closed it: under load the
-      // two timers race, and the request is cut off unanswered.
-      if (closesReused && seen > 1) return request.socket.destroy();
+      if (closesReused && cutOff(request)) return;
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {

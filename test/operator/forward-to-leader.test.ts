@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forwardToLeader } from '../../src/operator/forward-to-leader.js';
+import { cutOffReusedConnections } from '../support/reused-connections.js';
 
 describe('forwardToLeader', () => {
   const servers: Server[] = [];
@@ -24,18 +25,12 @@ describe('forwardToLeader', () => {
     return listen(createServer(app));
   };
 
-  /**
-   * The leader: answers each request with what reached it. With `closesReused`, it cuts off a
-   * request that comes on a kept-alive connection, as its idle timeout does under load when the
-   * two race.
-   */
+  /** The leader: answers each request with what reached it; with `closesReused`, it cuts off reused connections. */
   const givenLeader = ({ closesReused = false } = {}): Promise<string> => {
-    const requestsOn = new WeakMap<object, number>();
+    const cutOff = cutOffReusedConnections();
     return listen(
       createServer((request, response) => {
-        const seen = (requestsOn.get(request.socket) ?? 0) + 1;
-        requestsOn.set(request.socket, seen);
-        if (closesReused && seen > 1) return request.socket.destroy();
+        if (closesReused && cutOff(request)) return;
         let body = '';
         request.on('data', (chunk: Buffer) => (body += chunk.toString()));
         request.on('end', () => {
