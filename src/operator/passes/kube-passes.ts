@@ -35,8 +35,7 @@ export interface KubePassesOptions {
   /** The Run resource that owns the run's Jobs (created if the run began in the store). */
   ownerOf(run: RunRecord): Promise<JobOwner>;
   onPassStarted?(run: RunRecord): void;
-  /** A pass's pod ended without its agent's report: the run replays (or fails, after too many in a row). */
-  /** A pass that ended without word from its script, with why: the run replays in a new pass. */
+  /** A pass's pod ended without its agent's report, with why: the run replays (or fails, after too many in a row). */
   onPassLost?(run: RunRecord, message: string): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
   onScriptStarting?(seconds: number): void;
