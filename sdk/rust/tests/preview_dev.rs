@@ -40,24 +40,26 @@ fn missing_prerequisite(root: &Path) -> Option<String> {
     None
 }
 
-/// The example binary `cargo test` builds beside this test's own (target/debug/examples).
+/// The example binary, beside this test's own (target/debug/examples). Built each time: `cargo test
+/// --test preview_dev` builds no examples, and one left from before may be of older source (a
+/// build with nothing to do takes a moment).
 fn example_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let binary = profile_dir.join("examples/preview");
-    if !binary.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let built = Command::new(cargo)
-            .args(["build", "--example", "preview"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(built.success(), "cargo build --example preview failed");
-    }
-    binary.canonicalize().expect("the example binary")
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--example", "preview"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "cargo build --example preview failed");
+    profile_dir
+        .join("examples/preview")
+        .canonicalize()
+        .expect("the example binary")
 }
 
 /// `spool dev` in the background, ended (by its own pid) when the test ends, pass or fail.
