@@ -14,53 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the repository root")
-}
-
-/// Why this machine cannot run the test, if it cannot.
-fn missing_prerequisite(root: &Path) -> Option<String> {
-    let node = Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !node.is_ok_and(|s| s.success()) {
-        return Some("node is not installed".into());
-    }
-    if !root.join("bin/spool").exists() || !root.join("dist/cli").is_dir() {
-        return Some(format!(
-            "the CLI is not built (run `npm run build` in {})",
-            root.display()
-        ));
-    }
-    None
-}
-
-/// The example binary, beside this test's own (target/debug/examples). Built each time: `cargo test
-/// --test preview_dev` builds no examples, and one left from before may be of older source (a
-/// build with nothing to do takes a moment).
-fn example_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(cargo)
-        .args(["build", "--example", "preview"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(built.success(), "cargo build --example preview failed");
-    profile_dir
-        .join("examples/preview")
-        .canonicalize()
-        .expect("the example binary")
-}
+mod common;
 
 /// `spool dev` in the background, ended (by its own pid) when the test ends, pass or fail.
 struct DevServer {
@@ -207,17 +161,10 @@ fn processes_running(binary: &Path) -> Vec<String> {
 
 #[test]
 fn preview_environment_under_spool_dev() {
-    let root = repo_root();
-    if let Some(why) = missing_prerequisite(&root) {
-        // CI builds the CLI before it runs this (`.ci/run`), so there a missing one is a failure,
-        // not a reason to pass without checking anything.
-        assert!(std::env::var("CI").is_err(), "CI is set but {why}");
-        println!(
-            "skipped: the preview example against spool dev needs node and the built CLI: {why}"
-        );
+    let Some(root) = common::engine_root_or_skip("the preview example against spool dev") else {
         return;
-    }
-    let binary = example_binary();
+    };
+    let binary = common::example_binary("preview");
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
