@@ -116,8 +116,7 @@ export class Controllers {
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const batch = kubeConfig.makeApiClient(BatchV1Api);
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    const events = new EventRecorder(core);
-    this.events = events;
+    this.events = new EventRecorder(core);
     const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
     const poke = (): void => this.executor.poke();
     this.readConfigMap = configMapReader(core, options.configMapCacheMs);
@@ -139,7 +138,7 @@ export class Controllers {
     this.runs = new RunReconciler({
       store,
       resources: this.resources,
-      events,
+      events: this.events,
       workflow,
       source,
       checkout: (w) => workflowCheckout(core, w),
@@ -179,7 +178,7 @@ export class Controllers {
         else this.podTroubles.delete(run.id);
         this.enqueueRun(run.id);
         const target = this.runEventTarget(run.id);
-        if (trouble && target) void events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
+        if (trouble && target) void this.events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
       },
     });
     // Each activity attempt is a Job of its own, shaped by the ActivityClass offering what it requires.

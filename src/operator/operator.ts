@@ -131,8 +131,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     retryable: (error) => error instanceof StoreUnavailableError,
     onFirstFailure: (error) => log.error('the database cannot be reached; waiting for it (not ready until it answers)', ensureError(error).cause ?? error),
   });
-  // Never undefined: nothing stops this wait but the process.
-  const store = timingJournalWrites(reached as Store, (seconds) => metrics.journalWrite.observe(seconds));
+  const store = timingJournalWrites(reached, (seconds) => metrics.journalWrite.observe(seconds));
   opened = store;
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);

@@ -62,15 +62,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+interface UntilItAnswersOptions {
+  retryable?: (error: unknown) => boolean;
+  onFirstFailure: (error: unknown) => void;
+}
+
 /**
  * `call`, made again with backoff (0.5 s growing to 10 s) for as long as it fails with an error
  * `retryable` accepts, and none other is thrown: the database a replica needs before it can do
  * anything (its store at start, the previous leader's passes) is waited for, not given up on.
  * `onFirstFailure` says so once; `stopped` ends the wait, answering undefined.
  */
+export function untilItAnswers<T>(call: () => Promise<T>, options: UntilItAnswersOptions): Promise<T>;
+export function untilItAnswers<T>(call: () => Promise<T>, options: UntilItAnswersOptions & { stopped: () => boolean }): Promise<T | undefined>;
 export async function untilItAnswers<T>(
   call: () => Promise<T>,
-  options: { retryable?: (error: unknown) => boolean; onFirstFailure: (error: unknown) => void; stopped?: () => boolean },
+  options: UntilItAnswersOptions & { stopped?: () => boolean },
 ): Promise<T | undefined> {
   const backoff = new Backoff({ initialMs: 500, maxMs: 10_000 });
   while (!options.stopped?.()) {
