@@ -361,6 +361,8 @@ export interface RunningPod {
   kill(): Promise<void>;
   /** The pod is deleted or evicted: the script container's main process gets SIGTERM, as the kubelet sends it. */
   terminate(): void;
+  /** Which of its containers still runs, or `ended`: said when a pod outlives its test. */
+  state(): string;
 }
 
 /**
@@ -401,18 +403,22 @@ export async function startPod(
     env: { ...env(agent), SPOOL_SERVER: operatorUrl, SPOOL_TOKEN_FILE: join(root, 'token'), PATH: path },
   });
   let killed = false;
+  let state = 'the script container runs';
   const done = main.done.then(async ({ code, output }) => {
+    state = `the script container exited (${code ?? 'signal'}) and its sidecar was sent SIGTERM, but runs on`;
     try {
       process.kill(sidecar.pid, 'SIGTERM');
     } catch {
       // killed with the pod already
     }
     await sidecar.done;
+    state = 'ended';
     if (!killed) await whenJobEnds(cluster, job, code === 0 ? 'Complete' : 'Failed');
     return { code, output };
   });
   return {
     done,
+    state: () => state,
     terminate: () => process.kill(main.pid, 'SIGTERM'),
     async kill() {
       killed = true;
@@ -500,7 +506,7 @@ export async function whenPodRuns(cluster: Cluster, operatorUrl: string, job: V1
  */
 export function startKubelet(cluster: Cluster, operatorUrl: string): { stop(): Promise<void> } {
   const seen = new Set<string>();
-  const pods: Promise<unknown>[] = [];
+  const pods: { job: string; started: Promise<RunningPod | RunningAttempt | null>; ended: Promise<unknown> }[] = [];
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
@@ -509,17 +515,40 @@ export function startKubelet(cluster: Cluster, operatorUrl: string): { stop(): P
         const name = job.metadata?.name ?? '';
         if (seen.has(name) || job.status?.conditions?.length) continue;
         seen.add(name);
-        const attempt = job.metadata?.labels?.['hyperspool.dev/activity'] ? startActivityPod(cluster, operatorUrl, job) : startPod(cluster, operatorUrl, job);
-        pods.push(attempt.then((pod) => pod.done).catch(() => undefined));
+        const started = (job.metadata?.labels?.['hyperspool.dev/activity'] ? startActivityPod(cluster, operatorUrl, job) : startPod(cluster, operatorUrl, job)).catch(() => null);
+        pods.push({ job: name, started, ended: started.then((pod) => pod?.done).catch(() => undefined) });
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();
   return {
+    /**
+     * As a kubelet shutting down: pods get a grace period to end, then are killed. One still
+     * running then is named (with which container runs) instead of holding the test's teardown up.
+     */
     async stop() {
       stopped = true;
       await loop;
-      await Promise.all(pods);
+      const left = await stillRunningAfter(POD_GRACE_MS, pods);
+      for (const { job, started } of left) {
+        const pod = await started;
+        if (!pod) continue;
+        console.warn(`kubelet: the pod of Job ${job} still ran ${POD_GRACE_MS / 1000} s after its test ended (${'state' in pod ? pod.state() : 'an activity attempt runs'}); killing it`);
+        await ('kill' in pod ? pod.kill() : pod.deletePod());
+      }
     },
   };
+}
+
+/** How long startKubelet's stop() lets pods end by themselves, as a pod's terminationGracePeriodSeconds. */
+const POD_GRACE_MS = 30_000;
+
+/** Those of `pods` that have not ended within `ms`. */
+async function stillRunningAfter<T extends { ended: Promise<unknown> }>(ms: number, pods: T[]): Promise<T[]> {
+  const ended = new Set<T>();
+  for (const pod of pods) void pod.ended.then(() => ended.add(pod));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(pods.map((pod) => pod.ended)), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+  return pods.filter((pod) => !ended.has(pod));
 }
