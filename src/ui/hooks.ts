@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
 export interface Loaded<T> {
@@ -10,35 +10,31 @@ export interface Loaded<T> {
 /**
  * Loads data, and again every `everyMs` while `live` holds and the tab is visible (the API has no
  * push; a poll of one page is cheap). A failed poll keeps the last data and shows the error.
+ * `deps` are strings (ids, queries): what was loaded for others is never shown, not even for the
+ * one render between a filter's change and the reload it starts.
  */
-export function usePoll<T>(load: () => Promise<T>, deps: unknown[], everyMs: number, live: (data: T | undefined) => boolean): Loaded<T> {
-  const [data, setData] = useState<T | undefined>(undefined);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
+export function usePoll<T>(load: () => Promise<T>, deps: string[], everyMs: number, live: (data: T | undefined) => boolean): Loaded<T> {
+  const key = deps.join('\0');
+  const [loaded, setLoaded] = useState<{ key: string; data?: T; error?: ApiError }>({ key });
   const [tick, setTick] = useState(0);
-  const latest = useRef<{ data: T | undefined }>({ data: undefined });
   const reload = useCallback(() => setTick((n) => n + 1), []);
-
-  useEffect(() => {
-    latest.current.data = undefined;
-    setData(undefined);
-    setError(undefined);
-  }, deps);
 
   useEffect(() => {
     let stopped = false;
     let timer: number | undefined;
+    let last: T | undefined;
     const run = async () => {
       try {
         const value = await load();
         if (stopped) return;
-        latest.current.data = value;
-        setData(value);
-        setError(undefined);
+        last = value;
+        setLoaded({ key, data: value });
       } catch (caught) {
         if (stopped) return;
-        setError(caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught)));
+        const error = caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught));
+        setLoaded((before) => ({ key, ...(before.key === key && before.data !== undefined ? { data: before.data } : {}), error }));
       }
-      if (!stopped && live(latest.current.data)) timer = window.setTimeout(() => void whenVisible(), everyMs);
+      if (!stopped && live(last)) timer = window.setTimeout(() => void whenVisible(), everyMs);
     };
     const whenVisible = async () => {
       if (document.hidden) {
@@ -52,9 +48,10 @@ export function usePoll<T>(load: () => Promise<T>, deps: unknown[], everyMs: num
       stopped = true;
       window.clearTimeout(timer);
     };
-  }, [...deps, tick]);
+  }, [key, tick]);
 
-  return { data, error, reload };
+  const current = loaded.key === key ? loaded : { key };
+  return { data: current.data, error: current.error, reload };
 }
 
 /** Re-renders every `ms`, for "3 min ago" and running durations. */

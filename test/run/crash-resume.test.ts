@@ -104,7 +104,7 @@ describe('a run whose runner dies mid-step', () => {
 
     rmSync(join(dir, 'slow.marker'));
     const resumed = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
-    expect(resumed.code).toBe(0);
+    expect(resumed.code, resumed.output).toBe(0);
     expect(readLines(join(dir, 'effects.txt'))).toEqual(['one', 'two', 'three', 'four']);
   }, 120_000);
 });
