@@ -17,7 +17,7 @@ import type { Run } from './api/generated.js';
 import { RemotePasses } from '../server/remote-passes.js';
 import type { Migrated } from '../store/migrate.js';
 import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
-import { openStore } from '../store/open.js';
+import { ArtifactsUnreachableError, openStore } from '../store/open.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import { untilItAnswers } from './kube/backoff.js';
 import { forwardToLeader } from './forward-to-leader.js';
@@ -96,6 +96,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   // Null until the database has answered: probes and metrics are served before that, so that a
   // replica started while PostgreSQL is away waits, not ready, instead of crash-looping.
   let opened: Store | null = null;
+  let waitingFor = 'the database';
   let controllers: Controllers | null = null;
   let election: LeaderElection | null = null;
   const metrics = createMetrics({
@@ -110,7 +111,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     host,
     metrics,
     ready: async () => {
-      if (!opened) return { ready: false, detail: 'waiting for the database' };
+      if (!opened) return { ready: false, detail: `waiting for ${waitingFor}` };
       await opened.getRun('readiness-probe');
       if (controllers && !controllers.synced()) return { ready: false, detail: 'informers not synced' };
       return { ready: true };
@@ -127,9 +128,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   // A replica that starts while PostgreSQL is away (restarting with it, or before its first start)
   // waits rather than exit, which would put it in CrashLoopBackOff, minutes away once the database
   // is back. Anything but "unavailable" (a wrong password, a failed migration) ends it at once.
+  // So does one whose S3 artifact store does not answer yet (a wrong bucket or key still ends it).
   const reached = await untilItAnswers(open, {
-    retryable: (error) => error instanceof StoreUnavailableError,
-    onFirstFailure: (error) => log.error('the database cannot be reached; waiting for it (not ready until it answers)', ensureError(error).cause ?? error),
+    retryable: (error) => error instanceof StoreUnavailableError || error instanceof ArtifactsUnreachableError,
+    onFirstFailure: (error) => {
+      if (error instanceof ArtifactsUnreachableError) waitingFor = 'the artifact store';
+      log.error(`${waitingFor} cannot be reached; waiting for it (not ready until it answers)`, error instanceof ArtifactsUnreachableError ? error : (ensureError(error).cause ?? error));
+    },
   });
   const store = timingJournalWrites(reached, (seconds) => metrics.journalWrite.observe(seconds));
   opened = store;

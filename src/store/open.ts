@@ -37,7 +37,15 @@ async function openBlobs(options: StoreOptions): Promise<BlobBackend | undefined
     await blobs.check();
   } catch (error) {
     blobs.close();
-    throw new UsageError(`--artifacts ${blobs.describe()}: ${error instanceof Error ? error.message : String(error)}`);
+    const message = `--artifacts ${blobs.describe()}: ${error instanceof Error ? error.message : String(error)}`;
+    // A 4xx (no such bucket, a wrong key) is final; no answer or a 5xx may pass (the server starting).
+    throw (error as { final?: boolean }).final ? new UsageError(message) : new ArtifactsUnreachableError(message);
   }
   return blobs;
 }
+
+/**
+ * The artifact store did not answer, or answered 5xx, at start-up. A command says so in one line
+ * as for any bad flag; the operator waits for it instead (it may be starting beside the operator).
+ */
+export class ArtifactsUnreachableError extends UsageError {}

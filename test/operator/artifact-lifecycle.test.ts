@@ -33,11 +33,17 @@ describe('artifact lifecycle on a cluster', () => {
         return log;
       },
     };
-    operator = await cluster.startLeader('op-artifacts', {
+    // The operator starts while S3 does not answer yet (both starting at once on a new cluster):
+    // it waits for it, rather than exit and crash-loop.
+    await s3.stopServing();
+    const starting = cluster.startLeader('op-artifacts', {
       artifacts: { artifacts: `s3://${s3.bucket}/op`, s3Endpoint: s3.endpoint },
       artifactSweepEveryMs: 300,
       log,
     });
+    await eventually('the operator waiting for S3', () => Promise.resolve(lines.some((line) => line.includes('the artifact store cannot be reached; waiting for it'))), 30_000);
+    await s3.serveAgain();
+    operator = await starting;
     kubelet = startKubelet(cluster, operator.url);
     store = await openPostgresStore(cluster.postgres.url, { max: 2 });
   }, 600_000);
