@@ -86,7 +86,10 @@ describe('the HTTP API, fuzzed', () => {
         });
         const text = await response.text();
         expect(response.status, `${method} ${url} ${body ?? ''} → ${response.status} ${text}`).toBeLessThan(500);
-        if (text) expect(() => JSON.parse(text) as unknown, text).not.toThrow();
+        // A `..` segment can climb out of /v1 (fetch resolves it, as a browser would): the UI's
+        // page answers there, so only answers inside the API must be JSON.
+        const inApi = new URL(url, dev.url).pathname.startsWith('/v1/');
+        if (text && inApi) expect(() => JSON.parse(text) as unknown, text).not.toThrow();
       }),
       { numRuns: 400 },
     );
