@@ -37,7 +37,7 @@ export function checkProject(name: string, what = '--project'): void {
 }
 
 /** Milliseconds: whole, not negative, and short of a date JavaScript cannot hold (about 100 years). */
-const MS = { type: 'number', minimum: 0, maximum: MAX_DURATION_MS } as const;
+const MS = { type: 'integer', minimum: 0, maximum: MAX_DURATION_MS } as const;
 const TEXT = { type: 'string' } as const;
 const ANY = {} as const;
 

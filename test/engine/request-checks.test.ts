@@ -42,7 +42,9 @@ describe('requests checked before anything is recorded', () => {
     ['an empty activity name', { verb: 'activity.submit', name: '', argv: ['true'], requires: [], attempts: 1, backoffMs: 1000, retryOnExit: null }, "bad activity.submit request: 'name' must not be empty"],
     ['argv as a string', { verb: 'activity.submit', name: 'a', argv: 'echo', requires: [], attempts: 1, backoffMs: 1000, retryOnExit: null }, "bad activity.submit request: 'argv' must be array"],
     ['incr by a word', { verb: 'state.incr', key: 'k', by: 'abc' }, "bad state.incr request: 'by' must be integer"],
-    ['sleep ms as a word', { verb: 'sleep', ms: 'abc' }, "bad sleep request: 'ms' must be number"],
+    ['sleep ms as a word', { verb: 'sleep', ms: 'abc' }, "bad sleep request: 'ms' must be integer"],
+    // Milliseconds are whole: the store keeps a backoff in an integer column (the socket fuzz test's find).
+    ['a backoff of 1.5 ms', { verb: 'activity.submit', name: 'a', argv: ['true'], requires: [], attempts: 1, backoffMs: 1.5, retryOnExit: null }, "bad activity.submit request: 'backoffMs' must be integer"],
     ['a negative sleep', { verb: 'sleep', ms: -1 }, "bad sleep request: 'ms' must be at least 0"],
     ['a sleep past any date', { verb: 'sleep', ms: 1e300 }, "bad sleep request: 'ms' must be at most 3155760000000"],
     ['a field of another verb', { verb: 'step', name: 'a', inputs: {} }, "bad step request: 'inputs' is not a field of step"],
