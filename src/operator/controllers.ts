@@ -298,7 +298,9 @@ export class Controllers {
         await this.options.store.requeueRunningActivities();
       },
       {
-        onFirstFailure: (error) => this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error),
+        onFailure: (error, failedBefore) => {
+          if (failedBefore === 0) this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error);
+        },
         stopped: () => this.stopped,
       },
     );

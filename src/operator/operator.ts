@@ -129,10 +129,14 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   // waits rather than exit, which would put it in CrashLoopBackOff, minutes away once the database
   // is back. Anything but "unavailable" (a wrong password, a failed migration) ends it at once.
   // So does one whose S3 artifact store does not answer yet (a wrong bucket or key still ends it).
+  // The readiness reason follows the latest failure, and the log says each time it changes (the
+  // database may answer while the artifact store still does not).
   const reached = await untilItAnswers(open, {
     retryable: (error) => error instanceof StoreUnavailableError || error instanceof ArtifactsUnreachableError,
-    onFirstFailure: (error) => {
-      if (error instanceof ArtifactsUnreachableError) waitingFor = 'the artifact store';
+    onFailure: (error, failedBefore) => {
+      const waitingNow = error instanceof ArtifactsUnreachableError ? 'the artifact store' : 'the database';
+      if (failedBefore > 0 && waitingNow === waitingFor) return;
+      waitingFor = waitingNow;
       log.error(`${waitingFor} cannot be reached; waiting for it (not ready until it answers)`, error instanceof ArtifactsUnreachableError ? error : (ensureError(error).cause ?? error));
     },
   });

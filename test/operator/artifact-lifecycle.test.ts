@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
+import { freePort } from '../support/dev.js';
 import { startS3, type TestS3 } from '../support/s3-server.js';
 import { eventually, getRun, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
@@ -33,17 +34,30 @@ describe('artifact lifecycle on a cluster', () => {
         return log;
       },
     };
-    // The operator starts while S3 does not answer yet (both starting at once on a new cluster):
-    // it waits for it, rather than exit and crash-loop.
-    await s3.stopServing();
+    // The operator starts while neither S3 nor PostgreSQL answers yet (all starting at once on a
+    // new cluster): it waits for each in turn, not ready and saying which, rather than exit and
+    // crash-loop.
+    await Promise.all([s3.stopServing(), cluster.postgres.down()]);
+    const metricsPort = await freePort();
     const starting = cluster.startLeader('op-artifacts', {
       artifacts: { artifacts: `s3://${s3.bucket}/op`, s3Endpoint: s3.endpoint },
       artifactSweepEveryMs: 300,
+      metricsPort,
       log,
     });
-    await eventually('the operator waiting for S3', () => Promise.resolve(lines.some((line) => line.includes('the artifact store cannot be reached; waiting for it'))), 30_000);
+    const readiness = async (): Promise<string> => {
+      const answer = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => null);
+      return answer ? `${answer.status} ${(await answer.text()).trim()}` : 'no answer';
+    };
+    await eventually('the operator waiting for S3', async () => (await readiness()) === '503 not ready: waiting for the artifact store', 30_000);
+    expect(lines.filter((line) => line.includes('the artifact store cannot be reached; waiting for it'))).toHaveLength(1);
     await s3.serveAgain();
+    await eventually('the operator waiting for PostgreSQL', async () => (await readiness()) === '503 not ready: waiting for the database', 30_000);
+    expect(lines.filter((line) => line.includes('the database cannot be reached; waiting for it'))).toHaveLength(1);
+    await cluster.postgres.start();
     operator = await starting;
+    // Leading comes before the informers' first sync, which readiness also waits for.
+    await eventually('the operator ready', async () => (await readiness()) === '200 ok', 30_000);
     kubelet = startKubelet(cluster, operator.url);
     store = await openPostgresStore(cluster.postgres.url, { max: 2 });
   }, 600_000);

@@ -125,7 +125,8 @@ describe('the operator across a restart of its PostgreSQL', () => {
     await cluster.postgres.start();
     const late = await starting;
     await eventually('op-db-late to lead', () => Promise.resolve(late.isLeader()), 30_000);
-    expect(await readiness()).toBe('200 ok');
+    // Leading comes before the informers' first sync, which readiness also waits for.
+    await eventually('op-db-late ready', async () => (await readiness()) === '200 ok', 30_000);
     await givenWorkflow(cluster, 'late', 'late.sh', 'spool step a -- echo a\n');
     const kubelet = startKubelet(cluster, late.url);
     try {

@@ -64,14 +64,15 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 interface UntilItAnswersOptions {
   retryable?: (error: unknown) => boolean;
-  onFirstFailure: (error: unknown) => void;
+  /** Told of each retryable failure; `failedBefore` counts the ones before it (0: the first). */
+  onFailure: (error: unknown, failedBefore: number) => void;
 }
 
 /**
  * `call`, made again with backoff (0.5 s growing to 10 s) for as long as it fails with an error
  * `retryable` accepts, and none other is thrown: the database a replica needs before it can do
  * anything (its store at start, the previous leader's passes) is waited for, not given up on.
- * `onFirstFailure` says so once; `stopped` ends the wait, answering undefined.
+ * `onFailure` hears of each failure (callers say so once); `stopped` ends the wait, answering undefined.
  */
 export function untilItAnswers<T>(call: () => Promise<T>, options: UntilItAnswersOptions): Promise<T>;
 export function untilItAnswers<T>(call: () => Promise<T>, options: UntilItAnswersOptions & { stopped: () => boolean }): Promise<T | undefined>;
@@ -85,7 +86,7 @@ export async function untilItAnswers<T>(
       return await call();
     } catch (error) {
       if (options.retryable && !options.retryable(error)) throw error;
-      if (backoff.attempts === 0) options.onFirstFailure(error);
+      options.onFailure(error, backoff.attempts);
       await sleep(backoff.next());
     }
   }
