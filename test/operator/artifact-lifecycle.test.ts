@@ -6,7 +6,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { freePort } from '../support/dev.js';
 import { startS3, type TestS3 } from '../support/s3-server.js';
-import { eventually, getRun, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { eventually, getRun, readinessOn, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /**
  * Artifacts belong to their run (issue 20): the operator, with its bytes in S3 (versitygw on
@@ -45,10 +45,7 @@ describe('artifact lifecycle on a cluster', () => {
       metricsPort,
       log,
     });
-    const readiness = async (): Promise<string> => {
-      const answer = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => null);
-      return answer ? `${answer.status} ${(await answer.text()).trim()}` : 'no answer';
-    };
+    const readiness = (): Promise<string> => readinessOn(metricsPort);
     await eventually('the operator waiting for S3', async () => (await readiness()) === '503 not ready: waiting for the artifact store', 30_000);
     expect(lines.filter((line) => line.includes('the artifact store cannot be reached; waiting for it'))).toHaveLength(1);
     await s3.serveAgain();

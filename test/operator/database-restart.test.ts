@@ -4,6 +4,7 @@ import { freePort } from '../support/dev.js';
 import {
   eventually,
   givenWorkflow,
+  readinessOn,
   startCluster,
   startKubelet,
   whenRunCreated,
@@ -113,10 +114,7 @@ describe('the operator across a restart of its PostgreSQL', () => {
     await cluster.postgres.down();
     const metricsPort = await freePort();
     const starting = cluster.startOperator('op-db-late', { metricsPort });
-    const readiness = async (): Promise<string> => {
-      const answer = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => null);
-      return answer ? `${answer.status} ${(await answer.text()).trim()}` : 'no answer';
-    };
+    const readiness = (): Promise<string> => readinessOn(metricsPort);
     await eventually('the probes served', async () => (await readiness()) === '503 not ready: waiting for the database', 20_000);
     // Still waiting some retries later: it neither gave up nor exited.
     await new Promise((resolve) => setTimeout(resolve, 3_000));

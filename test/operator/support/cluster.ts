@@ -28,6 +28,16 @@ import { eventually } from '../../support/eventually.js';
 
 export { eventually };
 
+/**
+ * What a replica's `/readyz` answers on its probes port, as `<status> <text>` (`503 not ready:
+ * waiting for the database`), or `no answer` before it serves: for a replica still starting, whose
+ * `healthUrl` is not known yet.
+ */
+export async function readinessOn(metricsPort: number): Promise<string> {
+  const answer = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => null);
+  return answer ? `${answer.status} ${(await answer.text()).trim()}` : 'no answer';
+}
+
 const REPO = join(import.meta.dirname, '..', '..', '..');
 export const TEST_LABEL = 'hyperspool.dev/test';
 
