@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
-import { ensureError } from '../common/errors.js';
+import { RetryableError, ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { createApp } from '../server/app.js';
 import { startGateNotifier } from '../server/chat/gates.js';
@@ -18,7 +18,6 @@ import { RemotePasses } from '../server/remote-passes.js';
 import type { Migrated } from '../store/migrate.js';
 import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { ArtifactsUnreachableError, openStore } from '../store/open.js';
-import { StoreUnavailableError } from '../store/unavailable.js';
 import { untilItAnswers } from './kube/backoff.js';
 import { forwardToLeader } from './forward-to-leader.js';
 import type { Store } from '../store/store.js';
@@ -127,12 +126,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const open = (): Promise<Store> => openStore({ databaseUrl: options.databaseUrl, onMigrated, ...options.artifacts });
   // A replica that starts while PostgreSQL is away (restarting with it, or before its first start)
   // waits rather than exit, which would put it in CrashLoopBackOff, minutes away once the database
-  // is back. Anything but "unavailable" (a wrong password, a failed migration) ends it at once.
-  // So does one whose S3 artifact store does not answer yet (a wrong bucket or key still ends it).
+  // is back. So does one whose S3 artifact store does not answer yet. Anything not retryable (a
+  // wrong password, a failed migration, a wrong bucket or key) ends it at once.
   // The readiness reason follows the latest failure, and the log says each time it changes (the
-  // database may answer while the artifact store still does not).
+  // artifact store, checked first, may answer while the database still does not).
   const reached = await untilItAnswers(open, {
-    retryable: (error) => error instanceof StoreUnavailableError || error instanceof ArtifactsUnreachableError,
+    retryable: (error) => error instanceof RetryableError,
     onFailure: (error, failedBefore) => {
       const waitingNow = error instanceof ArtifactsUnreachableError ? 'the artifact store' : 'the database';
       if (failedBefore > 0 && waitingNow === waitingFor) return;

@@ -1,4 +1,4 @@
-import { UsageError } from '../common/errors.js';
+import { RetryableError, UsageError } from '../common/errors.js';
 import type { BlobBackend } from './artifacts/types.js';
 import { artifactsLocation, type ArtifactsFlags } from './artifacts/s3/location.js';
 import type { Migrated } from './migrate.js';
@@ -45,7 +45,13 @@ async function openBlobs(options: StoreOptions): Promise<BlobBackend | undefined
 }
 
 /**
- * The artifact store did not answer, or answered 5xx, at start-up. A command says so in one line
- * as for any bad flag; the operator waits for it instead (it may be starting beside the operator).
+ * The artifact store did not answer, or answered 5xx, at start-up: retryable, so the operator waits
+ * for it (it may be starting beside the operator). Its code is `usage`: a command cannot tell a
+ * server still starting from a wrong `--s3-endpoint`, and says so in one line, exit 2, as for any
+ * bad flag.
  */
-export class ArtifactsUnreachableError extends UsageError {}
+export class ArtifactsUnreachableError extends RetryableError {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}

@@ -32,7 +32,7 @@ export function usePoll<T>(load: () => Promise<T>, deps: string[], everyMs: numb
       } catch (caught) {
         if (stopped) return;
         const error = caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught));
-        setLoaded((before) => ({ key, ...(before.key === key && before.data !== undefined ? { data: before.data } : {}), error }));
+        setLoaded((before) => ({ key, data: before.key === key ? before.data : undefined, error }));
       }
       if (!stopped && live(last)) timer = window.setTimeout(() => void whenVisible(), everyMs);
     };

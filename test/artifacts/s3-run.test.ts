@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_MIB, ARTIFACT_WORKFLOW } from '../support/artifact-workflow.js';
+import { freePort } from '../support/dev.js';
 import { startS3, type TestS3 } from '../support/s3-server.js';
 import { linesOf, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
 
@@ -64,7 +65,7 @@ describe('artifacts in S3', () => {
     expect(existsSync(join(dir, '.spool'))).toBe(false);
   });
 
-  it('given a bucket the server does not have, a malformed location or a wrong key, then each is one line at start-up, exit 2', async () => {
+  it('given a bucket the server does not have, a malformed location, a wrong key or an endpoint nothing answers on, then each is one line at start-up, exit 2', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'w.sh': 'echo ran\n' });
     const run = (...flags: string[]) => spool(['run', 'w.sh', ...flags], { cwd: dir, env: keys() });
@@ -87,6 +88,14 @@ describe('artifacts in S3', () => {
     });
     expect(linesOf(wrongKey.output)).toEqual([expect.stringMatching(/HTTP 403 SignatureDoesNotMatch/)]);
     expect(wrongKey.code).toBe(2);
+
+    // Retryable for the operator, which waits for it; a command cannot tell a server still
+    // starting from a wrong endpoint, so it is a bad flag here.
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const unanswered = await run('--artifacts', `s3://${s3!.bucket}`, '--s3-endpoint', nobody);
+    expect(linesOf(unanswered.output)).toEqual([expect.stringMatching(new RegExp(`^spool: --artifacts s3://${s3!.bucket}/: .*ECONNREFUSED`))]);
+    expect(unanswered.code).toBe(2);
+    expect(existsSync(join(dir, '.spool'))).toBe(false);
 
     const endpointAlone = await run('--s3-endpoint', s3!.endpoint);
     expect(linesOf(endpointAlone.output)).toEqual([
