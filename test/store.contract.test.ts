@@ -854,6 +854,17 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.listSchedules('p1')).toEqual([]);
       });
 
+      it('with keepNextAt, keeps the next tick of a schedule put again unless its cadence changed', async () => {
+        await store.putSchedule(schedule('a', t0), { keepNextAt: true });
+        expect((await store.listSchedules('p1'))[0]?.nextAt).toEqual(t0);
+        await store.putSchedule(schedule('a', at(t0, 60_000), { script: 'echo changed', input: { x: 1 } }), { keepNextAt: true });
+        expect((await store.listSchedules('p1'))[0]).toMatchObject({ nextAt: t0, script: 'echo changed', input: { x: 1 } });
+        await store.putSchedule(schedule('a', at(t0, 120_000), { everyMs: 120_000 }), { keepNextAt: true });
+        expect((await store.listSchedules('p1'))[0]).toMatchObject({ nextAt: at(t0, 120_000), everyMs: 120_000 });
+        await store.putSchedule(schedule('a', at(t0, 300_000), { everyMs: null, cron: '*/5 * * * *' }), { keepNextAt: true });
+        expect((await store.listSchedules('p1'))[0]?.nextAt).toEqual(at(t0, 300_000));
+      });
+
       it('answers due schedules and advances them, noting the run or the skip', async () => {
         await store.putSchedule(schedule('later', at(t0, 60_000)));
         await store.putSchedule(schedule('now', t0));

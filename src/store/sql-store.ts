@@ -694,14 +694,16 @@ export class SqlStore implements Store {
     return (await this.one(`delete from handlers where project = $1 and name = $2 returning name`, [project, name])) !== null;
   }
 
-  async putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>): Promise<void> {
+  async putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>, options: { keepNextAt?: boolean } = {}): Promise<void> {
     await this.db.query(
       `insert into schedules (project, name, every_ms, cron, workflow, interpreter, script, cwd, next_at, runner, input, overlap)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12)
        on conflict (project, name) do update set every_ms = excluded.every_ms, cron = excluded.cron,
          workflow = excluded.workflow, interpreter = excluded.interpreter, script = excluded.script,
-         cwd = excluded.cwd, next_at = excluded.next_at, runner = excluded.runner, input = excluded.input,
-         overlap = excluded.overlap`,
+         cwd = excluded.cwd, runner = excluded.runner, input = excluded.input, overlap = excluded.overlap,
+         next_at = case when $13::boolean and schedules.every_ms is not distinct from excluded.every_ms
+                          and schedules.cron is not distinct from excluded.cron
+                        then schedules.next_at else excluded.next_at end`,
       [
         schedule.project,
         schedule.name,
@@ -715,6 +717,7 @@ export class SqlStore implements Store {
         schedule.runner ? json(schedule.runner) : null,
         schedule.input === undefined || schedule.input === null ? null : json(schedule.input),
         schedule.overlap ?? 'skip',
+        options.keepNextAt === true,
       ],
     );
   }

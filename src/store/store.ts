@@ -130,7 +130,12 @@ export interface Store {
   listHandlers(project: string, eventType?: string): Promise<HandlerRecord[]>;
   deleteHandler(project: string, name: string): Promise<boolean>;
 
-  putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>): Promise<void>;
+  /**
+   * Creates or replaces a schedule (what ran is kept). With `keepNextAt`, one already there keeps
+   * its next tick unless its cadence (everyMs, cron) changes: decided in the write itself, so a
+   * tick claimed meanwhile is not made due again.
+   */
+  putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>, options?: { keepNextAt?: boolean }): Promise<void>;
   listSchedules(project?: string): Promise<ScheduleRecord[]>;
   deleteSchedule(project: string, name: string): Promise<boolean>;
   /** Schedules whose next tick is due. */

@@ -295,6 +295,28 @@ describe('a Run on a real kube-apiserver', () => {
     await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'hourly' });
   });
 
+  it("given a Schedule every hour, when its Workflow's script is edited, then its next tick stays where it was; when its every changes, the tick moves", async () => {
+    const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
+    const workflows = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'workflows' };
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    await givenWorkflow(cluster, 'rolled', 'rolled.sh', 'echo v1\n');
+    await cluster.custom.createNamespacedCustomObject({
+      ...schedules,
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'daily-roll' }, spec: { every: '1h', workflowRef: { name: 'rolled' } } },
+    });
+    const record = () => operator.store.listSchedules(cluster.namespace).then((all) => all.find((schedule) => schedule.name === 'daily-roll'));
+    const first = await eventually('the schedule in the store', record);
+    // GitOps rolls the script out: the Schedule's runs get it, and its tick is not pushed back.
+    await cluster.custom.patchNamespacedCustomObject({ ...workflows, name: 'rolled', body: { spec: { script: 'echo v2\n' } } }, merge);
+    const rolled = await eventually('the new script in the schedule', async () => ((await record())?.script === 'echo v2\n' ? record() : undefined));
+    expect(rolled?.nextAt).toEqual(first.nextAt);
+    // A new cadence is a new next tick.
+    await cluster.custom.patchNamespacedCustomObject({ ...schedules, name: 'daily-roll', body: { spec: { every: '2h' } } }, merge);
+    const moved = await eventually('the new cadence in the schedule', async () => ((await record())?.everyMs === 7_200_000 ? record() : undefined));
+    expect(moved?.nextAt.getTime()).toBeGreaterThan(first.nextAt.getTime());
+    await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'daily-roll' });
+  });
+
   it("given a Schedule whose cron does not parse, then it is not Ready, saying the parser's reason, and it starts nothing", async () => {
     const schedules = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'schedules' };
     await cluster.custom.createNamespacedCustomObject({

@@ -55,11 +55,12 @@ export class TriggerReconciler {
       const options = { input: schedule.spec.input ?? null, overlap: schedule.spec.overlap === 'Allow' ? ('allow' as const) : ('skip' as const) };
       const wanted = { ...cadence, ...source, ...options };
       const unchanged = existing && Object.entries(wanted).every(([key, value]) => JSON.stringify(existing[key as keyof typeof existing] ?? null) === JSON.stringify(value ?? null));
-      // Writing an unchanged schedule again would move its next tick: a resync must not.
       if (!unchanged) {
         // A new schedule asked to run on create is due at once; its next ticks follow its cadence.
         const first = !existing && schedule.spec.runOnCreate === true && !schedule.status?.lastScheduleTime;
-        await store.putSchedule({ project: namespace, name, ...wanted, nextAt: first ? this.options.now() : nextTick(cadence, this.options.now()) });
+        // Only a new cadence moves the next tick: the source holds the Workflow's script, and a
+        // script rolled out daily must not push a daily tick back a day each time (keepNextAt).
+        await store.putSchedule({ project: namespace, name, ...wanted, nextAt: first ? this.options.now() : nextTick(cadence, this.options.now()) }, { keepNextAt: true });
         this.options.poke();
       }
     }
