@@ -1,4 +1,5 @@
 import { parseDuration } from '../common/duration.js';
+import { UsageError } from '../common/errors.js';
 import {
   DEFAULT_CONCURRENCY_POLICY,
   DEFAULT_RETRY_BACKOFF_MS,
@@ -35,7 +36,7 @@ function toJob(name: string, raw: RawJob): Job {
     script: raw.script ?? null,
     approval: raw.approval ? toApproval(raw.approval, [...path, 'approval']) : null,
     fanOut: raw.fan_out ? toFanOut(raw.fan_out, [...path, 'fan_out']) : null,
-    retry: raw.retry === undefined ? null : toRetry(raw.retry),
+    retry: raw.retry === undefined ? null : toRetry(raw.retry, [...path, 'retry']),
     concurrency: raw.concurrency ? toConcurrency(raw.concurrency) : null,
   };
 }
@@ -98,11 +99,11 @@ function toRate(raw: NonNullable<RawFanOut['rate']>, path: DocumentPath): { limi
 }
 
 /** `retry: N` is N more attempts after the first; the object form counts the first, like --attempts. */
-function toRetry(raw: NonNullable<RawJob['retry']>): Retry {
+function toRetry(raw: NonNullable<RawJob['retry']>, path: DocumentPath): Retry {
   if (typeof raw === 'number') return { attempts: raw + 1, backoffMs: DEFAULT_RETRY_BACKOFF_MS };
   return {
     attempts: raw.attempts,
-    backoffMs: raw.backoff === undefined ? DEFAULT_RETRY_BACKOFF_MS : parseDuration(raw.backoff),
+    backoffMs: raw.backoff === undefined ? DEFAULT_RETRY_BACKOFF_MS : durationAt(raw.backoff, [...path, 'backoff']),
   };
 }
 
@@ -129,8 +130,18 @@ function durationText(text: string, path: DocumentPath): string {
 
 /** A rate over 0s or a gate that times out at once is a slip, not a setting. */
 function positiveDuration(text: string, path: DocumentPath): number {
-  const ms = parseDuration(text);
+  const ms = durationAt(text, path);
   if (ms <= 0)
     throw new PipelineProblem(`'${String(path.at(-1))}' must be a duration longer than 0, got '${text}'`, path);
   return ms;
+}
+
+/** The schema checks a duration's shape, not its size: one over 100 years is refused here, pointed at. */
+function durationAt(text: string, path: DocumentPath): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    if (error instanceof UsageError) throw new PipelineProblem(error.message, path);
+    throw error;
+  }
 }

@@ -11,10 +11,15 @@ export interface YamlSource {
   data: unknown;
 }
 
-/** `<file>:<line>:<col>: <message>`, the one line an editor or a terminal can jump to. */
+/**
+ * `<file>:<line>:<col>: <message>`, the one line an editor or a terminal can jump to. A name the
+ * message quotes from the document may hold a line break or another control character: escaped,
+ * as JSON writes it, so the refusal stays one line.
+ */
 export function usageAt(file: string, lineCounter: LineCounter, offset: number, message: string): UsageError {
   const { line, col } = lineCounter.linePos(offset);
-  return new UsageError(`${file}:${line}:${col}: ${message}`);
+  const oneLine = message.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
+  return new UsageError(`${file}:${line}:${col}: ${oneLine}`);
 }
 
 /** The problem as a UsageError pointing at the node (or the character in a string) it is about. */
