@@ -4,7 +4,8 @@ import { answerGate, listGates, type Decision } from '../approvals.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http-error.js';
 import { notifyOf, outcomeOf, POSTS_SCOPE, settlePost, type ChatContext, type ChatPost } from './gates.js';
-import { slackCall, slackRefusal } from './slack.js';
+import type { ChatSettings } from './settings.js';
+import { slackCall, slackClickOf, slackRefusal } from './slack.js';
 
 interface Click {
   person: string | null;
@@ -43,6 +44,10 @@ async function click(ctx: ChatContext, { person, run: runId, job, decision }: Cl
   return { ok: true, outcome, post: cell ? (JSON.parse(cell.value) as ChatPost) : null, project: gateRun.project };
 }
 
+/** The person a chat user id maps to: only the ids `people` names (not `__proto__`, `constructor`...). */
+const personOf = (settings: ChatSettings, userId: unknown): string | null =>
+  typeof userId === 'string' && Object.hasOwn(settings.people, userId) ? (settings.people[userId] ?? null) : null;
+
 const safeEqual = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
@@ -64,24 +69,17 @@ export function chatRoutes(ctx: ServerContext): Router {
     const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
     const refusal = slackRefusal(slack, { timestamp: req.get('x-slack-request-timestamp'), signature: req.get('x-slack-signature') }, body, ctx.now().getTime() / 1000);
     if (refusal) throw new HttpError(401, 'bad_signature', `not a request from Slack: ${refusal}`);
-    const payload = JSON.parse(new URLSearchParams(body).get('payload') ?? '{}') as {
-      type?: string;
-      user?: { id?: string };
-      channel?: { id?: string };
-      actions?: { action_id?: string; value?: string }[];
-    };
-    const action = payload.actions?.[0];
-    if (payload.type !== 'block_actions' || !action || (action.action_id !== 'approve' && action.action_id !== 'reject')) {
+    const clicked = slackClickOf(body);
+    if (!clicked) {
       res.status(200).end();
       return;
     }
-    const target = JSON.parse(action.value ?? '{}') as { run?: string; job?: string };
-    const userId = payload.user?.id ?? '';
-    const said = await click(chat, { person: settings.people[userId] ?? null, run: String(target.run), job: String(target.job), decision: action.action_id }, 'slack');
+    const { userId, channel, action, target } = clicked;
+    const said = await click(chat, { person: personOf(settings, userId), run: target.run, job: target.job, decision: action }, 'slack');
     if (said.ok) {
       if (said.post) await settlePost(chat, said.project, said.post, said.outcome);
-    } else if (payload.channel?.id) {
-      await slackCall(slack, 'chat.postEphemeral', { channel: payload.channel.id, user: userId, text: said.message });
+    } else if (channel) {
+      await slackCall(slack, 'chat.postEphemeral', { channel, user: userId, text: said.message });
     }
     res.status(200).end();
   });
@@ -93,7 +91,7 @@ export function chatRoutes(ctx: ServerContext): Router {
     const context = body.context ?? {};
     if (!safeEqual(String(context.token ?? ''), mattermost.callbackToken)) throw new HttpError(401, 'bad_token', 'not a request from Mattermost: the token does not match');
     if (context.decision !== 'approve' && context.decision !== 'reject') throw new HttpError(400, 'bad_request', 'unknown action');
-    const said = await click(chat, { person: settings.people[body.user_id ?? ''] ?? null, run: String(context.run), job: String(context.job), decision: context.decision }, 'mattermost');
+    const said = await click(chat, { person: personOf(settings, body.user_id), run: String(context.run), job: String(context.job), decision: context.decision }, 'mattermost');
     if (!said.ok) {
       res.json({ ephemeral_text: said.message });
       return;

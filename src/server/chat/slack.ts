@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { badRequest } from '../http-error.js';
 import type { ChatSettings } from './settings.js';
 import { SLACK_WINDOW_S } from './settings.js';
 
@@ -19,6 +20,46 @@ export function slackRefusal(slack: Slack, headers: { timestamp?: string; signat
   if (given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) return 'the signature does not match';
   return null;
 }
+
+/** A click on a gate's button, as a signed callback's form says it. */
+export interface SlackClick {
+  userId: string;
+  channel: string | null;
+  action: 'approve' | 'reject';
+  target: { run: string; job: string };
+}
+
+/**
+ * Reads a signed callback's form: its `payload` (Slack's JSON), and in it the button's value (the
+ * JSON slackGateBlocks put there). Null for anything else Slack may send (acknowledged, changes
+ * nothing); a body that is not Slack's form, or a button value we did not write, is a 400.
+ */
+export function slackClickOf(body: string): SlackClick | null {
+  const payload = jsonObject(new URLSearchParams(body).get('payload') ?? '{}', "the callback's payload");
+  const user = objectOr(payload.user);
+  const action = objectOr(Array.isArray(payload.actions) ? payload.actions[0] : undefined);
+  if (payload.type !== 'block_actions' || (action.action_id !== 'approve' && action.action_id !== 'reject')) return null;
+  const target = jsonObject(typeof action.value === 'string' ? action.value : '', "the button's value");
+  return {
+    userId: typeof user.id === 'string' ? user.id : '',
+    channel: typeof objectOr(payload.channel).id === 'string' ? String(objectOr(payload.channel).id) : null,
+    action: action.action_id,
+    target: { run: String(target.run), job: String(target.job) },
+  };
+}
+
+function jsonObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest(`${what} is not JSON`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${what} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+const objectOr = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
 /** One call of Slack's Web API (JSON body, bot token); Slack answers 200 with `ok: false` on errors. */
 export async function slackCall(slack: Slack, method: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
