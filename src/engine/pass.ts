@@ -1,4 +1,5 @@
 import { DeterminismError, SpoolError, UsageError, ensureError } from '../common/errors.js';
+import { oneLine } from '../common/one-line.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
@@ -117,7 +118,7 @@ export class Pass {
         this.failure = error.message;
         return { status: 'error', kind: 'determinism', message: error.message, exitCode: EXIT.failure };
       }
-      if (error instanceof UsageError) return { status: 'error', kind: 'usage', message: error.message, exitCode: EXIT.usage };
+      if (error instanceof UsageError) return { status: 'error', kind: 'usage', message: oneLine(error.message), exitCode: EXIT.usage };
       if (error instanceof StoreUnavailableError) {
         this.lost = error.message;
         return LOST_ANSWER;
@@ -126,7 +127,7 @@ export class Pass {
       return {
         status: 'error',
         kind: code === 'limit' ? 'limit' : 'internal',
-        message: error.message,
+        message: code === 'limit' ? oneLine(error.message) : error.message,
         exitCode: EXIT.failure,
       };
     }

@@ -1,5 +1,6 @@
 import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Node, type Scalar } from 'yaml';
 import { UsageError } from '../common/errors.js';
+import { oneLine } from '../common/one-line.js';
 import type { PipelineProblem } from './problem.js';
 
 /** A parsed YAML file, kept whole so problems found in its data can be traced back to the text. */
@@ -11,15 +12,10 @@ export interface YamlSource {
   data: unknown;
 }
 
-/**
- * `<file>:<line>:<col>: <message>`, the one line an editor or a terminal can jump to. A name the
- * message quotes from the document may hold a line break or another control character: escaped,
- * as JSON writes it, so the refusal stays one line.
- */
+/** `<file>:<line>:<col>: <message>`, the one line an editor or a terminal can jump to. */
 export function usageAt(file: string, lineCounter: LineCounter, offset: number, message: string): UsageError {
   const { line, col } = lineCounter.linePos(offset);
-  const oneLine = message.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
-  return new UsageError(`${file}:${line}:${col}: ${oneLine}`);
+  return new UsageError(`${file}:${line}:${col}: ${oneLine(message)}`);
 }
 
 /** The problem as a UsageError pointing at the node (or the character in a string) it is about. */

@@ -7,11 +7,13 @@ import { Pass, type PassHost } from '../../src/engine/pass.js';
 import { REQUEST_SCHEMAS } from '../../src/engine/request-schema.js';
 import { openPgliteStore } from '../../src/store/pglite.js';
 import type { Store } from '../../src/store/store.js';
+import { propertyRuns } from '../support/property.js';
 import { removeTempDirs, tempDir } from '../support/spool.js';
 
 /**
- * The spool socket under random and mutated requests (issue 15): whatever a script sends, the
- * agent answers on the same connection, never with an `internal` error, and a valid call after it
+ * The spool socket under random and mutated requests (issues 15 and 28): whatever a script sends,
+ * the agent answers on the same connection, never with an `internal` error; a refusal says why in
+ * one line, leaves the run's journal, state and wait as they were, and a valid call right after it
  * still works. Bounded: a few hundred cases a run, with fast-check's seed printed on a failure.
  */
 
@@ -79,6 +81,13 @@ const line = fc
   )
   .filter((text) => text.trim() !== '');
 
+/** Counterexamples seeds found, tried first on every run. */
+const FOUND: [string[]][] = [
+  // A verb, or a field's name, with a line break made a refusal of two lines (seed 597452070).
+  [['{"verb":"\\n"}']],
+  [['{"verb":"step","name":"a","x\\ny":1}']],
+];
+
 function hostAt(): PassHost {
   return { now: () => new Date(), capabilities: ['shell'], maxResultBytes: 4096, env: 'dev', notify: () => undefined };
 }
@@ -131,12 +140,18 @@ describe('the spool socket, fuzzed', () => {
     store = await openPgliteStore();
   });
 
+  /** What a refused call must leave as it was: the run's journal, its state and what it waits for. */
+  const recorded = async (id: string) => {
+    const run = await store.getRun(id);
+    return { journal: await store.readJournal(id), status: run?.status, awaiting: run?.awaiting, wakeAt: run?.wakeAt };
+  };
+
   afterAll(async () => {
     await store.close();
     removeTempDirs();
   });
 
-  it('never answers internal, keeps the connection, and a valid call afterwards works', async () => {
+  it('never answers internal; a refusal is one line, records nothing, and a valid call afterwards works', async () => {
     const dir = tempDir();
     await fc.assert(
       fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 3 }), async (lines) => {
@@ -157,9 +172,16 @@ describe('the spool socket, fuzzed', () => {
         try {
           let ended = false;
           for (const text of lines) {
+            const before = await recorded(run.id);
             const answer = await client.ask(text);
-            expect(answer.kind, `${text} → ${JSON.stringify(answer)}`).not.toBe('internal');
+            const said = `${text} → ${JSON.stringify(answer)}`;
+            expect(answer.kind, said).not.toBe('internal');
             if (answer.status === 'suspended' || answer.kind === 'determinism') ended = true;
+            if (answer.status !== 'error' || ended) continue;
+            // A refusal: one line saying why, nothing recorded, and the connection takes a valid call.
+            expect(answer.message, said).toMatch(/^[^\n]+$/);
+            expect(await recorded(run.id), said).toEqual(before);
+            expect(await client.ask(JSON.stringify({ verb: 'state.get', key: 'probe' })), `after ${said}`).toMatchObject({ status: 'ok' });
           }
           // A pass that suspended (a valid sleep, wait...) has ended: its script must stop, as designed.
           if (!ended)
@@ -171,7 +193,7 @@ describe('the spool socket, fuzzed', () => {
           await agent.close();
         }
       }),
-      { numRuns: 300 },
+      propertyRuns('the spool socket', 300, FOUND),
     );
   }, 120_000);
 });
