@@ -1,15 +1,39 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevServer } from '../../src/dev/dev-server.js';
 import { API_ROUTES } from '../../src/server/api-schema.js';
-import { useDevServer } from '../support/dev.js';
+import type { SqlClient } from '../../src/store/sql.js';
+import { startDev } from '../support/dev.js';
+import { propertyRuns } from '../support/property.js';
+import { removeTempDirs } from '../support/spool.js';
 
 /**
- * The HTTP API under random and mutated requests (issue 15): every route of the table, with its
- * path parameters, query and body varied. Whatever is sent, the answer is never a 5xx, the server
- * stays up, and a valid request afterwards works. Scripts in valid bodies are `true`, so the runs
- * a valid request starts are harmless.
+ * The HTTP API under random and mutated requests (issues 15 and 28): every route of the table, with
+ * its path parameters, query and body varied. Whatever is sent, the answer is never a 5xx; a 4xx
+ * says why with a code and records nothing (no run, signal, event, state, handler, schedule,
+ * throttle or artifact more), and the server answers the next request. Scripts in valid bodies are
+ * `true`, so the runs a valid request starts are harmless.
  */
-const dev = useDevServer();
+let dev: DevServer;
+
+beforeAll(async () => {
+  dev = await startDev();
+}, 60_000);
+
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+
+/** The tables a request may write to, and that nothing else writes to meanwhile (runs of `true` only change their own rows). */
+const WRITTEN = ['runs', 'signals', 'events', 'cells', 'handlers', 'schedules', 'throttles', 'artifacts'];
+
+/** How many rows each of those tables holds, read from the embedded store itself. */
+async function recorded(): Promise<Record<string, unknown>> {
+  const db = (dev.store as unknown as { db: SqlClient }).db;
+  const [counts] = await db.query(`select ${WRITTEN.map((table) => `(select count(*) from ${table})::int as ${table}`).join(', ')}`);
+  return counts ?? {};
+}
 
 /** A valid body for each route that takes one, to mutate. */
 const SOURCE = { workflow: 'f.sh', interpreter: 'bash -eu', script: 'true' };
@@ -77,21 +101,29 @@ const request = fc
   });
 
 describe('the HTTP API, fuzzed', () => {
-  it('never answers 5xx, stays up, and a valid request afterwards works', async () => {
+  it('never answers 5xx; a 4xx says why with a code, records nothing, and the server answers the next request', async () => {
     await fc.assert(
       fc.asyncProperty(request, async ({ method, url, body }) => {
+        const before = await recorded();
         const response = await fetch(`${dev.url}${url}`, {
           method,
           ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
         });
         const text = await response.text();
-        expect(response.status, `${method} ${url} ${body ?? ''} → ${response.status} ${text}`).toBeLessThan(500);
+        const said = `${method} ${url} ${body ?? ''} → ${response.status} ${text}`;
+        expect(response.status, said).toBeLessThan(500);
         // A `..` segment can climb out of /v1 (fetch resolves it, as a browser would): the UI's
         // page answers there, so only answers inside the API must be JSON.
         const inApi = new URL(url, dev.url).pathname.startsWith('/v1/');
-        if (text && inApi) expect(() => JSON.parse(text) as unknown, text).not.toThrow();
+        if (text && inApi) expect(() => JSON.parse(text) as unknown, said).not.toThrow();
+        if (response.status < 400 || !inApi) return;
+        const refusal = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+        expect(refusal.error?.code, said).toMatch(/^[a-z_]+$/);
+        expect(refusal.error?.message, said).toMatch(/^[^\n]+$/);
+        expect(await recorded(), said).toEqual(before);
+        expect((await fetch(`${dev.url}/v1/runs?limit=1`)).status, `after ${said}`).toBe(200);
       }),
-      { numRuns: 400 },
+      propertyRuns('the HTTP API', 400),
     );
     expect((await fetch(`${dev.url}/healthz`)).status).toBe(200);
     const submitted = await fetch(`${dev.url}/v1/runs`, {
