@@ -11,7 +11,7 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
-  type KubeConfig,
+  KubeConfig,
   type V1Container,
   type V1Job,
   type V1Pod,
@@ -55,7 +55,13 @@ export interface Cluster {
   batch: BatchV1Api;
   custom: CustomObjectsApi;
   kubectl(...args: string[]): string;
-  /** An operator in this process; `kubeConfig` is who it acts as (cluster-admin unless given). */
+  /**
+   * Who the operator acts as, as config/ installs it: a token of the hyperspool-operator
+   * ServiceAccount, bound by exactly config/rbac's roles (applied from its files), never admin.
+   */
+  operatorKubeconfigPath: string;
+  operatorKubeConfig(): KubeConfig;
+  /** An operator in this process; `kubeConfig` is who it acts as (the operator's ServiceAccount unless given). */
   startOperator(name: string, overrides?: OperatorOverrides): Promise<Operator>;
   /** startOperator, answered once it holds the lease: the tests' usual first step. */
   startLeader(name: string, overrides?: OperatorOverrides): Promise<Operator>;
@@ -98,6 +104,12 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   }
   // No controller-manager makes the default ServiceAccount; the pass pods use it.
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
+  const operatorKubeconfigPath = await givenOperatorIdentity(plane, kubectl, core);
+  const operatorKubeConfig = (): KubeConfig => {
+    const config = new KubeConfig();
+    config.loadFromFile(operatorKubeconfigPath);
+    return config;
+  };
   const operators: Operator[] = [];
   const cluster: Cluster = {
     plane,
@@ -108,9 +120,11 @@ export async function startCluster(namespace: string): Promise<Cluster> {
     batch: kubeConfig.makeApiClient(BatchV1Api),
     custom,
     kubectl,
+    operatorKubeconfigPath,
+    operatorKubeConfig,
     async startOperator(name, overrides = {}) {
       const operator = await startOperator({
-        kubeConfig: overrides.kubeConfig ?? plane.kubeConfig(),
+        kubeConfig: overrides.kubeConfig ?? operatorKubeConfig(),
         databaseUrl: overrides.databaseUrl ?? postgres.url,
         namespace: 'hyperspool-system',
         name,
@@ -146,6 +160,31 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   return cluster;
 }
 
+/**
+ * config/rbac applied as it is (the operator's ServiceAccount, its ClusterRole and leader-election
+ * Role and their bindings, the users' roles), and a kubeconfig whose user is a token of that
+ * ServiceAccount (a TokenRequest, as the kubelet projects into the operator's pod): the path.
+ */
+async function givenOperatorIdentity(plane: ControlPlane, kubectl: (...args: string[]) => string, core: CoreV1Api): Promise<string> {
+  kubectl('apply', '--server-side', '-k', 'config/rbac');
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace: 'hyperspool-system',
+    name: 'hyperspool-operator',
+    // Longer than any test file runs.
+    body: { spec: { audiences: [], expirationSeconds: 6 * 3600 } },
+  });
+  const server = plane.kubeConfig().getCurrentCluster();
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'test', server: server?.server ?? '', caData: server?.caData, caFile: server?.caFile, skipTLSVerify: false }],
+    users: [{ name: 'hyperspool-operator', token: request.status?.token ?? '' }],
+    contexts: [{ name: 'operator', cluster: 'test', user: 'hyperspool-operator', namespace: 'hyperspool-system' }],
+    currentContext: 'operator',
+  });
+  const path = join(dirname(plane.kubeconfigPath), 'operator.kubeconfig');
+  writeFileSync(path, config.exportConfig());
+  return path;
+}
 
 /** Given: a Workflow of one script (its text, or the ConfigMap key holding it), in the cluster's namespace. */
 export async function givenWorkflow(
