@@ -1,7 +1,7 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { jsonLogger, type Logger } from '../common/json-log.js';
 import { ensureError } from '../common/errors.js';
-import { httpStatus } from './kube/request-options.js';
+import { failureOf, httpStatus } from './kube/request-options.js';
 import { untilItAnswers } from './kube/backoff.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +69,9 @@ export interface ControllersOptions {
 
 type Kind = 'Run' | 'Handler' | 'Schedule' | 'Workflow';
 
+/** An object's key in the work queue: `Kind/namespace/name`. */
+const queueKey = (kind: Kind, object: KubernetesObject): string => `${kind}/${objectKey(object)}`;
+
 /**
  * What only the leader does: watch the hyperspool.dev resources and the passes' Jobs, reconcile
  * them with the store, and run the executor that starts passes as Jobs.
@@ -107,6 +110,8 @@ export class Controllers {
   private readonly readConfigMap: ReadConfigMap;
   /** The script each scriptFrom Workflow was last read with: an edited ConfigMap reaches its Handlers too. */
   private readonly scriptsRead = new Map<string, string>();
+  /** Finished Runs that retention found expired at the last sweep, by queue key: their reconcile deletes them. */
+  private expired = new Map<string, { uid: string | undefined; reason: string }>();
 
   constructor(private readonly options: ControllersOptions) {
     const { kubeConfig, store, metrics } = options;
@@ -129,10 +134,14 @@ export class Controllers {
     this.queue = createWorkQueue({
       workers: 4,
       process: (key) => this.reconcile(key),
-      onError: (error, key) => {
+      // Every failure is counted and retried with per-key backoff; it is logged once per key
+      // and distinct error (a Run retention may not delete would otherwise be a line a second).
+      onError: (error, key, { attempt, delayMs, previous }) => {
         const [kind = '', namespace = '', name = ''] = key.split('/');
-        metrics.reconcileErrors.inc({ kind, namespace });
-        log.error('reconcile failed', error, { kind, namespace, name });
+        const failure = failureOf(error);
+        metrics.reconcileErrors.inc({ kind, namespace, reason: failure.reason });
+        if (previous !== undefined && failureOf(previous).message === failure.message) return;
+        log.error('reconcile failed', new Error(failure.message), { kind, namespace, name, attempt, retryInMs: delayMs });
       },
     });
     this.runs = new RunReconciler({
@@ -378,6 +387,12 @@ export class Controllers {
     const { namespace, name } = splitKey(key.slice(slash + 1));
     if (kind === 'Run') {
       const resource = this.informers.runs.get(namespace, name);
+      const expired = this.expired.get(key);
+      if (resource && expired && expired.uid === resource.metadata.uid) {
+        await this.deleteExpired(resource, expired.reason);
+        this.expired.delete(key);
+        return;
+      }
       // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update.
       if (resource) await this.runs.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
     } else if (kind === 'Handler') {
@@ -457,7 +472,12 @@ export class Controllers {
   }
 
   private enqueue(kind: Kind, object: KubernetesObject): void {
-    this.queue.add(`${kind}/${objectKey(object)}`);
+    this.queue.add(queueKey(kind, object));
+  }
+
+  /** enqueue, for a sweep's look: a key failing meanwhile keeps its backoff. */
+  private nudge(kind: Kind, object: KubernetesObject): void {
+    this.queue.nudge(queueKey(kind, object));
   }
 
   private enqueueRun(runId: string): void {
@@ -490,8 +510,12 @@ export class Controllers {
     return { name: created.metadata.name ?? '', uid: created.metadata.uid ?? '' };
   }
 
-  /** Finished Runs past their TTL or their trigger's history limit go; their runs stay in the store. */
-  private async deleteExpiredRuns(): Promise<void> {
+  /**
+   * Finished Runs past their TTL or their trigger's history limit go (their runs stay in the
+   * store): each through the work queue, so a delete that fails is retried with backoff, counted
+   * and logged once, not every sweep.
+   */
+  private findExpiredRuns(): void {
     const lookups = {
       workflow: (namespace: string, name: string) => this.informers.workflows.get(namespace, name),
       handler: (namespace: string, name: string) => this.informers.handlers.get(namespace, name),
@@ -499,17 +523,16 @@ export class Controllers {
       defaultTtlSeconds: this.options.runTtlSeconds === undefined ? null : this.options.runTtlSeconds,
     };
     const now = (this.options.now ?? (() => new Date()))();
-    for (const { run, reason } of expiredRuns(this.informers.runs.list(), lookups, now)) await this.deleteExpired(run, reason);
+    const expired = new Map<string, { uid: string | undefined; reason: string }>();
+    for (const { run, reason } of expiredRuns(this.informers.runs.list(), lookups, now)) expired.set(queueKey('Run', run), { uid: run.metadata.uid, reason });
+    this.expired = expired;
+    for (const key of expired.keys()) this.queue.nudge(key);
   }
 
   private async deleteExpired(run: Expired['run'], reason: string): Promise<void> {
     const { namespace = 'default', name = '', uid } = run.metadata;
-    try {
-      await this.resources.delete(RUN.plural, namespace, name, uid);
-      this.log.info('finished Run deleted', { kind: 'Run', namespace, name, runId: run.status?.runId, reason });
-    } catch (error) {
-      this.log.error('deleting a finished Run failed', error, { kind: 'Run', namespace, name, reason });
-    }
+    await this.resources.delete(RUN.plural, namespace, name, uid);
+    this.log.info('finished Run deleted', { kind: 'Run', namespace, name, runId: run.status?.runId, reason });
   }
 
   /**
@@ -543,7 +566,7 @@ export class Controllers {
       if (isFinishedPhase(phase)) continue;
       // Not admitted yet (its Workflow, script or checkout still to come): it looks again every sweep.
       if (!run.metadata.labels?.[LABELS.run]) {
-        this.enqueue('Run', run);
+        this.nudge('Run', run);
         continue;
       }
       const state = states.get(runId) ?? 'finished, or not in the store';
@@ -572,10 +595,10 @@ export class Controllers {
       const [namespace = '', reason = ''] = JSON.parse(key) as string[];
       metrics.passPodsNotStarting.set({ namespace, reason }, count);
     }
-    for (const schedule of this.informers.schedules.list()) this.enqueue('Schedule', schedule);
-    await this.deleteExpiredRuns();
+    for (const schedule of this.informers.schedules.list()) this.nudge('Schedule', schedule);
+    this.findExpiredRuns();
     // Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached).
-    for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.enqueue('Workflow', workflow);
+    for (const workflow of this.informers.workflows.list()) if (workflow.spec.scriptFrom) this.nudge('Workflow', workflow);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const runId of states.keys()) {
       if (withResource.has(runId) || this.deletedRuns.has(runId)) continue;

@@ -92,7 +92,7 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
     expect(line).toMatchObject({ level: 'error', kind: 'Run', namespace: 'team-o', name: 'doomed-1', replica: 'op-a' });
     expect(String(line.error)).toContain('refused by policy');
     const text = await scrape(a);
-    expect(Number(/^hyperspool_reconcile_errors_total\{kind="Run",namespace="team-o"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^hyperspool_reconcile_errors_total\{kind="Run",namespace="team-o",reason="\w+"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('given the leader stepping down, then it says it lost the lease and the other replica says it gained it', async () => {

@@ -22,8 +22,11 @@ export interface OperatorMetrics {
   readonly informerObjects: Gauge<'resource'>;
   /** Reconciles done, by kind: how much work the leader's queue does (a sweep that finds no change adds none). */
   readonly reconciles: Counter<'kind'>;
-  /** Reconcile failures by kind (`Run`, `Schedule`, ...) and the object's namespace. */
-  readonly reconcileErrors: Counter<'kind' | 'namespace'>;
+  /**
+   * Reconcile failures by kind (`Run`, `Schedule`, ...), the object's namespace and why: the API
+   * server's reason (`Forbidden`, `Conflict`...) or the error's class (`UnavailableError`).
+   */
+  readonly reconcileErrors: Counter<'kind' | 'namespace' | 'reason'>;
   /** 1 on the replica holding the lease, 0 elsewhere: alerts want exactly one. */
   readonly isLeader: Gauge;
   readonly buildInfo: Gauge<'version'>;
@@ -122,8 +125,8 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   });
   const reconcileErrors = new Counter({
     name: `${PREFIX}reconcile_errors_total`,
-    help: "Reconciles that failed and were requeued, by kind and the object's namespace.",
-    labelNames: ['kind', 'namespace'],
+    help: "Reconciles that failed and were requeued with backoff, by kind, the object's namespace and reason (the API server's, such as Forbidden, or the error's class).",
+    labelNames: ['kind', 'namespace', 'reason'],
     registers,
   });
   const isLeader = new Gauge({

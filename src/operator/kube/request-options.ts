@@ -1,3 +1,4 @@
+import { ensureError } from '../../common/errors.js';
 import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
 /**
@@ -28,4 +29,25 @@ export function httpStatus(error: unknown): number | undefined {
   const { code, statusCode } = error as { code?: unknown; statusCode?: unknown };
   if (typeof code === 'number') return code;
   return typeof statusCode === 'number' ? statusCode : undefined;
+}
+
+/**
+ * A failed call in one line: for the API server's refusal, its Status reason and message
+ * (`403 Forbidden: runs.hyperspool.dev "a" is forbidden: ...`) rather than client-node's dump of
+ * body and headers (over a kilobyte); for any other error, its class and message.
+ */
+export function failureOf(error: unknown): { reason: string; message: string } {
+  const code = httpStatus(error);
+  const body = (error as { body?: unknown } | null)?.body;
+  let status: { reason?: unknown; message?: unknown } | undefined;
+  try {
+    status = (typeof body === 'string' ? JSON.parse(body) : body) as typeof status;
+  } catch {
+    // not a Status
+  }
+  if (code !== undefined && typeof status?.reason === 'string' && status.reason) {
+    return { reason: status.reason, message: `${code} ${status.reason}: ${typeof status.message === 'string' ? status.message : ''}` };
+  }
+  const plain = ensureError(error);
+  return { reason: code !== undefined ? `HTTP${code}` : plain.constructor.name || plain.name, message: plain.message };
 }

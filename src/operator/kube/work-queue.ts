@@ -13,8 +13,12 @@ export interface WorkQueueOptions {
   process: (key: string) => Promise<void> | void;
   /** How many keys are reconciled at once (distinct keys only). 1 unless set. */
   workers?: number;
-  /** Told of each failure before the key is requeued, for logs and metrics. */
-  onError?: (error: unknown, key: string, retry: { attempt: number; delayMs: number }) => void;
+  /**
+   * Told of each failure before the key is requeued, for logs and metrics; `previous` is the
+   * error of the failure before it (none on a first failure), so a caller can log a key's error
+   * once rather than at every retry.
+   */
+  onError?: (error: unknown, key: string, retry: { attempt: number; delayMs: number; previous?: unknown }) => void;
   /** Per-key retry delays: 100 ms doubling to 60 s unless set. */
   backoff?: BackoffPolicy;
 }
@@ -24,6 +28,11 @@ export interface WorkQueue {
   add(key: string): void;
   /** Adds `key` after `ms` (a due time, a retry). Of several pending delays for one key the earliest wins. */
   addAfter(key: string, ms: number): void;
+  /**
+   * `add`, unless the key failed and waits for (or is in) its retry: a periodic sweep looks at
+   * every object again and must not undo a failing key's backoff. A change uses `add`.
+   */
+  nudge(key: string): void;
   /** Keys waiting to run now (delayed keys not counted): the `queue_depth` metric. */
   readonly depth: number;
   /** Keys being reconciled right now. */
@@ -49,7 +58,8 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   // Keys added while running: they go back into `waiting` when their run ends.
   const dirty = new Set<string>();
   const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  const failures = new Map<string, number>();
+  /** Per failing key, how many times in a row it failed and the last error. */
+  const failures = new Map<string, { attempt: number; error: unknown }>();
   let shuttingDown = false;
   let draining = false;
   let idle: (() => void) | undefined;
@@ -97,11 +107,12 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       await options.process(key);
       failures.delete(key);
     } catch (error) {
-      const attempt = (failures.get(key) ?? 0) + 1;
-      failures.set(key, attempt);
+      const before = failures.get(key);
+      const attempt = (before?.attempt ?? 0) + 1;
+      failures.set(key, { attempt, error });
       const delayMs = backoffDelay(attempt, policy);
       try {
-        options.onError?.(error, key, { attempt, delayMs });
+        options.onError?.(error, key, { attempt, delayMs, ...(before ? { previous: before.error } : {}) });
       } catch {
         // A failing error reporter must not stop the retry.
       }
@@ -136,6 +147,9 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   return {
     add,
     addAfter,
+    nudge: (key) => {
+      if (!failures.has(key)) add(key);
+    },
     get depth() {
       return waiting.size;
     },

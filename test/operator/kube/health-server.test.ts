@@ -15,7 +15,7 @@ describe('health server and metrics', () => {
       oldestRunningPassStartedAt: () => new Date(Date.now() - 90_000),
     });
     metrics.runs.set({ namespace: 'team-a', phase: 'Running' }, 3);
-    metrics.reconcileErrors.inc({ kind: 'Run', namespace: 'team-a' });
+    metrics.reconcileErrors.inc({ kind: 'Run', namespace: 'team-a', reason: 'Forbidden' });
     metrics.runsFailed.inc({ namespace: 'team-a' });
     metrics.passesStarted.inc({ namespace: 'team-b' }, 2);
     metrics.passStartLatency.observe(0.7);
@@ -37,7 +37,7 @@ describe('health server and metrics', () => {
     const text = await scrape.text();
     expect(text).toContain('hyperspool_build_info{version="1.2.3"} 1');
     expect(text).toContain('hyperspool_runs{namespace="team-a",phase="Running"} 3');
-    expect(text).toContain('hyperspool_reconcile_errors_total{kind="Run",namespace="team-a"} 1');
+    expect(text).toContain('hyperspool_reconcile_errors_total{kind="Run",namespace="team-a",reason="Forbidden"} 1');
     expect(text).toContain('hyperspool_pass_start_latency_seconds_bucket{le="1"} 1');
     expect(text).toContain('hyperspool_is_leader 0');
     expect(text).toContain('hyperspool_queue_depth 0');

@@ -123,6 +123,38 @@ describe('work queue', () => {
     await queue.shutdown();
   });
 
+  it("nudge runs a key like add, but not while it waits for a failure's retry, and hands onError the error before", async () => {
+    let runs = 0;
+    let fail = true;
+    const retries: { attempt: number; previous?: unknown }[] = [];
+    const queue = createWorkQueue({
+      // A retry far off: only a nudge could run the key before it.
+      backoff: { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
+      process: () => {
+        runs += 1;
+        if (fail) throw new Error(`boom ${runs}`);
+      },
+      onError: (_error, _key, { attempt, previous }) => retries.push({ attempt, previous }),
+    });
+    queue.nudge('a');
+    await until(() => runs === 1 && queue.inFlight === 0);
+    for (let i = 0; i < 5; i += 1) queue.nudge('a');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(1);
+    expect(queue.depth).toBe(0);
+    // A change still runs it at once; its failure is told with the one before.
+    queue.add('a');
+    await until(() => runs === 2 && queue.inFlight === 0);
+    expect(retries).toEqual([{ attempt: 1 }, { attempt: 2, previous: new Error('boom 1') }]);
+    // Once it succeeds, nudges run it again.
+    fail = false;
+    queue.add('a');
+    await until(() => runs === 3 && queue.inFlight === 0);
+    queue.nudge('a');
+    await until(() => runs === 4);
+    await queue.shutdown();
+  });
+
   it('addAfter delays a key and keeps the earliest of several delays', async () => {
     const runs: { key: string; at: number }[] = [];
     const queue = createWorkQueue({ process: (key) => void runs.push({ key, at: Date.now() }) });
