@@ -325,19 +325,20 @@ describe('Hyperspool on a real cluster', () => {
     expect(failed.status?.message).toMatch(/^pass 1's pod cannot start: the script container cannot start: InvalidImageName/);
   });
 
-  it("given a Run waiting on a signal, when signalled with the cluster's own certificate kubeconfig, then it wakes (through the aggregated API api.hyperspool.dev); a person RBAC lets only view is refused", async () => {
+  it("given a Run waiting on a signal, when signalled by a person with a client certificate and config/rbac's edit role, then it wakes (through the aggregated API api.hyperspool.dev); a person RBAC lets only view is refused", async () => {
     await givenRunOf('certgate', 'certgate.sh', 'spool wait signal go\necho "got it"\n');
     await eventually('certgate-1 awaiting its signal', async () => (await phaseOf('certgate-1')).status?.awaiting === 'signal go', 120_000);
-    const asCluster = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', cluster.kubeconfig, '-n', namespace]);
+    const erin = await cluster.givenCertificatePerson(namespace, 'erin', 'hyperspool-edit');
+    const asErin = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', erin, '-n', namespace]);
     const viewer = await cluster.givenPerson(namespace, 'viewer', 'hyperspool-view');
     const refused = await sh(process.execPath, [join(repo, 'bin', 'spool'), 'signal', 'certgate-1', 'go', '--kubeconfig', viewer, '-n', namespace]).then(
       () => 'accepted',
       (error: Error) => error.message,
     );
     expect(refused).toContain(`cannot create resource "runs/signal" in API group "api.hyperspool.dev" in the namespace "${namespace}"`);
-    expect(await asCluster('signal', 'certgate-1', 'go', 'yes')).toBe('signal go queued for certgate-1\n');
+    expect(await asErin('signal', 'certgate-1', 'go', 'yes')).toBe('signal go queued for certgate-1\n');
     await whenRun('certgate-1', 'Succeeded');
-    expect(await asCluster('logs', 'certgate-1')).toBe('yes\ngot it\n');
+    expect(await asErin('logs', 'certgate-1')).toBe('yes\ngot it\n');
   });
 
   // Last: it restarts the database every test before it used.

@@ -23,8 +23,8 @@ describe('the aggregated API on a real kube-apiserver', () => {
   let operator: Operator;
   let kubelet: { stop(): Promise<void> };
   let dir: string;
-  /** The cluster's own kubeconfig: a client certificate in system:masters. */
-  let admin: string;
+  /** A person with a client certificate of the cluster's CA and config/rbac's hyperspool-edit in team-g. */
+  let erin: string;
   /** A person with a client certificate of the cluster's CA and, at first, only get on Runs. */
   let carol: string;
 
@@ -36,9 +36,14 @@ describe('the aggregated API on a real kube-apiserver', () => {
     cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');
     kubelet = startKubelet(cluster, operator.url);
     dir = tempDir('spool-aggregated-');
-    admin = cluster.plane.kubeconfigPath;
+    erin = givenCertificatePerson(cluster, dir, 'erin');
     carol = givenCertificatePerson(cluster, dir, 'carol');
     const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    // Bound directly: no controller aggregates hyperspool-edit into edit here.
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'team-g',
+      body: { metadata: { name: 'erin-edits' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: [{ kind: 'User', name: 'erin', apiGroup: 'rbac.authorization.k8s.io' }] },
+    });
     await rbac.createNamespacedRole({
       namespace: 'team-g',
       body: { metadata: { name: 'run-reader' }, rules: [{ apiGroups: ['hyperspool.dev'], resources: ['runs'], verbs: ['get', 'list'] }] },
@@ -79,23 +84,23 @@ describe('the aggregated API on a real kube-apiserver', () => {
     spool([...args, '--kubeconfig', kubeconfig, '-n', 'team-g'], { cwd: dir, env: { SPOOL_SERVER: undefined } });
 
   it('serves discovery, so kubectl knows the subresources and RBAC reads naturally', async () => {
-    const listed = await kubectl(admin, 'api-resources', '--api-group=api.hyperspool.dev', '--no-headers');
+    const listed = await kubectl(erin, 'api-resources', '--api-group=api.hyperspool.dev', '--no-headers');
     const resources = listed.stdout;
     expect(resources).toMatch(/^runs\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+RunRecord$/m);
     expect(resources).toMatch(/^events\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+Event$/m);
-    const discovery = JSON.parse((await kubectl(admin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
+    const discovery = JSON.parse((await kubectl(erin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
     expect(discovery.resources.map((r) => `${r.name}:${r.verbs.join(',')}`).sort()).toEqual(
       ['events:create', 'runs:get,list', 'runs/approve:create', 'runs/artifacts:get', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
     );
-    expect((await kubectl(admin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
+    expect((await kubectl(erin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
     expect((await kubectl(carol, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('no');
   });
 
-  it("given a Run waiting on a signal, when a person with the cluster's certificate kubeconfig signals it, then it wakes, and their logs and journal read it; a person RBAC does not allow is refused, naming the subresource", async () => {
+  it("given a Run waiting on a signal, when a person with a certificate and config/rbac's edit role signals it, then it wakes, and their logs and journal read it; a person RBAC does not allow is refused, naming the subresource", async () => {
     await whenRunCreated(cluster, 'gate-1', 'gate');
     await eventually('gate-1 waiting for its signal', async () => (await getRun(cluster, 'gate-1')).status?.awaiting === 'signal go', 60_000);
     // Both groups have `runs`: plain `kubectl get runs` is the Run resources, as people expect.
-    expect((await kubectl(admin, 'get', 'runs', '-n', 'team-g', '-o', 'jsonpath={.items[*].apiVersion}')).stdout).toBe('hyperspool.dev/v1alpha1');
+    expect((await kubectl(erin, 'get', 'runs', '-n', 'team-g', '-o', 'jsonpath={.items[*].apiVersion}')).stdout).toBe('hyperspool.dev/v1alpha1');
 
     // Carol may read the Run but not signal it: RBAC on runs/signal says no (kube-apiserver asks
     // first, and the operator asks again with a SubjectAccessReview).
@@ -108,12 +113,12 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(notLogs.code).toBe(1);
     expect(notLogs.output).toContain('User "carol" cannot get resource "runs/log" in API group "api.hyperspool.dev"');
 
-    const signalled = await as(admin, 'signal', 'gate-1', 'go', 'yes');
+    const signalled = await as(erin, 'signal', 'gate-1', 'go', 'yes');
     expect(signalled.output).toBe('signal go queued for gate-1\n');
     await eventually('gate-1 Succeeded', async () => (await getRun(cluster, 'gate-1')).status?.phase === 'Succeeded', 60_000);
     // The wait prints the signal's payload.
-    expect((await as(admin, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
-    expect((await as(admin, 'journal', 'gate-1')).output).toMatch(/wait\.signal\s+go/);
+    expect((await as(erin, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
+    expect((await as(erin, 'journal', 'gate-1')).output).toMatch(/wait\.signal\s+go/);
 
     // Once RBAC allows it (the edit role config/rbac ships), carol's own certificate is enough.
     await cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
@@ -128,10 +133,10 @@ describe('the aggregated API on a real kube-apiserver', () => {
     await whenRunCreated(cluster, 'report-1', 'report');
     await eventually('report-1 Succeeded', async () => (await getRun(cluster, 'report-1')).status?.phase === 'Succeeded', 60_000);
 
-    const status = await as(admin, 'status', 'report-1');
+    const status = await as(erin, 'status', 'report-1');
     expect(status.output).toMatch(/^artifacts\s+out\/report\.txt {2}18 bytes {2}sha256 [0-9a-f]{12} {2}\S+$/m);
     const path = '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/runs/report-1/artifacts';
-    expect((await kubectl(admin, 'get', '--raw', `${path}/out/report.txt`)).stdout).toBe('hello from the run');
+    expect((await kubectl(erin, 'get', '--raw', `${path}/out/report.txt`)).stdout).toBe('hello from the run');
     // Dave has a certificate of the cluster's CA and no binding at all (carol is an editor by now).
     const dave = givenCertificatePerson(cluster, dir, 'dave');
     const refused = await kubectl(dave, 'get', '--raw', path);
@@ -141,12 +146,12 @@ describe('the aggregated API on a real kube-apiserver', () => {
 
   it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {
     writeFileSync(join(dir, 'event.json'), JSON.stringify({ type: 'order.paid', id: 'evt-1', payload: { order: 7 } }));
-    const created = await kubectl(admin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'event.json'));
+    const created = await kubectl(erin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'event.json'));
     expect(created.stderr).toBe('');
     expect((JSON.parse(created.stdout) as { event?: { id?: string; project?: string } }).event).toMatchObject({ id: 'evt-1', project: 'team-g' });
     // A body may not name another namespace than the one RBAC was asked about.
     writeFileSync(join(dir, 'elsewhere.json'), JSON.stringify({ type: 'order.paid', project: 'team-x', payload: {} }));
-    const refused = await kubectl(admin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'elsewhere.json'));
+    const refused = await kubectl(erin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'elsewhere.json'));
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("the body's project team-x is not the namespace team-g");
   });

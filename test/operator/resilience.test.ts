@@ -98,7 +98,8 @@ describe('operator replicas and a restarting kube-apiserver', () => {
 
   it('given the API server resetting the connection of the first Job creations, then the pass waits it out: the run gets its Job and finishes, not Failed "pass could not start"', async () => {
     const kubeConfig = new JobCreatesReset(2);
-    kubeConfig.loadFromFile(cluster.plane.kubeconfigPath);
+    // As the operator, with its ServiceAccount's token (support/cluster.ts), not admin.
+    kubeConfig.loadFromFile(cluster.operatorKubeconfigPath);
     const operator = await cluster.startLeader('op-d', { leaseDurationSeconds: LEASE_SECONDS, kubeConfig });
 
     await whenRunCreated(cluster, 'one-reset', 'one');

@@ -6,7 +6,7 @@
 // operator and database, which must never land on a cluster that merely happens to be current. Images: built from this checkout with hack/images.sh
 // and imported into the local node, unless HYPERSPOOL_E2E_IMAGES=preloaded (kind.sh loads them).
 import { execFile } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,12 @@ export interface Cluster {
    * spool CLI needs (it passes the token on to the operator).
    */
   givenPerson(namespace: string, name: string, role: 'hyperspool-edit' | 'hyperspool-view'): Promise<string>;
+  /**
+   * A person as kubeadm, kind and minikube users are: User `name`, with a client certificate the
+   * cluster's signer issued through a CertificateSigningRequest (kubernetes.io/kube-apiserver-client),
+   * bound to this ClusterRole in the namespace and to hyperspool-cli, never cluster-admin.
+   */
+  givenCertificatePerson(namespace: string, name: string, role: 'hyperspool-edit' | 'hyperspool-view'): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -97,33 +103,58 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
   };
   const people = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-people-'));
+  /** Binds a person to `role` in the namespace and to hyperspool-cli in hyperspool-system (with `objects`, such as their ServiceAccount). */
+  const bindPerson = (namespace: string, role: string, subject: Record<string, string>, ...objects: KubeObject[]): Promise<void> => {
+    const roleRef = (clusterRole: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole });
+    const subjects = [subject];
+    return apply(
+      ...objects,
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: subject.name, namespace }, roleRef: roleRef(role), subjects },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${namespace}-${subject.name}`, namespace: SYSTEM }, roleRef: roleRef('hyperspool-cli'), subjects },
+    );
+  };
+  /** A kubeconfig of the cluster's server and CA whose user is `user` (a token, or a certificate and key). */
+  const personKubeconfig = async (namespace: string, name: string, user: Record<string, string>): Promise<string> => {
+    const admin = JSON.parse(await kubectl('config', 'view', '--raw', '--minify', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
+    const file = join(people, `${namespace}-${name}.kubeconfig`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'e2e', cluster: admin.clusters[0]?.cluster }],
+        users: [{ name, user }],
+        contexts: [{ name, context: { cluster: 'e2e', user: name, namespace } }],
+        'current-context': name,
+      }),
+    );
+    return file;
+  };
   return {
     kubeconfig,
     kubectl,
     apply,
     givenPerson: async (namespace, name, role) => {
-      const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-      const roleRef = (clusterRole: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole });
-      await apply(
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
-        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: roleRef(role), subjects },
-        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${namespace}-${name}`, namespace: SYSTEM }, roleRef: roleRef('hyperspool-cli'), subjects },
-      );
+      await bindPerson(namespace, role, { kind: 'ServiceAccount', name, namespace }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
       const token = (await kubectl('-n', namespace, 'create', 'token', name, '--duration=2h')).trim();
-      const admin = JSON.parse(await kubectl('config', 'view', '--raw', '--minify', '-o', 'json')) as { clusters: { cluster: Record<string, string> }[] };
-      const file = join(people, `${namespace}-${name}.kubeconfig`);
-      writeFileSync(
-        file,
-        JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Config',
-          clusters: [{ name: 'e2e', cluster: admin.clusters[0]?.cluster }],
-          users: [{ name, user: { token } }],
-          contexts: [{ name, context: { cluster: 'e2e', user: name, namespace } }],
-          'current-context': name,
-        }),
-      );
-      return file;
+      return personKubeconfig(namespace, name, { token });
+    },
+    givenCertificatePerson: async (namespace, name, role) => {
+      const key = join(people, `${namespace}-${name}.key`);
+      const csr = join(people, `${namespace}-${name}.csr`);
+      await sh('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
+      await sh('openssl', ['req', '-new', '-key', key, '-subj', `/CN=${name}`, '-out', csr]);
+      const request = `${namespace}-${name}`;
+      await apply({
+        apiVersion: 'certificates.k8s.io/v1',
+        kind: 'CertificateSigningRequest',
+        metadata: { name: request },
+        spec: { request: readFileSync(csr).toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], expirationSeconds: 7200 },
+      });
+      await kubectl('certificate', 'approve', request);
+      const certificate = await eventually('the signed certificate', async () => (await kubectl('get', 'csr', request, '-o', 'jsonpath={.status.certificate}')).trim());
+      await bindPerson(namespace, role, { kind: 'User', name, apiGroup: 'rbac.authorization.k8s.io' });
+      return personKubeconfig(namespace, name, { 'client-certificate-data': certificate, 'client-key-data': readFileSync(key).toString('base64') });
     },
     getJson: async <T>(...args: string[]) => JSON.parse(await kubectl('get', '-o', 'json', ...args)) as T,
     operatorLogs: () =>
