@@ -49,20 +49,20 @@ func ArtifactPut(name, path string, opts ...ArtifactOption) error {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	file, err := os.Open(path)
-	if err != nil {
-		return usageError(fmt.Sprintf("artifact put %s: %v", name, err))
-	}
-	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return usageError(fmt.Sprintf("artifact put %s: %v", name, err))
-	}
 	req := NewRequest("artifact.put").With("name", name)
 	if o.contentType != "" {
 		req.With("contentType", o.contentType)
 	}
-	req.With("size", info.Size())
+	// Looked at, not opened, before the agent is asked: a replayed put needs no file (a new pod has
+	// none of the last pass's), and a new one whose file cannot be read the agent refuses.
+	switch info, err := os.Stat(path); {
+	case err != nil:
+		req.With("unreadable", fmt.Sprintf("artifact put %s: %v", name, err))
+	case !info.Mode().IsRegular():
+		req.With("unreadable", fmt.Sprintf("artifact put %s: %s is not a file", name, path))
+	default:
+		req.With("size", info.Size())
+	}
 	answer, err := process.call(req)
 	if err != nil {
 		return err
@@ -70,6 +70,11 @@ func ArtifactPut(name, path string, opts ...ArtifactOption) error {
 	if answer.Status != StatusExecute {
 		return expectSuccess(answer, "artifact put")
 	}
+	file, err := os.Open(path)
+	if err != nil {
+		return usageError(fmt.Sprintf("artifact put %s: %v", name, err))
+	}
+	defer file.Close()
 	position := answer.Position
 	digest := sha256.New()
 	buffer := make([]byte, artifactPartBytes)

@@ -166,6 +166,22 @@ export class Pass {
     return { position, occurrence, verb, name, call, result: slot.result ?? null };
   }
 
+  /**
+   * Whether the journal holds this very call (verb and name) at the next position: a replay of it.
+   * A call that is not one may be refused, and its refusal must be decided before the journal has
+   * a say, the same way on every pass: otherwise a script that caught a refusal on its first pass
+   * meets a determinism error on the next (DESIGN §9).
+   */
+  recordedNext(verb: string, name: string): boolean {
+    const call = this.slots.get(this.cursor)?.call;
+    return call !== undefined && family(call.verb) === family(verb) && call.name === name;
+  }
+
+  /** The position the next durable call takes. */
+  get nextPosition(): number {
+    return this.cursor;
+  }
+
   /** Whether the next call is already in the journal: what the pass does now, it did before. */
   get replaying(): boolean {
     return this.slots.get(this.cursor)?.call !== undefined;

@@ -53,7 +53,12 @@ export type InfoRequest = { verb: 'agent.info' };
  * each `write` sends one part (base64, at most ARTIFACT_PART_BYTES); `commit` records it. A `get`
  * answers one part at a time. Nothing holds a whole artifact.
  */
-export type ArtifactPutRequest = { verb: 'artifact.put'; name: string; contentType?: string; size?: number };
+/**
+ * `size`: a file's, from stat, so a file over a limit is refused before a byte moves. `unreadable`:
+ * why the client cannot read its file (it is gone, or not a file), sent instead of failing at
+ * once: a replayed put needs no file (a new pod has none), and a new one is refused with this.
+ */
+export type ArtifactPutRequest = { verb: 'artifact.put'; name: string; contentType?: string; size?: number; unreadable?: string };
 export type ArtifactWriteRequest = { verb: 'artifact.write'; position: number; data: string };
 export type ArtifactCommitRequest = { verb: 'artifact.commit'; position: number; size: number; sha256: string };
 export type ArtifactGetRequest = { verb: 'artifact.get'; name: string; part: number; run?: string };

@@ -105,7 +105,7 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   'artifact.put': verb(
     'artifact.put',
     { name: NAME_RULE },
-    { contentType: { ...NAME_RULE, maxLength: 255 }, size: { type: 'integer', minimum: 0 } },
+    { contentType: { ...NAME_RULE, maxLength: 255 }, size: { type: 'integer', minimum: 0 }, unreadable: { ...TEXT, maxLength: 4096 } },
   ),
   // A part is at most 1 MiB: base64 takes 4 characters for every 3 bytes.
   'artifact.write': verb('artifact.write', {

@@ -83,8 +83,8 @@ if os.environ["SPOOL_PASS"] == "1":
     with open("model.bin", "wb") as out:
         out.write(os.urandom(1_300_000))
 else:
-    with open("model.bin", "wb") as out:
-        out.write(b"other bytes")
+    # A new pod has none of the last pass's files: the replayed put must not look for it.
+    os.remove("model.bin")
 want = script.step_fn("sha", lambda: hashlib.sha256(open("model.bin", "rb").read()).hexdigest())
 script.artifact_put("models/model.bin", "model.bin")
 script.sleep(1)

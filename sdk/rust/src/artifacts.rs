@@ -41,21 +41,23 @@ impl Client {
         path: &Path,
         content_type: Option<&str>,
     ) -> Result<()> {
-        let mut file = fs::File::open(path)
-            .map_err(|e| Error::usage(format!("artifact put {name}: {}: {e}", path.display())))?;
-        let size = file
-            .metadata()
-            .map_err(|e| Error::usage(format!("artifact put {name}: {e}")))?
-            .len();
         let mut request = json!({ "verb": "artifact.put", "name": name });
         if let Some(content_type) = content_type {
             request["contentType"] = Value::String(content_type.into());
         }
-        request["size"] = json!(size);
+        // Looked at, not opened, before the agent is asked: a replayed put needs no file (a new pod
+        // has none of the last pass's), and a new one whose file cannot be read the agent refuses.
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_file() => request["size"] = json!(meta.len()),
+            Ok(_) => request["unreadable"] = json!(format!("artifact put {name}: {} is not a file", path.display())),
+            Err(e) => request["unreadable"] = json!(format!("artifact put {name}: {}: {e}", path.display())),
+        }
         let answer = self.call(&request)?;
         if answer.status != "execute" {
             return Ok(()); // replayed: recorded before, nothing is read or sent
         }
+        let mut file = fs::File::open(path)
+            .map_err(|e| Error::usage(format!("artifact put {name}: {}: {e}", path.display())))?;
         let position = answer
             .position
             .ok_or_else(|| Error::internal("artifact put: execute without a position"))?;

@@ -19,11 +19,11 @@ export interface ArtifactPutOptions {
 
 /**
  * Stores the file at `path` as this run's artifact `name`. Recorded: on a replay the agent answers
- * from the journal and the file is neither read nor sent again.
+ * from the journal and the file is not opened (a new pod has none of the last pass's files); a new
+ * put whose file cannot be read is refused by the agent, taking no position.
  */
 export async function artifactPut(name: string, path: string, options: ArtifactPutOptions = {}): Promise<void> {
-  const size = statSync(path).size;
-  const answer = await send({ verb: 'artifact.put', name, ...(options.contentType ? { contentType: options.contentType } : {}), size });
+  const answer = await send({ verb: 'artifact.put', name, ...(options.contentType ? { contentType: options.contentType } : {}), ...sourceOf(name, path) });
   if (answer.status !== 'execute') {
     await ok(answer);
     return;
@@ -45,6 +45,16 @@ export async function artifactPut(name: string, path: string, options: ArtifactP
     closeSync(fd);
   }
   await ok(await send({ verb: 'artifact.commit', position: answer.position, size: sent, sha256: hash.digest('hex') }));
+}
+
+/** The file's size, or why it cannot be read: looked at, not opened, before the agent is asked. */
+function sourceOf(name: string, path: string): { size: number } | { unreadable: string } {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? { size: stat.size } : { unreadable: `artifactPut ${name}: ${path} is not a file` };
+  } catch (error) {
+    return { unreadable: `artifactPut ${name}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+  }
 }
 
 export interface ArtifactGetOptions {

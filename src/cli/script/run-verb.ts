@@ -89,14 +89,12 @@ export async function runScriptVerb(args: string[]): Promise<number> {
     );
     return EXIT.unavailable;
   }
-  // A put's file is checked (and its size taken) before the agent hears of it: a bad FILE records nothing.
+  // A put's file is looked at (its size, or why it cannot be read) but not opened: a replayed put
+  // needs no file, and a new one the agent refuses with that reason, taking no position.
   if (call.artifact && 'source' in call.artifact && call.request.verb === 'artifact.put') {
     const known = sourceSize(call.artifact.source);
-    if ('problem' in known) {
-      process.stderr.write(`spool artifact put: ${known.problem}\n`);
-      return EXIT.usage;
-    }
-    if (known.size !== undefined) call.request.size = known.size;
+    if ('problem' in known) call.request.unreadable = `spool artifact put: ${known.problem}`;
+    else if (known.size !== undefined) call.request.size = known.size;
   }
   let client: AgentClient | null = null;
   try {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
-import { SpoolError, UsageError } from '../../common/errors.js';
+import { DeterminismError, SpoolError, UsageError } from '../../common/errors.js';
 import type { ArtifactRecord } from '../../store/artifacts/types.js';
 import type { Pass, Reached } from '../pass.js';
 import { CHECKOUT_ARTIFACT, RESERVED_ARTIFACT_PREFIX } from '../protocol.js';
@@ -29,9 +29,16 @@ const contentTypeOf = (name: string): string => TYPES[extname(name).toLowerCase(
 const limitsOf = (pass: Pass): ArtifactLimits => pass.host.artifactLimits ?? artifactLimits();
 
 /**
- * `artifact put`: a recorded call. On a replay it answers from the journal and no byte is sent;
- * otherwise it takes its position and answers execute, the client sends the parts, and `commit`
- * records the artifact. Names are unique within a run: an artifact is what its put stored.
+ * `artifact put`: a recorded call. On a replay it answers from the journal and no byte is sent (the
+ * client opens its file or stdin only when told to execute: a new pod has none of the last pass's
+ * files); otherwise it takes its position and answers execute, the client sends the parts, and
+ * `commit` records the artifact. Names are unique within a run: an artifact is what its put stored.
+ *
+ * Refusals are decided before the journal has a say, the same way on every pass (DESIGN §9): a
+ * file the client cannot read, a size over a limit. One only found while the bytes arrive (stdin
+ * over a limit) is found again on the next pass too: when the journal holds another call at this
+ * position, the bytes are counted without taking the position, and only a put that turns out not to
+ * be refused is the determinism error it would otherwise be.
  */
 export async function artifactPut(pass: Pass, request: ArtifactPutRequest): Promise<Answer> {
   const { run } = pass;
@@ -39,26 +46,50 @@ export async function artifactPut(pass: Pass, request: ArtifactPutRequest): Prom
   if (request.name.startsWith(RESERVED_ARTIFACT_PREFIX)) {
     pass.refuse(`artifact names starting with '${RESERVED_ARTIFACT_PREFIX}' are Hyperspool's own ('${request.name}'); choose another name`);
   }
-  const peeked = pass.peek('artifact.put', request.name, (position) => {
+  // Its call and result are recorded together, at its commit.
+  if (pass.recordedNext('artifact.put', request.name)) {
+    pass.take(pass.peek('artifact.put', request.name));
+    return { status: 'ok', exitCode: 0, replayed: true };
+  }
+  if (request.unreadable !== undefined) pass.refuse(request.unreadable);
+  const runTotal = await pass.store.artifacts.totalBytes(run.id);
+  if (request.size !== undefined) checkArtifactSize(request.name, request.size, runTotal, limits);
+  const refuseTaken = (position: number): void => {
     const other = pass.findRecorded(['artifact.put'], request.name, position);
     if (other) {
       pass.refuse(`this run already has an artifact '${request.name}' (call ${other.position + 1}); artifact names are unique within a run`);
     }
-  });
-  if (peeked.result) {
-    pass.take(peeked);
-    return { status: 'ok', exitCode: 0, replayed: true };
+  };
+  let peeked: Reached;
+  try {
+    peeked = pass.peek('artifact.put', request.name, refuseTaken);
+  } catch (error) {
+    if (!(error instanceof DeterminismError) || request.size !== undefined) throw error;
+    return probe(pass, request, runTotal, error.message);
   }
-  const runTotal = await pass.store.artifacts.totalBytes(run.id);
-  // A size the client knows up front (a file) is refused before any byte moves.
-  if (request.size !== undefined) checkArtifactSize(request.name, request.size, runTotal, limits);
   const reached = pass.take(peeked);
   const blobKey = `${run.id}/${reached.position}/${run.passes}/`;
   // Parts a pass that died half-way through this put left behind.
   await pass.store.artifacts.blobs.deletePrefix(`${run.id}/${reached.position}/`);
-  pass.uploads.set(reached.position, {
-    position: reached.position,
-    occurrence: reached.occurrence,
+  pass.uploads.set(reached.position, upload(reached.position, reached.occurrence, request, blobKey, runTotal));
+  return { status: 'execute', position: reached.position };
+}
+
+/**
+ * A put of unknown size (stdin) where the journal holds another call: its bytes are counted, not
+ * kept, and it takes no position. Over a limit it is refused as on the pass that first met it;
+ * otherwise its commit is the determinism error.
+ */
+function probe(pass: Pass, request: ArtifactPutRequest, runTotal: number, divergence: string): Answer {
+  const position = pass.nextPosition;
+  pass.uploads.set(position, { ...upload(position, 0, request, null, runTotal), divergence });
+  return { status: 'execute', position };
+}
+
+function upload(position: number, occurrence: number, request: ArtifactPutRequest, blobKey: string | null, runTotal: number): Upload {
+  return {
+    position,
+    occurrence,
     name: request.name,
     contentType: request.contentType ?? contentTypeOf(request.name),
     blobKey,
@@ -66,8 +97,8 @@ export async function artifactPut(pass: Pass, request: ArtifactPutRequest): Prom
     size: 0,
     parts: 0,
     runTotal,
-  });
-  return { status: 'execute', position: reached.position };
+    divergence: null,
+  };
 }
 
 function uploadAt(pass: Pass, position: number): Upload {
@@ -79,6 +110,7 @@ function uploadAt(pass: Pass, position: number): Upload {
 /** Drops an upload that failed: its parts go, its position is given back if nothing came after it. */
 async function abandon(pass: Pass, upload: Upload): Promise<void> {
   pass.uploads.delete(upload.position);
+  if (upload.blobKey === null) return;
   pass.untake(upload.position, 'artifact.put', upload.name, upload.occurrence);
   await pass.store.artifacts.blobs.deletePrefix(upload.blobKey);
 }
@@ -92,7 +124,7 @@ export async function artifactWrite(pass: Pass, request: ArtifactWriteRequest): 
     await abandon(pass, upload);
     throw error;
   }
-  await pass.store.artifacts.blobs.writePart(upload.blobKey, upload.parts, bytes);
+  if (upload.blobKey !== null) await pass.store.artifacts.blobs.writePart(upload.blobKey, upload.parts, bytes);
   upload.hash.update(bytes);
   upload.size += bytes.length;
   upload.parts += 1;
@@ -102,6 +134,11 @@ export async function artifactWrite(pass: Pass, request: ArtifactWriteRequest): 
 /** Records the artifact once its bytes are all here and are what the client read (size and sha256). */
 export async function artifactCommit(pass: Pass, request: ArtifactCommitRequest): Promise<Answer> {
   const upload = uploadAt(pass, request.position);
+  if (upload.divergence !== null || upload.blobKey === null) {
+    await abandon(pass, upload);
+    throw new DeterminismError(upload.divergence ?? 'an artifact put that was never asked for');
+  }
+  const { blobKey } = upload;
   const sha256 = upload.hash.copy().digest('hex');
   if (request.size !== upload.size || request.sha256 !== sha256) {
     await abandon(pass, upload);
@@ -130,7 +167,7 @@ export async function artifactCommit(pass: Pass, request: ArtifactCommitRequest)
       name: upload.name,
       position: upload.position,
       ...data,
-      blobKey: upload.blobKey,
+      blobKey,
       parts: upload.parts,
     });
   });

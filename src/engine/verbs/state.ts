@@ -41,6 +41,7 @@ export async function state(pass: Pass, request: StateRequest): Promise<Answer> 
     case 'state.incr':
     case 'state.cas': {
       const op = request.op ?? request.key;
+      if (request.verb === 'state.incr' && !pass.recordedNext(request.verb, op)) await refuseUncountable(store, run.project, scope, request.key);
       const reached = pass.peek(request.verb, op, (position) => {
         const other = pass.findRecorded(RECORDED_OPS, op, position);
         if (other) {
@@ -66,14 +67,29 @@ export async function state(pass: Pass, request: StateRequest): Promise<Answer> 
   }
 }
 
-/** The counter's new value; a cell that holds anything but a whole number refuses the call, unchanged. */
+/** What the store's incrCell counts: a whole number, written in decimal. */
+const WHOLE_NUMBER = /^-?[0-9]+$/;
+
+/**
+ * Refuses an incr of a cell that holds anything but a whole number before the journal is asked, so
+ * a script that caught the refusal meets the same refusal on every pass, not a determinism error.
+ */
+async function refuseUncountable(store: Store, project: string, scope: string, key: string): Promise<void> {
+  const held = (await store.getCell(project, scope, key))?.value;
+  if (held !== undefined && !WHOLE_NUMBER.test(held)) throw uncountable(key, held);
+}
+
+function uncountable(key: string, held: string): UsageError {
+  return new UsageError(
+    `state cell '${key}' holds '${held.length > 40 ? `${held.slice(0, 40)}...` : held}', not a whole number; incr only counts whole numbers`,
+  );
+}
+
+/** The counter's new value; a cell that changed to text since the check above still refuses, unchanged. */
 async function incremented(tx: Store, project: string, scope: string, key: string, by: number): Promise<string> {
   const cell = await tx.incrCell(project, scope, key, by);
   if (cell) return cell.value;
-  const held = (await tx.getCell(project, scope, key))?.value ?? '';
-  throw new UsageError(
-    `state cell '${key}' holds '${held.length > 40 ? `${held.slice(0, 40)}...` : held}', not a whole number; incr only counts whole numbers`,
-  );
+  throw uncountable(key, (await tx.getCell(project, scope, key))?.value ?? '');
 }
 
 /** A taken key exits 3 and prints nothing: the script says what that means for it. */

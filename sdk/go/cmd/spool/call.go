@@ -24,14 +24,14 @@ func runScriptVerb(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return hyperspool.ExitUsage
 	}
-	// A put's file is checked (and its size taken) before the agent hears of it: a bad FILE records nothing.
+	// A put's file is looked at (its size, or why it cannot be read) but not opened: a replayed put
+	// needs no file, and a new one the agent refuses with that reason, taking no position.
 	if call.artifact != nil && call.artifact.Source != nil {
 		size, problem := sourceSize(*call.artifact.Source)
-		if problem != "" {
-			fmt.Fprintln(os.Stderr, "spool artifact put: "+problem)
-			return hyperspool.ExitUsage
-		}
-		if size >= 0 {
+		switch {
+		case problem != "":
+			call.request.With("unreadable", "spool artifact put: "+problem)
+		case size >= 0:
 			call.request.With("size", size)
 		}
 	}

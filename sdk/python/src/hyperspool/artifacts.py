@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import os
+import stat
 from typing import Any
 
 from .answers import ok
@@ -21,12 +22,19 @@ PART_BYTES = 512 * 1024
 
 def artifact_put(name: str, path: str | os.PathLike[str], content_type: str | None = None) -> None:
     """Stores the file at ``path`` as this run's artifact ``name``. Recorded: on a replay the agent
-    answers from the journal and the file is not read or sent again."""
-    size = os.stat(path).st_size
+    answers from the journal and the file is not opened (a new pod has none of the last pass's
+    files); a new put whose file cannot be read is refused by the agent, taking no position."""
     request: Message = {"verb": "artifact.put", "name": name}
     if content_type:
         request["contentType"] = content_type
-    request["size"] = size
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            request["unreadable"] = f"artifact_put {name}: {os.fspath(path)} is not a file"
+        else:
+            request["size"] = info.st_size
+    except OSError as error:
+        request["unreadable"] = f"artifact_put {name}: cannot read {os.fspath(path)}: {error.strerror}"
     answer = connection().request(request)
     if answer.get("status") != "execute":
         ok(answer)
