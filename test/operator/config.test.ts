@@ -115,6 +115,29 @@ describe('config/ on a real kube-apiserver', () => {
     expect(lease.metadata?.namespace).toBe('hyperspool-system');
     expect(grants(lease.rules)).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
     expect(grants([...(role.rules ?? []), ...(lease.rules ?? [])]).join('\n')).not.toContain('*');
+    // What people get (the tests act as people with exactly these): edit and view in their
+    // namespace, and the service proxy to the operator, by name only.
+    const people = (name: string): string[] => grants((rbacObjects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as unknown as V1ClusterRole).rules);
+    const crud = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+    const readApi = ['runs', 'runs/log', 'runs/journal', 'runs/artifacts'].map((res) => `api.hyperspool.dev/${res}:get`).concat('api.hyperspool.dev/runs:list');
+    expect(people('hyperspool-edit')).toEqual(
+      [
+        ...['workflows', 'runs', 'handlers', 'schedules'].flatMap((res) => crud.map((v) => `hyperspool.dev/${res}:${v}`)),
+        ...['events', 'state'].flatMap((res) => ['create', 'get', 'list', 'update', 'delete'].map((v) => `hyperspool.dev/${res}:${v}`)),
+        ...['runs/signal', 'runs/approve', 'runs/reject', 'runs/cancel', 'events'].map((res) => `api.hyperspool.dev/${res}:create`),
+        ...readApi,
+      ].sort(),
+    );
+    expect(people('hyperspool-view')).toEqual(
+      [
+        ...['workflows', 'runs', 'handlers', 'schedules'].flatMap((res) => [res, `${res}/status`]).flatMap((res) => ['get', 'list', 'watch'].map((v) => `hyperspool.dev/${res}:${v}`)),
+        'hyperspool.dev/state:get',
+        'hyperspool.dev/state:list',
+        ...readApi,
+      ].sort(),
+    );
+    const cli = rbacObjects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'hyperspool-cli') as unknown as V1ClusterRole;
+    expect(cli.rules).toEqual([{ apiGroups: [''], resources: ['services/proxy'], resourceNames: ['hyperspool-operator', 'hyperspool-operator:http'], verbs: ['get', 'create'] }]);
 
     // Sufficient: the operator acts only as its ServiceAccount, with config/rbac applied as it is
     // (support/cluster.ts does both for every operator test).
