@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { UsageError } from '../../common/errors.js';
+import { oneLine } from '../../common/one-line.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
 import { EXIT } from '../../engine/protocol.js';
 import { extractCheckout, receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
@@ -78,7 +79,8 @@ export async function runScriptVerb(args: string[]): Promise<number> {
   try {
     call = parseScriptCall(args);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
+    // The message may quote an argument, which may hold a line break: still one line.
+    process.stderr.write(`${oneLine((error as Error).message)}\n`);
     return error instanceof UsageError ? EXIT.usage : EXIT.failure;
   }
   const socketPath = process.env.SPOOL_SOCKET;

@@ -21,7 +21,8 @@ const (
 func runScriptVerb(args []string) int {
 	call, err := parseScriptCall(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		// The message may quote an argument, which may hold a line break: still one line.
+		fmt.Fprintln(os.Stderr, oneLine(err.Error()))
 		return hyperspool.ExitUsage
 	}
 	// A put's file is looked at (its size, or why it cannot be read) but not opened: a replayed put

@@ -15,7 +15,7 @@ import (
 func delegate(verb string, args []string) int {
 	cli := os.Getenv("SPOOL_CONTROL_CLI")
 	if cli == "" {
-		what := "'" + verb + "' is a control command"
+		what := "'" + oneLine(verb) + "' is a control command"
 		if verb == "" {
 			what = "no verb given; the verbs other than the in-script ones are control commands"
 		} else if verb == "event" {

@@ -252,6 +252,14 @@ func TestControlCommandsAreHandedOn(t *testing.T) {
 	if got.code != 2 || !strings.HasPrefix(got.stderr, "spool: 'submit' is a control command, which this native client does not serve") {
 		t.Errorf("got %+v", got)
 	}
+	got = runClient(t, client(t, nil, "a\nb\x01", "flow.sh"))
+	if got.code != 2 || !strings.HasPrefix(got.stderr, `spool: 'a\nb\u0001' is a control command,`) || strings.Count(got.stderr, "\n") != 1 {
+		t.Errorf("a verb with a line break is quoted in one line: %+v", got)
+	}
+	got = runClient(t, client(t, nil, "state", "list", "k", "a\nb"))
+	if got.code != 2 || !strings.HasPrefix(got.stderr, `spool state list: unexpected argument 'a\nb'`) || strings.Count(got.stderr, "\n") != 1 {
+		t.Errorf("an argument with a line break is quoted in one line: %+v", got)
+	}
 	got = runClient(t, client(t, nil, "event", "emit", "t"))
 	if got.code != 2 || !strings.Contains(got.stderr, "'event' outside a script") {
 		t.Errorf("event emit without SPOOL_SOCKET is a control command: %+v", got)
