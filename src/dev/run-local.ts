@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
@@ -171,10 +172,11 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
   });
   // Ctrl-C or a SIGTERM stops this runner, not the run: its passes are abandoned unsettled (the
   // scripts are ended), so the run stays resumable, and `spool resume` replays it.
+  // It exits as a shell reports a command a signal ended: 128 + the signal's number.
   let interrupted = false;
-  const interrupt = (): void => {
+  const interrupt = (signal: 'SIGINT' | 'SIGTERM'): void => {
     interrupted = true;
-    finish(130);
+    finish(128 + constants.signals[signal]);
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
