@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { Executor } from '../executor/executor.js';
 import { checkProject } from '../engine/request-schema.js';
 import { captureLog, logsDirFor } from '../executor/log-capture.js';
+import { checkStartSettings } from './start-settings.js';
 
 export const DEFAULT_PORT = 7456;
 
@@ -33,6 +34,7 @@ export interface DevServer {
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   checkProject(options.project ?? 'default');
+  checkStartSettings();
   const store = await openStore(options);
   const now = new Date();
   await store.recoverInterruptedRuns(now);

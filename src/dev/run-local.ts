@@ -14,6 +14,7 @@ import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../executor/executor.js';
 import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
 import { captureLog, logsDirFor } from '../executor/log-capture.js';
+import { checkStartSettings } from './start-settings.js';
 
 export interface LocalRunOptions extends StoreOptions {
   input?: string;
@@ -76,6 +77,7 @@ function resolvesLocally(run: RunRecord): boolean {
 
 /** `spool run FILE`: records a run on the local store and takes it through as many passes as it needs. */
 export async function runLocal(file: string, options: LocalRunOptions): Promise<number> {
+  checkStartSettings();
   const { script, interpreter } = readScript(file);
   const input = parseInput(options.input);
   const limit = maxResultBytes(options.maxResultBytes);
@@ -107,6 +109,7 @@ export async function runLocal(file: string, options: LocalRunOptions): Promise<
 
 /** `spool resume RUN`: carries on a run whose runner died, replaying its journal. */
 export async function resumeLocal(runId: string, options: LocalRunOptions): Promise<number> {
+  checkStartSettings();
   const limit = maxResultBytes(options.maxResultBytes);
   const store = await openStore(options);
   try {

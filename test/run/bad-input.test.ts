@@ -188,3 +188,26 @@ describe('an in-script verb outside any script', () => {
     expect(code).toBe(69);
   }, 30_000);
 });
+
+describe('a bad SPOOL_* setting', () => {
+  it.each([
+    ['SPOOL_CLIENT', 'bogus', "spool: SPOOL_CLIENT takes 'native' or 'node', not 'bogus'"],
+    ['SPOOL_MAX_ARTIFACT_BYTES', '1GB', "spool: SPOOL_MAX_ARTIFACT_BYTES takes a number of bytes, not '1GB'"],
+    ['SPOOL_MAX_RUN_ARTIFACT_BYTES', '-1', "spool: SPOOL_MAX_RUN_ARTIFACT_BYTES takes a number of bytes, not '-1'"],
+  ])('given %s=%s, then spool run, spool resume and spool dev refuse it in one line with exit 2, and no run is recorded', async (name, value, line) => {
+    const dir = tempDir();
+    writeFiles(dir, { 'ok.sh': 'spool step a -- echo hi\n' });
+    const before = await countRuns();
+    const env = { [name]: value };
+
+    const run = await spool(['run', 'ok.sh', '--data-dir', dataDir], { cwd: dir, env });
+    const resume = await spool(['resume', 'dev:default:run-none', '--data-dir', dataDir], { cwd: dir, env });
+    const dev = await spool(['dev', '--port', '0', '--data-dir', dataDir], { cwd: dir, env });
+
+    for (const refused of [run, resume, dev]) {
+      expect(linesOf(refused.output)).toEqual([line]);
+      expect(refused.code).toBe(2);
+    }
+    expect(await countRuns()).toBe(before);
+  }, 120_000);
+});
