@@ -96,6 +96,8 @@ export class Controllers {
   private readonly kubePasses: KubePasses;
   private readonly kubeActivities: KubeActivities;
   private sweeper: NodeJS.Timeout | null = null;
+  /** The error of the sweep before, while sweeps fail: logged when it changes. */
+  private sweepFailure: string | null = null;
   private pruner: { stop(): Promise<void> } | null = null;
   private artifactSweeper: { stop(): Promise<void>; poke(): void } | null = null;
   private stopped = false;
@@ -541,7 +543,16 @@ export class Controllers {
    */
   private sweep(): void {
     void this.sweepOnce()
-      .catch((error: unknown) => this.log.error('sweep failed', error))
+      .then(() => {
+        this.sweepFailure = null;
+      })
+      .catch((error: unknown) => {
+        // Said once until the error changes: a database away fails every sweep, each second
+        // (hyperspool_database_up says how long it lasts).
+        const { message } = failureOf(error);
+        if (message !== this.sweepFailure) this.log.error('sweep failed', new Error(message));
+        this.sweepFailure = message;
+      })
       .finally(() => {
         if (!this.stopped) this.sweeper = setTimeout(() => this.sweep(), this.options.sweepMs ?? 1000);
       });

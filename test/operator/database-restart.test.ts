@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLogger } from '../../src/common/json-log.js';
 import type { Operator } from '../../src/operator/operator.js';
 import { freePort } from '../support/dev.js';
 import {
@@ -18,10 +19,16 @@ import {
 describe('the operator across a restart of its PostgreSQL', () => {
   let cluster: Cluster;
   let operator: Operator;
+  /** What op-db logged, parsed. */
+  const lines: Record<string, unknown>[] = [];
 
   beforeAll(async () => {
     cluster = await startCluster('team-db');
-    operator = await cluster.startLeader('op-db');
+    const log = jsonLogger((line) => {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+      process.stderr.write(line);
+    });
+    operator = await cluster.startLeader('op-db', { log });
   }, 180_000);
 
   afterAll(async () => {
@@ -64,6 +71,10 @@ describe('the operator across a restart of its PostgreSQL', () => {
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       await cluster.postgres.start();
       await eventually('readiness back', async () => (await ready()) === 200, 30_000);
+      // Every sweep (each 200 ms here) failed while it was away: said once, not once a sweep.
+      const sweeps = lines.filter((line) => line.msg === 'sweep failed').map((line) => String(line.error));
+      expect(sweeps.length).toBeGreaterThan(0);
+      expect(sweeps.filter((error, i) => error === sweeps[i - 1])).toEqual([]);
 
       for (const id of [napId, busyId])
         await eventually(
