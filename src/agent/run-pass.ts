@@ -22,6 +22,11 @@ export interface PassOptions {
   env?: Record<string, string>;
   /** Aborting ends the script (its run was cancelled). */
   signal?: AbortSignal;
+  /**
+   * Run the pass in a new, empty working directory, removed when it ends, as each pass on a cluster
+   * is a new pod: a script that leans on a file an earlier pass left fails here as it would there.
+   */
+  freshDir?: boolean;
 }
 
 /**
@@ -66,7 +71,8 @@ export async function runPass(
 ): Promise<PassOutcome> {
   const client = scriptClient();
   const pass = await Pass.start(store, run, host, options.lenient);
-  const cwd = run.cwd ?? process.cwd();
+  const freshDir = options.freshDir ? mkdtempSync(join(tmpdir(), 'spool-pass-')) : null;
+  const cwd = freshDir ?? run.cwd ?? process.cwd();
   const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));
   const socketPath = join(socketDir, 'agent.sock');
   // Said in the pass's own output, so it is in the run's log where the person reads the pass.
@@ -111,5 +117,6 @@ export async function runPass(
     await agent.close();
     rmSync(socketDir, { recursive: true, force: true });
     if (copyDir) rmSync(copyDir, { recursive: true, force: true });
+    if (freshDir) rmSync(freshDir, { recursive: true, force: true });
   }
 }

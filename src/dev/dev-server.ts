@@ -20,6 +20,8 @@ export interface DevServerOptions extends StoreOptions {
   pollMs?: number;
   /** Approval gates in Slack and Mattermost (src/server/chat/settings.ts). */
   chat?: ChatSettings;
+  /** Each pass in a new, empty working directory, as on a cluster. */
+  freshDir?: boolean;
 }
 
 export interface DevServer {
@@ -43,6 +45,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const executor = new Executor(store, {
     output: (run) => captureLog(store, logsDir, run),
     schedules: true,
+    freshDir: options.freshDir ?? false,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
   const context: ServerContext = {

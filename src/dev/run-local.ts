@@ -23,6 +23,8 @@ export interface LocalRunOptions extends StoreOptions {
   maxResultBytes?: string;
   /** A directory to bundle with the run for `spool checkout` (docs/artifacts.md#checkout). */
   with?: string;
+  /** Each pass in a new, empty working directory, as on a cluster. */
+  freshDir?: boolean;
 }
 
 /** Exit status of `spool run` when the run waits for something only a server can deliver. */
@@ -147,6 +149,7 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
   const executor = new Executor(store, {
     output: (run) => (isPipelineJob(run) ? captureLog(store, logsDir, run) : { fd: 'inherit' }),
     lenient: options.lenient ?? false,
+    freshDir: options.freshDir ?? false,
     ...(limit === undefined ? {} : { maxResultBytes: limit }),
     async owns(id) {
       if (family.has(id)) return true;

@@ -60,6 +60,8 @@ export interface ExecutorOptions {
   capabilities?: string[] | (() => readonly string[]);
   maxResultBytes?: number;
   lenient?: boolean;
+  /** Each script pass in a new, empty working directory, as on a cluster (PassOptions.freshDir). */
+  freshDir?: boolean;
   env?: string;
   now?: () => Date;
 }
@@ -285,9 +287,10 @@ export class Executor {
     const output = this.options.output(run);
     try {
       const lenient = this.options.lenient ? { lenient: true } : {};
+      const freshDir = this.options.freshDir ? { freshDir: true } : {};
       return run.interpreter === PIPELINE
         ? await runPipelinePass(this.store, run, this.host, { output: output.fd, ...lenient })
-        : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient });
+        : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient, ...freshDir });
     } finally {
       await output.close?.();
     }

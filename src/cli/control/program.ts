@@ -31,7 +31,8 @@ function build(setExit: (code: number) => void): Command {
       .option('--project <name>', 'project the run belongs to', 'default')
       .option('--lenient', 'do not fail a run whose replay reaches a different call')
       .option('--max-result-bytes <n>', 'largest recorded result (default 1 MiB)', process.env.SPOOL_MAX_RESULT_BYTES)
-      .option('--with <dir>', "bundle the files under DIR (minus .gitignore's) with the run, for 'spool checkout'"),
+      .option('--with <dir>', "bundle the files under DIR (minus .gitignore's) with the run, for 'spool checkout'")
+      .option('--fresh-dir', 'run each pass in a new, empty working directory, as each pass on a cluster is a new pod'),
   ).action(async (file: string, options: Record<string, string | boolean | undefined>) => {
     const { runLocal } = await import('../../dev/run-local.js');
     setExit(await runLocal(file, options));
@@ -41,7 +42,8 @@ function build(setExit: (code: number) => void): Command {
     program
       .command('resume <run>')
       .description('carry on a local run whose runner stopped, replaying its journal')
-      .option('--lenient', 'do not fail a run whose replay reaches a different call'),
+      .option('--lenient', 'do not fail a run whose replay reaches a different call')
+      .option('--fresh-dir', 'run each pass in a new, empty working directory, as each pass on a cluster is a new pod'),
   ).action(async (runId: string, options: Record<string, string | boolean | undefined>) => {
     const { resumeLocal } = await import('../../dev/run-local.js');
     setExit(await resumeLocal(runId, options));
@@ -53,7 +55,8 @@ function build(setExit: (code: number) => void): Command {
       .description('serve the HTTP API and run passes locally, until stopped')
       .option('--port <port>', 'port on 127.0.0.1', '7456')
       .option('--project <name>', 'default project', 'default')
-      .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people (docs/ui.md); default $SPOOL_CHAT'),
+      .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people (docs/ui.md); default $SPOOL_CHAT')
+      .option('--fresh-dir', 'run each pass in a new, empty working directory, as each pass on a cluster is a new pod'),
   ).action(async (options: Record<string, string | undefined>) => {
     const { startDevServer } = await import('../../dev/dev-server.js');
     const port = Number(options.port);
