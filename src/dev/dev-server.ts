@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { endAllScripts } from '../agent/script-process.js';
 import { createApp } from '../server/app.js';
+import { listen } from '../server/listen.js';
 import { startGateNotifier } from '../server/chat/gates.js';
 import type { ChatSettings } from '../server/chat/settings.js';
 import type { ServerContext } from '../server/context.js';
@@ -58,13 +59,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     loopbackOnly: true,
     ...(options.chat ? { chat: options.chat } : {}),
   };
-  const app = createApp(context);
-  const notifier = options.chat ? startGateNotifier({ ...context, chat: options.chat }) : null;
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(options.port ?? DEFAULT_PORT, host, () => resolve(listening));
-    listening.once('error', reject);
-  });
+  let server: Server;
+  try {
+    server = await listen(createApp(context), options.port ?? DEFAULT_PORT, host, '--port');
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const notifier = options.chat ? startGateNotifier({ ...context, chat: options.chat }) : null;
   executor.start();
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_PORT);
