@@ -6,10 +6,16 @@ const SCRIPT_VERBS = new Set(['step', 'sleep', 'wait', 'state', 'lock', 'activit
 
 const args = process.argv.slice(2);
 const verb = args[0] ?? '';
-// `event emit` is recorded when a script calls it, and sent to a server when a person does.
+// `event emit` is recorded when a script calls it, and sent to a server when a person does; and
+// a script that asks for help gets the verbs it can call (src/cli/script/parse.ts inScriptHelp).
+const HELP_WORDS = new Set(['--help', '-h', 'help']);
+const inScriptHelp = process.env.SPOOL_SOCKET !== undefined && HELP_WORDS.has(verb);
 const inScript = SCRIPT_VERBS.has(verb) || (verb === 'event' && process.env.SPOOL_SOCKET !== undefined);
 
-if (inScript) {
+if (inScriptHelp) {
+  const { inScriptHelp: help } = await import('./script/parse.js');
+  process.stdout.write(help());
+} else if (inScript) {
   const { runScriptVerb } = await import('./script/run-verb.js');
   process.exitCode = await runScriptVerb(args);
 } else {

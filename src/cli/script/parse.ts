@@ -48,6 +48,21 @@ const USAGE: Record<string, string> = {
   checkout: 'spool checkout [DEST]',
 };
 
+const IN_SCRIPT_HELP_HEADER =
+  "Usage inside a workflow script: each call is a checkpoint in the run's journal, and a replay answers it from there\n" +
+  '(control commands such as spool runs or spool submit are for outside a script)';
+
+/**
+ * `spool --help` inside a script (SPOOL_SOCKET set): the in-script verbs, not the control CLI's. One
+ * line per usage, sorted, skipping a group's summary line ('activity') for its verbs'; the native
+ * client (sdk/go/cmd/spool/help.go) prints the same text from the same table.
+ */
+export function inScriptHelp(): string {
+  const keys = Object.keys(USAGE).filter((key) => !Object.keys(USAGE).some((other) => other.startsWith(`${key} `)));
+  const lines = keys.sort().map((key) => `  ${USAGE[key] ?? ''}`);
+  return `${IN_SCRIPT_HELP_HEADER}\n\n${lines.join('\n')}\n`;
+}
+
 function fail(verb: string, problem: string): never {
   const usage = USAGE[verb];
   throw new UsageError(`spool ${verb}: ${problem}${usage ? ` (usage: ${usage})` : ''}`);

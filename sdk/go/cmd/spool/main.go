@@ -5,7 +5,10 @@
 // handed to the Node control CLI.
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -25,6 +28,9 @@ func run(args []string) int {
 	}
 	_, inScript := os.LookupEnv("SPOOL_SOCKET")
 	switch {
+	case inScript && helpWords[verb]:
+		fmt.Print(inScriptHelp())
+		return 0
 	case inScriptVerbs[verb] || (verb == "event" && inScript):
 		return runScriptVerb(args)
 	case verb == "pass":
