@@ -8,7 +8,9 @@ import { usageAt, type YamlSource } from './source-location.js';
  */
 export function readYaml(text: string, file: string): YamlSource {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // logLevel 'error': a map or list used as a key is stringified by toJS and refused as an unknown
+  // key; the library's warning about it would be a second and third line on stderr.
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
   const [error] = document.errors;
   if (error) throw usageAt(file, lineCounter, error.pos[0], describe(error, text));
   let data: unknown;

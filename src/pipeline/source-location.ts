@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Node, type Scalar } from 'yaml';
+import { Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Scalar } from 'yaml';
 import { UsageError } from '../common/errors.js';
 import { oneLine } from '../common/one-line.js';
 import type { PipelineProblem } from './problem.js';
@@ -49,7 +49,7 @@ function walk(document: Document.Parsed, path: readonly (string | number)[]): { 
   for (const key of path) {
     if (isAlias(node)) node = node.resolve(document);
     if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === String(key));
+      const pair = node.items.find((item) => keyText(item.key) === String(key));
       if (!pair) return { found: false, nodes };
       nodes.push({ key: pair.key as Node, value: (pair.value as Node | null) ?? null });
       node = pair.value;
@@ -61,6 +61,14 @@ function walk(document: Document.Parsed, path: readonly (string | number)[]): { 
     }
   }
   return { found: true, nodes };
+}
+
+/** A key as the data knows it: a scalar's value, or a map or list as toJS writes it (`[ a ]`). */
+function keyText(key: unknown): string {
+  if (isScalar(key)) return String(key.value);
+  const alone = new Document();
+  alone.contents = key as Node;
+  return alone.toString().trimEnd();
 }
 
 function start(node: unknown): number | null {

@@ -57,6 +57,13 @@ const cases: [string, string, string, string][] = [
     refundWith('|| !steps.ask_lead.output', '|| !steps.ask_led.output'),
     "21:45: unknown job 'ask_led' in expression ${{ !steps.ask.output.timed_out || !steps.ask_led.output.timed_out }} (did you mean 'ask_lead'?)",
   ],
+  [
+    // Found by test/pipeline/fuzz-documents.test.ts: the YAML library's warning about such a key was two more lines.
+    'a list as a job name',
+    'list-key.yaml',
+    refundWith('  escalate:\n', '  ? [escalate]\n  :\n'),
+    "7:5: job name '[ escalate ]' must be letters, digits and underscores, not starting with a digit, since expressions name jobs and read '-' as minus (try '__escalate__')",
+  ],
 ];
 
 describe('malformed pipelines are refused before a run is made', () => {
