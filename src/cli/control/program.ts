@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
+import { oneLine } from '../../common/one-line.js';
 import { EXIT } from '../../engine/protocol.js';
 import { chatOption } from '../chat-option.js';
 import { registerClusterInternals } from '../cluster/internal-commands.js';
@@ -90,6 +91,14 @@ function build(setExit: (code: number) => void): Command {
   registerServerCommands(program, setExit);
   registerUiCommand(program);
   registerClusterInternals(program, setExit);
+  // A group named without one of its commands (`spool handler`) is bad input like any other: one
+  // line saying what it takes, not the help (which `--help` still prints).
+  for (const group of program.commands.filter((command) => command.commands.length > 0)) {
+    const names = group.commands.map((command) => command.name()).join(', ');
+    group.argument('[command]').action((name: string | undefined) => {
+      throw new UsageError(name === undefined ? `${group.name()} needs a command: ${names}` : `unknown command '${group.name()} ${name}' (${group.name()} takes ${names})`);
+    });
+  }
   return program;
 }
 
@@ -104,7 +113,7 @@ export async function runControl(args: string[]): Promise<number> {
       return raw.code === 'commander.helpDisplayed' || raw.code === 'commander.version' ? EXIT.ok : EXIT.usage;
     }
     const error = ensureError(raw);
-    process.stderr.write(`spool: ${error.message}\n`);
+    process.stderr.write(`spool: ${oneLine(error.message)}\n`);
     if (!(error instanceof SpoolError)) return EXIT.failure;
     if (error.code === 'usage') return EXIT.usage;
     return error.code === 'unavailable' ? EXIT.unavailable : EXIT.failure;
