@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { oneLine } from '../../common/one-line.js';
 import { API_VERSION, KINDS, SCHEMAS, type KindName, type KindObjects, type OpenApiSchema } from './generated.js';
 
 /**
@@ -61,6 +62,12 @@ const validators = new Map<KindName, ValidateFunction>(
 
 /** Checks a parsed manifest (one object) against its kind's schema and the CRDs' CEL rules. */
 export function validateManifest(obj: unknown): ValidationResult {
+  const result = checkManifest(obj);
+  // A value or key the refusal quotes may hold a line break: it stays one line.
+  return result.ok ? result : { ok: false, message: oneLine(result.message) };
+}
+
+function checkManifest(obj: unknown): ValidationResult {
   if (!isObject(obj)) return fail('manifest', `must be an object, not ${typeName(obj)}`);
   if (obj.apiVersion !== API_VERSION) {
     return fail('apiVersion', obj.apiVersion === undefined ? 'required' : `must be ${API_VERSION}, not ${show(obj.apiVersion)}`);
