@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-
-	"hyperspool.dev/go/internal/nodecompat"
 )
 
 // runCommand runs a step's command as the spool step verb does: no shell, stdin and stderr
@@ -26,13 +24,13 @@ func runCommand(argv []string, idempotencyKey string) (stdout string, exitCode i
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return nodecompat.WellFormed(out.Bytes()), 0
+		return out.String(), 0
 	case errors.As(err, &exit):
 		code := exit.ExitCode()
 		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
 			code = 128 + int(status.Signal())
 		}
-		return nodecompat.WellFormed(out.Bytes()), code
+		return out.String(), code
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(os.Stderr, "spool: cannot run '%s': command not found\n", argv[0])
 		return "", 127

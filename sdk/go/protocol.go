@@ -130,9 +130,11 @@ func appendValue(b []byte, value any) ([]byte, error) {
 // An Answer is the agent's reply to one request (docs/protocol.md, "Answers").
 type Answer struct {
 	Status string `json:"status"`
-	// Stdout is printed to stdout; Stderr, when set, is printed as a line to stderr.
-	Stdout string `json:"stdout,omitempty"`
-	Stderr string `json:"stderr,omitempty"`
+	// Stdout is printed to stdout (StdoutBase64 instead, for output that is not plain text: NUL,
+	// bytes that are not UTF-8); Stderr, when set, is printed as a line to stderr.
+	Stdout       string `json:"stdout,omitempty"`
+	StdoutBase64 string `json:"stdoutBase64,omitempty"`
+	Stderr       string `json:"stderr,omitempty"`
 	// ExitCode is nil when the agent sent none, which means 0.
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Replayed marks an answer from the journal, already printed into the run's log once.

@@ -23,10 +23,11 @@ func Step(name string, argv ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	stdout, code := answer.Stdout, answer.Code()
+	// A Go string holds any bytes: what the command printed comes back as it was, on every pass.
+	stdout, code := string(answer.Output()), answer.Code()
 	if answer.Status == StatusExecute {
 		stdout, code = runCommand(argv, answer.IdempotencyKey)
-		done := NewRequest("done").With("position", answer.Position).With("stdout", stdout).With("exitCode", code)
+		done := WithOutput(NewRequest("done").With("position", answer.Position), "stdout", []byte(stdout)).With("exitCode", code)
 		if _, err := process.call(done); err != nil {
 			return "", err
 		}

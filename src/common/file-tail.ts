@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
+import { Utf8Pieces } from './output-bytes.js';
 
 const TAIL_MS = 150;
 
@@ -12,26 +12,28 @@ export interface FileTail {
 }
 
 /**
- * A file a process writes its output into, read back as it grows: every new piece of text goes to
- * `onText`, in order, one call at a time.
+ * A file a process writes its output into, read back as it grows: every new piece goes to
+ * `onBytes`, in order, one call at a time, as bytes (output is bytes), cut only between UTF-8
+ * characters.
  */
-export function tailFile(path: string, onText: (text: string) => Promise<void> | void): FileTail {
+export function tailFile(path: string, onBytes: (bytes: Buffer) => Promise<void> | void): FileTail {
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, 'a+');
   const reader = openSync(path, 'r');
-  const decoder = new StringDecoder('utf8');
+  const pieces = new Utf8Pieces();
   const buffer = Buffer.alloc(64 * 1024);
   let offset = 0;
   let copying: Promise<void> = Promise.resolve();
 
   const copy = (): Promise<void> => {
     copying = copying.then(async () => {
-      let text = '';
-      for (let read = readSync(reader, buffer, 0, buffer.length, offset); read > 0; read = readSync(reader, buffer, 0, buffer.length, offset)) {
-        offset += read;
-        text += decoder.write(buffer.subarray(0, read));
+      const read: Buffer[] = [];
+      for (let got = readSync(reader, buffer, 0, buffer.length, offset); got > 0; got = readSync(reader, buffer, 0, buffer.length, offset)) {
+        offset += got;
+        read.push(pieces.write(Buffer.from(buffer.subarray(0, got))));
       }
-      if (text) await onText(text);
+      const bytes = Buffer.concat(read);
+      if (bytes.length) await onBytes(bytes);
     });
     return copying;
   };
@@ -42,8 +44,8 @@ export function tailFile(path: string, onText: (text: string) => Promise<void> |
     async close() {
       clearInterval(timer);
       await copy();
-      const rest = decoder.end();
-      if (rest) await onText(rest);
+      const rest = pieces.end();
+      if (rest.length) await onBytes(rest);
       closeSync(fd);
       closeSync(reader);
       rmSync(path, { force: true });

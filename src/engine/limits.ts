@@ -18,8 +18,8 @@ export function maxValueBytes(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /** A command's output (a step, a locked section, an activity) over the limit. */
-export function checkResultSize(what: string, text: string, limit: number): void {
-  const size = Buffer.byteLength(text);
+export function checkResultSize(what: string, text: string | Uint8Array, limit: number): void {
+  const size = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
   if (size > limit) {
     throw new SpoolError(
       'limit',

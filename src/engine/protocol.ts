@@ -6,8 +6,10 @@
 export type StepRequest = { verb: 'step'; name: string; label?: string };
 /** A function in the script's own process (an SDK's step_fn); its JSON value comes back in `done`. */
 export type StepFnRequest = { verb: 'step_fn'; name: string };
+/** A command's stdout: as text, or (NUL, bytes that are not UTF-8) as `stdoutBase64`. */
 export type DoneRequest =
   | { verb: 'done'; position: number; stdout: string; exitCode: number }
+  | { verb: 'done'; position: number; stdoutBase64: string; exitCode: number }
   | { verb: 'done'; position: number; value: unknown };
 export type SleepRequest = { verb: 'sleep'; ms: number };
 export type WaitSignalRequest = { verb: 'wait.signal'; name: string; timeoutMs?: number };
@@ -112,10 +114,11 @@ export type ErrorKind = 'usage' | 'determinism' | 'limit' | 'internal';
 
 export type Answer =
   /**
-   * The call is complete: print `stdout`, print `stderr` as a line, exit with `exitCode`; a step_fn's
+   * The call is complete: print `stdout` (or the bytes of `stdoutBase64`: output that is not plain
+   * text comes back byte for byte), print `stderr` as a line, exit with `exitCode`; a step_fn's
    * recorded JSON is `value`.
    */
-  | { status: 'ok'; stdout?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
+  | { status: 'ok'; stdout?: string; stdoutBase64?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
   /** Run the command now (in the script's environment) and report it with a `done` request. */
   | { status: 'execute'; position: number; idempotencyKey?: string }
   /** The call must wait: the agent is ending the script; the client should not go on. */
@@ -123,7 +126,9 @@ export type Answer =
   | { status: 'error'; kind: ErrorKind; message: string; exitCode: number };
 
 /**
- * What `agent.info` reports. 2: step_fn, and an unknown verb is a usage error. SDKs check it before
+ * What `agent.info` reports. 2: step_fn, and an unknown verb is a usage error (`stdoutBase64`, for
+ * output that is not plain text, came later without a new version: an agent that predates it
+ * refuses it as a field it does not know, in one line). SDKs check it before
  * the calls that need a newer agent.
  */
 export const PROTOCOL_VERSION = 2;

@@ -71,6 +71,12 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
     exitCode: { type: 'integer', minimum: 0, maximum: 255 },
   }),
   'done:value': verb('done', { position: { type: 'integer', minimum: 0 }, value: ANY }),
+  // Output that is not plain text (NUL, not UTF-8): its bytes, as base64.
+  'done:bytes': verb('done', {
+    position: { type: 'integer', minimum: 0 },
+    stdoutBase64: { type: 'string', pattern: '^[A-Za-z0-9+/]*={0,2}$' },
+    exitCode: { type: 'integer', minimum: 0, maximum: 255 },
+  }),
   sleep: verb('sleep', { ms: MS }),
   'wait.signal': verb('wait.signal', { name: NAME_RULE }, { timeoutMs: MS }),
   'wait.event': verb('wait.event', { type: NAME_RULE }, { timeoutMs: MS }),
@@ -127,6 +133,7 @@ const validators = new Map(Object.entries(REQUEST_SCHEMAS).map(([name, schema]) 
 /** The schema a request is checked against: its verb's, or the variant its fields choose. */
 function schemaOf(request: Record<string, unknown>): string {
   if (request.verb === 'done' && 'value' in request) return 'done:value';
+  if (request.verb === 'done' && 'stdoutBase64' in request) return 'done:bytes';
   if (request.verb === 'activity.wait' && 'all' in request) return 'activity.wait:all';
   return String(request.verb);
 }

@@ -12,7 +12,7 @@ import type { StoreOptions } from '../store/open.js';
  */
 export function captureLog(store: Store, logsDir: string, run: RunRecord): PassOutput {
   const dir = join(logsDir, run.id.replace(/[^a-z0-9-]/gi, '_'));
-  return tailFile(join(dir, `pass-${run.passes}.log`), (text) => store.appendLog(run.id, run.passes, text));
+  return tailFile(join(dir, `pass-${run.passes}.log`), (bytes) => store.appendLog(run.id, run.passes, bytes));
 }
 
 /** Where passes' log files go: beside the embedded store, or in the temp dir for a PostgreSQL one. */

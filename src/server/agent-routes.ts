@@ -69,9 +69,11 @@ export function agentRoutes(ctx: ServerContext): Router {
   // Output is kept even when it arrives after the pass ended (the script's last words).
   router.post('/agent/runs/:run/passes/:pass/logs', async (req, res) => {
     const { runId, pass } = await authorizedAgent(req);
-    const text = object(req.body).text;
-    if (typeof text !== 'string') throw badRequest(`'text' (a string) is required`);
-    if (text) await ctx.store.appendLog(runId, pass, text);
+    // Output is bytes: a piece that is not plain text comes as `textBase64`.
+    const { text, textBase64 } = object(req.body);
+    if (typeof text !== 'string' && typeof textBase64 !== 'string') throw badRequest(`'text' or 'textBase64' (a string) is required`);
+    const output = typeof textBase64 === 'string' ? Buffer.from(textBase64, 'base64') : String(text);
+    if (output.length) await ctx.store.appendLog(runId, pass, output);
     res.json({ ok: true });
   });
 

@@ -182,7 +182,8 @@ export const API_ROUTES: ApiRoute[] = [
   // A pod's agent (docs/api.md, Agents); a call's body is a protocol request, checked by the engine.
   { method: 'GET', path: '/agent/runs/:run/passes/:pass' },
   { method: 'POST', path: '/agent/runs/:run/passes/:pass/calls', body: { optional: {} }, values: [] },
-  { method: 'POST', path: '/agent/runs/:run/passes/:pass/logs', body: { required: { text: { type: 'string' } } } },
+  // Output is bytes: a piece that is not plain text comes as textBase64 (src/common/output-bytes.ts).
+  { method: 'POST', path: '/agent/runs/:run/passes/:pass/logs', body: { optional: { text: { type: 'string' }, textBase64: { type: 'string', pattern: '^[A-Za-z0-9+/]*={0,2}$' } } } },
   {
     method: 'POST',
     path: '/agent/runs/:run/passes/:pass/exit',

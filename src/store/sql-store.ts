@@ -1,3 +1,4 @@
+import { displayText, isPlainText } from '../common/output-bytes.js';
 import { SpoolError } from '../common/errors.js';
 import { PostgresBlobs } from './artifacts/postgres-blobs.js';
 import { SqlArtifacts } from './artifacts/sql-artifacts.js';
@@ -785,15 +786,23 @@ export class SqlStore implements Store {
     return rows.map((row) => row.run_id as string);
   }
 
-  async appendLog(runId: string, pass: number, text: string): Promise<void> {
-    await this.db.query(`insert into run_logs (run_id, pass, text) values ($1, $2, $3)`, [runId, pass, text]);
+  async appendLog(runId: string, pass: number, output: string | Uint8Array): Promise<void> {
+    const bytes = typeof output === 'string' ? Buffer.from(output) : Buffer.from(output);
+    const raw = isPlainText(bytes) ? null : bytes;
+    await this.db.query(`insert into run_logs (run_id, pass, text, raw) values ($1, $2, $3, $4)`, [runId, pass, displayText(bytes), raw]);
   }
 
   async readLogs(runId: string, afterSeq = 0): Promise<LogLine[]> {
     const rows = await this.db.query<Row>(
-      `select seq, pass, text, logged_at from run_logs where run_id = $1 and seq > $2 order by seq`,
+      `select seq, pass, text, raw, logged_at from run_logs where run_id = $1 and seq > $2 order by seq`,
       [runId, afterSeq],
     );
-    return rows.map((row) => ({ seq: Number(row.seq), pass: Number(row.pass), text: row.text as string, at: date(row.logged_at) }));
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      pass: Number(row.pass),
+      text: row.text as string,
+      ...(row.raw ? { base64: Buffer.from(row.raw as Uint8Array).toString('base64') } : {}),
+      at: date(row.logged_at),
+    }));
   }
 }

@@ -156,6 +156,7 @@ export interface Store {
   /** The runs holding or queued for a lease group, in arrival order. */
   leaseQueue(project: string, group: string): Promise<string[]>;
 
-  appendLog(runId: string, pass: number, text: string): Promise<void>;
+  /** A piece of a pass's output: text, or bytes (kept exactly where they are not plain text). */
+  appendLog(runId: string, pass: number, output: string | Uint8Array): Promise<void>;
   readLogs(runId: string, afterSeq?: number): Promise<LogLine[]>;
 }

@@ -124,7 +124,10 @@ export type NewActivity = Pick<
 export interface LogLine {
   seq: number;
   pass: number;
+  /** What a person reads: UTF-8, with a NUL or a byte that is not text as U+FFFD. */
   text: string;
+  /** The exact bytes, where they are not plain text (NUL, not UTF-8). */
+  base64?: string;
   /** When the agent sent it (the store's clock). */
   at: Date;
 }

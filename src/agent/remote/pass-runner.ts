@@ -1,3 +1,4 @@
+import { bytesField } from '../../common/output-bytes.js';
 import { connect, type Socket } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,9 +57,9 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
 
   // Output goes to the container's log (kubectl logs) and, through the agent, to the run's log
   // in the store (spool logs), which outlives the pod.
-  const output = tailFile(join(options.workdir, 'output.log'), (text) => {
-    process.stdout.write(text);
-    control.write(`${JSON.stringify({ verb: 'log', text })}\n`);
+  const output = tailFile(join(options.workdir, 'output.log'), (bytes) => {
+    process.stdout.write(bytes);
+    control.write(`${JSON.stringify({ verb: 'log', ...bytesField('text', bytes) })}\n`);
   });
   script = new ScriptProcess([...spec.interpreter.split(' '), scriptPath], {
     cwd: options.workdir,

@@ -34,9 +34,9 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
     let logs: Promise<unknown> = Promise.resolve();
     onLines(runner, (line) => {
       const message = parseControl(line);
-      if (message?.verb === 'log' && typeof message.text === 'string') {
-        const text = message.text;
-        logs = logs.then(() => server.log(text)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
+      if (message?.verb === 'log' && (typeof message.text === 'string' || typeof message.textBase64 === 'string')) {
+        const piece = typeof message.textBase64 === 'string' ? { textBase64: message.textBase64 } : { text: String(message.text) };
+        logs = logs.then(() => server.log(piece)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
         return;
       }
       const ready = message?.verb === 'exit' ? logs : Promise.resolve();
@@ -75,9 +75,9 @@ async function answerRunner(server: ServerClient, line: string): Promise<unknown
   }
 }
 
-function parseControl(line: string): { verb?: string; text?: unknown } | null {
+function parseControl(line: string): { verb?: string; text?: unknown; textBase64?: unknown } | null {
   try {
-    return JSON.parse(line) as { verb?: string; text?: unknown };
+    return JSON.parse(line) as { verb?: string; text?: unknown; textBase64?: unknown };
   } catch {
     return null;
   }

@@ -64,8 +64,8 @@ export class ServerClient implements CallHandler {
   }
 
   /** The script's output, for `spool logs` (the pod's own log goes when its Job is cleaned up). */
-  log(text: string): Promise<unknown> {
-    return this.send('POST', '/logs', { text });
+  log(piece: { text: string } | { textBase64: string }): Promise<unknown> {
+    return this.send('POST', '/logs', piece);
   }
 
   exit(code: number | null, signal: string | null): Promise<unknown> {

@@ -3,6 +3,8 @@ export interface LogChunk {
   seq: number;
   pass: number;
   text: string;
+  /** The exact bytes, where they are not plain text: printed as they are unless with timestamps. */
+  base64?: string;
   /** ISO time the chunk reached the store. */
   at: string;
 }
@@ -24,7 +26,7 @@ export class LogPrinter {
 
   constructor(private readonly options: LogOptions) {}
 
-  format(chunk: LogChunk): string {
+  format(chunk: LogChunk): string | Buffer {
     let out = '';
     if (this.options.passes && chunk.pass !== this.pass) {
       if (!this.atLineStart) out += '\n';
@@ -32,6 +34,10 @@ export class LogPrinter {
       this.atLineStart = true;
     }
     this.pass = chunk.pass;
+    if (!this.options.timestamps && chunk.base64 !== undefined) {
+      this.atLineStart = chunk.text === '' ? this.atLineStart : chunk.text.endsWith('\n');
+      return Buffer.concat([Buffer.from(out), Buffer.from(chunk.base64, 'base64')]);
+    }
     if (!this.options.timestamps) {
       out += chunk.text;
     } else {

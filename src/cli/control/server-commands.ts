@@ -14,7 +14,7 @@ type Options = Record<string, string | boolean | undefined>;
 type SetExit = (code: number) => void;
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
-const out = (text: string): void => void process.stdout.write(text);
+const out = (text: string | Uint8Array): void => void process.stdout.write(text);
 const json = (value: unknown): void => out(`${JSON.stringify(value, null, 2)}\n`);
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 

@@ -3,6 +3,7 @@ import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { UsageError } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
+import { bytesField } from '../../common/output-bytes.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
 import { EXIT } from '../../engine/protocol.js';
 import { extractCheckout, receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
@@ -27,7 +28,9 @@ function writesToRunLog(fd: number): boolean {
  * runs, and a step that is cancelled or killed half-way leaves what it printed); stderr straight
  * through.
  */
-function runCommand(command: string[], idempotencyKey: string | undefined): Promise<{ stdout: string; exitCode: number }> {
+type CommandResult = ({ stdout: string } | { stdoutBase64: string }) & { exitCode: number };
+
+function runCommand(command: string[], idempotencyKey: string | undefined): Promise<CommandResult> {
   return new Promise((resolve) => {
     const [program, ...args] = command;
     const env = idempotencyKey ? { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey } : process.env;
@@ -43,7 +46,8 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
     });
     child.once('close', (code, signal) => {
       const signalCode = signal ? 128 + (constants.signals[signal] ?? 0) : 1;
-      resolve({ stdout: Buffer.concat(chunks).toString('utf8'), exitCode: code ?? signalCode });
+      // Bytes as printed: what is not plain text goes as base64, so a replay gives back the same bytes.
+      resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode: code ?? signalCode });
     });
   });
 }
@@ -52,8 +56,8 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
 function finish(answer: Answer, executed = false): number {
   switch (answer.status) {
     case 'ok': {
-      const stdout = executed ? '' : (answer.stdout ?? '');
-      if (stdout && !(answer.replayed && writesToRunLog(1))) process.stdout.write(stdout);
+      const stdout = executed ? '' : answer.stdoutBase64 !== undefined ? Buffer.from(answer.stdoutBase64, 'base64') : (answer.stdout ?? '');
+      if (stdout.length && !(answer.replayed && writesToRunLog(1))) process.stdout.write(stdout);
       if (answer.stderr && !(answer.replayed && writesToRunLog(2))) process.stderr.write(`${answer.stderr}\n`);
       return answer.exitCode ?? EXIT.ok;
     }

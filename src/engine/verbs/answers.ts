@@ -4,7 +4,7 @@ import type { Answer } from '../protocol.js';
 export function commandAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
   return {
     status: 'ok',
-    stdout: String(data.stdout ?? ''),
+    ...(typeof data.stdoutBase64 === 'string' ? { stdoutBase64: data.stdoutBase64 } : { stdout: String(data.stdout ?? '') }),
     exitCode: Number(data.exitCode ?? 0),
     ...(typeof data.stderr === 'string' ? { stderr: data.stderr } : {}),
     replayed,

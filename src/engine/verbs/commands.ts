@@ -1,6 +1,7 @@
 import { idempotencyKey } from '../../common/ids.js';
 import type { Pass, Reached } from '../pass.js';
 import type { Answer, DoneRequest, LockRequest, StepFnRequest, StepRequest } from '../protocol.js';
+import { bytesField } from '../../common/output-bytes.js';
 import { checkResultSize } from '../limits.js';
 import { commandAnswer } from './answers.js';
 
@@ -79,11 +80,13 @@ export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
   const reached = pass.executing.get(request.position);
   if (!reached) pass.refuse(`no call at position ${request.position} is waiting for its result`);
   if (reached.verb === 'step_fn') return doneFn(pass, reached, request);
-  if (!('stdout' in request)) pass.refuse(`step '${reached.name}' ran a command: its done takes stdout and exitCode`);
+  if ('value' in request) pass.refuse(`step '${reached.name}' ran a command: its done takes stdout and exitCode`);
   pass.executing.delete(request.position);
   const what = reached.verb === 'lock.run' ? `the command locked by '${reached.name}'` : `step '${reached.name}'`;
-  checkResultSize(what, request.stdout, pass.host.maxResultBytes);
-  const result = { stdout: request.stdout, exitCode: request.exitCode };
+  const stdout = 'stdoutBase64' in request ? Buffer.from(request.stdoutBase64, 'base64') : Buffer.from(request.stdout);
+  checkResultSize(what, stdout, pass.host.maxResultBytes);
+  // Kept as sent, so a replay gives back the very bytes (base64 where they are not plain text).
+  const result = { ...bytesField('stdout', stdout), exitCode: request.exitCode };
   if (reached.verb !== 'lock.run') {
     await pass.record(reached, 'result', result);
     return { status: 'ok', exitCode: request.exitCode };

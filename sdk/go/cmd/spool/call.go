@@ -64,9 +64,7 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 	}
 	if answer.Status == hyperspool.StatusExecute && call.command != nil {
 		result := runCommand(call.command, answer.IdempotencyKey)
-		done := hyperspool.NewRequest("done").
-			With("position", answer.Position).
-			With("stdout", result.stdout).
+		done := hyperspool.WithOutput(hyperspool.NewRequest("done").With("position", answer.Position), "stdout", result.stdout).
 			With("exitCode", result.exitCode)
 		if answer, err = conn.Call(done); err != nil {
 			return 0, err
@@ -93,12 +91,12 @@ func awaitSuspension() {
 func finish(answer *hyperspool.Answer, executed bool) int {
 	switch answer.Status {
 	case hyperspool.StatusOK:
-		stdout := answer.Stdout
+		stdout := answer.Output()
 		if executed {
-			stdout = ""
+			stdout = nil
 		}
-		if stdout != "" && !(answer.Replayed && writesToRunLog(1)) {
-			os.Stdout.WriteString(stdout)
+		if len(stdout) > 0 && !(answer.Replayed && writesToRunLog(1)) {
+			os.Stdout.Write(stdout)
 		}
 		if answer.Stderr != "" && !(answer.Replayed && writesToRunLog(2)) {
 			os.Stderr.WriteString(answer.Stderr + "\n")

@@ -12,11 +12,11 @@ import (
 	"syscall"
 
 	hyperspool "hyperspool.dev/go"
-	"hyperspool.dev/go/internal/nodecompat"
 )
 
+// commandResult is what a command printed, as bytes: a replay must give back the very bytes.
 type commandResult struct {
-	stdout   string
+	stdout   []byte
 	exitCode int
 }
 
@@ -40,15 +40,15 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return commandResult{nodecompat.WellFormed(stdout.Bytes()), 0}
+		return commandResult{stdout.Bytes(), 0}
 	case errors.As(err, &exit):
-		return commandResult{nodecompat.WellFormed(stdout.Bytes()), exitStatus(exit.ProcessState)}
+		return commandResult{stdout.Bytes(), exitStatus(exit.ProcessState)}
 	case errors.Is(err, syscall.ENOENT):
 		fmt.Fprintf(os.Stderr, "spool: cannot run '%s': command not found\n", program)
-		return commandResult{"", 127}
+		return commandResult{nil, 127}
 	}
 	fmt.Fprintf(os.Stderr, "spool: cannot run '%s': %s\n", program, spawnMessage(program, err))
-	return commandResult{"", 126}
+	return commandResult{nil, 126}
 }
 
 // exitStatus is the code a shell would report: the exit code, or 128 plus the signal's number.

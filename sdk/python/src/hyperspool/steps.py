@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -54,7 +55,8 @@ def run_command(argv: list[str], idempotency_key: str | None) -> StepResult:
     code = done.returncode
     if code < 0:
         code = 128 + signal.Signals(-code).value
-    return StepResult(done.stdout.decode("utf-8", errors="replace"), code)
+    # surrogateescape: bytes that are not UTF-8 survive in the str and encode back exactly (output_bytes).
+    return StepResult(done.stdout.decode("utf-8", errors="surrogateescape"), code)
 
 
 @overload
@@ -77,15 +79,40 @@ def step(name: str, argv: Sequence[str], check: bool = True) -> str | StepResult
     answer = conn.request({"verb": "step", "name": name})
     if answer.get("status") == "execute":
         result = run_command(command, _key(answer))
-        ok(conn.request({"verb": "done", "position": answer.get("position"), "stdout": result.stdout, "exitCode": result.exit_code}))
+        ok(conn.request({"verb": "done", "position": answer.get("position"), **output_field(result.stdout), "exitCode": result.exit_code}))
     else:
         answer = ok(answer)
-        result = StepResult(str(answer.get("stdout") or ""), exit_code(answer))
+        result = StepResult(output_of(answer), exit_code(answer))
     if not check:
         return result
     if result.exit_code != 0:
         raise StepFailed(name, result.exit_code, result.stdout)
     return result.stdout
+
+
+def output_field(stdout: str) -> Message:
+    """What a step printed as the done request carries it: text, or its exact bytes as base64 when
+    it is not plain text (NUL, bytes that are not UTF-8, kept in the str by surrogateescape)."""
+    raw = stdout.encode("utf-8", errors="surrogateescape")
+    if b"\0" not in raw and _is_utf8(raw):
+        return {"stdout": stdout}
+    return {"stdoutBase64": base64.b64encode(raw).decode("ascii")}
+
+
+def output_of(answer: Message) -> str:
+    """A recorded step's stdout as the first pass returned it: the same str, byte for byte."""
+    encoded = answer.get("stdoutBase64")
+    if isinstance(encoded, str):
+        return base64.b64decode(encoded).decode("utf-8", errors="surrogateescape")
+    return str(answer.get("stdout") or "")
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _key(answer: Message) -> str | None:
