@@ -100,6 +100,38 @@ const request = fc
     };
   });
 
+/**
+ * Properties that fail only because of a bug another change is fixing (issue 28): printed, not yet
+ * checked. Remove a line when its fix lands; the cases then hold it.
+ */
+const OPEN_BUGS: Record<string, string | undefined> = {
+  'empty-key': 'bug 8: an empty idempotency key is accepted',
+  'deep': 'bug 12: deep nesting overflows the stack',
+  'not-utf8': 'request text that is not UTF-8 is accepted',
+};
+
+/** A valid body with one thing no valid request holds: text that is not UTF-8, nesting thousands deep, an empty idempotency key. */
+const invalidRequest = fc
+  .tuple(
+    fc.constantFrom('POST /runs', 'POST /events', 'PUT /state/:entity/:key'),
+    fc.constantFrom('not-utf8', 'deep', 'empty-key'),
+    fc.integer({ min: 5_000, max: 50_000 }),
+    fc.uint8Array({ minLength: 1, maxLength: 4 }).map((bytes) => Buffer.from([0xff, ...bytes.map((byte) => 0x80 | byte)])),
+  )
+  .map(([route, bug, depth, bytes]) => {
+    const valid = VALID_BODIES[route] ?? {};
+    const [method = 'POST', path = ''] = route.split(' ');
+    const url = `/v1${path.replace(':entity', 'fuzz').replace(':key', 'k').replace(':name', 'fuzz-invalid')}`;
+    if (bug === 'empty-key') return { what: 'an empty idempotency key', bug, method: 'POST', url: '/v1/runs', body: Buffer.from(JSON.stringify({ ...VALID_BODIES['POST /runs'], idempotencyKey: '' })) };
+    // Nesting where any JSON is taken (input, payload, value), where only a parser's depth limits it; bytes in a string.
+    const [field] = bug === 'deep' ? Object.keys(valid).filter((key) => ['input', 'payload', 'value'].includes(key)) : Object.keys(valid).filter((key) => typeof valid[key] === 'string');
+    const marker = '@@here@@';
+    const text = JSON.stringify({ ...valid, [field ?? 'x']: bug === 'deep' ? marker : `a${marker}b` });
+    const [head = '', tail = ''] = text.split(`"${bug === 'deep' ? marker : `a${marker}b`}"`);
+    const middle = bug === 'deep' ? Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`) : Buffer.concat([Buffer.from('"a'), bytes, Buffer.from('b"')]);
+    return { what: bug === 'deep' ? `nesting ${depth} deep in ${field}` : `bytes ${bytes.toString('hex')} in ${field}`, bug, method, url, body: Buffer.concat([Buffer.from(head), middle, Buffer.from(tail)]) };
+  });
+
 describe('the HTTP API, fuzzed', () => {
   it('never answers 5xx; a 4xx says why with a code, records nothing, and the server answers the next request', async () => {
     await fc.assert(
@@ -139,4 +171,27 @@ describe('the HTTP API, fuzzed', () => {
         await fetch(`${dev.url}/v1/${kind}/${encodeURIComponent(name)}`, { method: 'DELETE' });
     }
   }, 180_000);
+
+  it('refuses with a 4xx and a code, recording nothing, what no valid request holds: deep nesting, text that is not UTF-8, an empty idempotency key', async () => {
+    const skipped: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(invalidRequest, async ({ what, bug, method, url, body }) => {
+        const before = await recorded();
+        const response = await fetch(`${dev.url}${url}`, { method, body: new Uint8Array(body), headers: { 'content-type': 'application/json' } });
+        const text = await response.text();
+        const said = `${what}: ${method} ${url} → ${response.status} ${text.slice(0, 300)}`;
+        const open = OPEN_BUGS[bug];
+        if (open) skipped.push(`${said} [${open}]`);
+        else {
+          expect(response.status, said).toBeGreaterThanOrEqual(400);
+          expect(response.status, said).toBeLessThan(500);
+          expect((JSON.parse(text) as { error?: { code?: unknown } }).error?.code, said).toMatch(/^[a-z_]+$/);
+          expect(await recorded(), said).toEqual(before);
+        }
+        expect((await fetch(`${dev.url}/v1/runs?limit=1`)).status, `after ${said}`).toBe(200);
+      }),
+      propertyRuns('the HTTP API, invalid text', 60),
+    );
+    if (skipped.length) process.stdout.write(`the HTTP API: not yet checked, open bugs (OPEN_BUGS):\n  ${[...new Set(skipped.map((line) => line.slice(0, 240)))].slice(0, 6).join('\n  ')}\n  (${skipped.length} in all)\n`);
+  }, 120_000);
 });
