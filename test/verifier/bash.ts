@@ -1,0 +1,74 @@
+import type { Op, Workflow } from './generate.js';
+
+/** Bytes over SPOOL_MAX_ARTIFACT_BYTES (which the runner sets to ARTIFACT_LIMIT_BYTES). */
+export const ARTIFACT_LIMIT_BYTES = 400 * 1024;
+const OVER_LIMIT = 500 * 1024;
+
+/**
+ * A step body: counts its execution (outside the engine, in $VERIFY_COUNT), prints the op's bytes
+ * from $VERIFY_DATA, then a nonce, so a body that ran again after its result was recorded is seen.
+ */
+const body = (id: string, exit = 0): string =>
+  `sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"; od -An -N8 -tx1 /dev/urandom | tr -d " \\n"; exit ${exit}'`;
+
+/**
+ * What the script saw: bytes into $O/<id>.<pass>, then the exit status into <id>.<pass>.code (last,
+ * so a pass killed half-way leaves no code, and its half-written bytes are not taken as seen).
+ */
+const saw = (id: string): string => `> "$O/${id}.$P"; echo $? > "$O/${id}.$P.code"`;
+const code = (id: string): string => `echo $? > "$O/${id}.$P.code"`;
+
+function line(op: Op): string {
+  const { id } = op;
+  switch (op.kind) {
+    case 'step':
+      return `spool step ${id} -- ${body(id, op.exit)} ${saw(id)}`;
+    case 'print':
+      return `cat "$D/${id}"; ${code(id)}`;
+    case 'put-file':
+      return [
+        `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}" > ${id}.bin'`,
+        `spool artifact put ${id} ${id}.bin; c=$?`,
+        `rm -f ${id}.bin`,
+        `spool artifact get ${id} - > "$O/${id}.$P"; echo $c > "$O/${id}.$P.code"`,
+      ].join('\n');
+    case 'put-stdin':
+      return `spool artifact put ${id} - < "$D/${id}"; c=$?\nspool artifact get ${id} - > "$O/${id}.$P"; echo $c > "$O/${id}.$P.code"`;
+    case 'refused-put':
+      return op.from === 'file'
+        ? `head -c ${OVER_LIMIT} /dev/zero > big.bin; spool artifact put ${id} big.bin 2>/dev/null; ${code(id)}`
+        : `head -c ${OVER_LIMIT} /dev/zero | spool artifact put ${id} - 2>/dev/null; ${code(id)}`;
+    case 'refused-incr':
+      return `spool state set ${id}-cell text; spool state incr ${id}-cell 2>/dev/null; ${code(id)}`;
+    case 'incr':
+      return `spool state incr ${id} --by ${op.by} ${saw(id)}`;
+    case 'claim':
+      return `spool state add ${id} taken; ${code(id)}`;
+    case 'sleep':
+      return `spool sleep ${op.ms}ms; ${code(id)}`;
+    case 'wait-timeout':
+      return `spool wait signal ${id} --timeout 200ms 2>/dev/null; ${code(id)}`;
+    case 'emit':
+      return `spool event emit ${id}-type --payload '{"n":1}' ${saw(id)}`;
+    case 'lock':
+      return `spool lock ${id}-group -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"' ${saw(id)}`;
+    case 'call':
+      return `printf 'spool step c -- echo child-${id}\\n' > ${id}.sh; spool call ${id}.sh ${saw(id)}`;
+    case 'activity':
+      return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}' ${saw(id)}`;
+    case 'checkout':
+      return `spool checkout ${id}-co 2>/dev/null; c=$?; cat ${id}-co/co.bin > "$O/${id}.$P"; echo $c > "$O/${id}.$P.code"`;
+  }
+}
+
+/** The workflow as a bash script for the native or the Node client. */
+export function bashScript(workflow: Workflow): string {
+  return [
+    `# replay verifier, seed ${workflow.seed}`,
+    'set +e',
+    'O="$VERIFY_OUT"; P="$SPOOL_PASS"; D="$VERIFY_DATA"',
+    ...workflow.ops.map(line),
+    'exit 0',
+    '',
+  ].join('\n');
+}

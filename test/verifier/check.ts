@@ -1,0 +1,111 @@
+import { callsOf } from '../support/spool.js';
+import type { Op, Workflow } from './generate.js';
+import type { History } from './run.js';
+
+/** A broken invariant: which, where, and what was seen. */
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+const NONCE = /^[0-9a-f]{16}$/;
+const show = (bytes: Buffer | null): string =>
+  bytes === null ? 'nothing' : `${bytes.length} bytes ${bytes.subarray(0, 24).toString('hex')}${bytes.length > 24 ? '…' : ''}`;
+
+/** What the script must see from an op, on every pass that reached it: its exit status and a check on its bytes. */
+function expected(op: Op, workflow: Workflow): { code: number; bytes?: (bytes: Buffer) => boolean } {
+  switch (op.kind) {
+    case 'step':
+      return {
+        code: op.exit,
+        bytes: (bytes) => bytes.subarray(0, op.payload.length).equals(op.payload) && NONCE.test(bytes.subarray(op.payload.length).toString('latin1')),
+      };
+    case 'put-file':
+    case 'put-stdin':
+      return { code: 0, bytes: (bytes) => bytes.equals(op.payload) };
+    case 'lock':
+      return { code: 0, bytes: (bytes) => bytes.equals(op.payload) };
+    case 'refused-put':
+      return { code: 1 };
+    case 'refused-incr':
+      return { code: 2 };
+    case 'incr':
+      return { code: 0, bytes: (bytes) => bytes.toString() === `${op.by}\n` };
+    case 'wait-timeout':
+      return { code: 124 };
+    case 'checkout':
+      return { code: 0, bytes: (bytes) => bytes.equals(workflow.checkoutFile) };
+    case 'activity':
+      return { code: 0, bytes: (bytes) => bytes.toString() === `act-${op.id}\n` };
+    default:
+      return { code: 0 };
+  }
+}
+
+/** The names a refused op would be recorded under, were it recorded. */
+function refusedName(op: Op): string | null {
+  if (op.kind === 'refused-put') return op.id;
+  if (op.kind === 'refused-incr') return `${op.id}-cell`;
+  return null;
+}
+
+/** Bodies counted outside the engine: each must run once, and again only when a fault came first. */
+function bodiesOf(op: Op): string[] {
+  if (op.kind === 'step' || op.kind === 'lock' || op.kind === 'activity') return [op.id];
+  if (op.kind === 'put-file') return [`${op.id}-make`];
+  return [];
+}
+
+const entryKey = (entry: { position: number; kind: string }): string => `${entry.position}/${entry.kind}`;
+
+/** The invariants of one run (a history), and of a faulted run against the uninterrupted one. */
+export function check(workflow: Workflow, history: History, reference: History | null): Violation[] {
+  const violations: Violation[] = [];
+  const fail = (invariant: string, detail: string): void => void violations.push({ invariant, detail });
+
+  if (history.run?.status !== 'succeeded') fail('the run succeeds', `${history.run?.status ?? 'no run'}: ${history.run?.error ?? ''}`);
+
+  for (const op of workflow.ops) {
+    const byPass = history.seen.get(op.id);
+    const want = expected(op, workflow);
+    let first: Buffer | null | undefined;
+    for (const [pass, seen] of byPass ?? []) {
+      // A pass killed or suspended half-way through an op leaves what it saw unfinished: only whole sightings count.
+      if (seen.code === null) continue;
+      if (seen.code !== want.code) fail('every call answers the same on every pass', `${op.kind} ${op.id} on pass ${pass}: exit ${seen.code}, not ${want.code}`);
+      if (want.bytes && seen.bytes && !want.bytes(seen.bytes)) fail('recorded bytes come back as they went', `${op.kind} ${op.id} on pass ${pass}: ${show(seen.bytes)}`);
+      if (first === undefined) first = seen.bytes;
+      else if (first && seen.bytes && !first.equals(seen.bytes)) {
+        fail('a replay answers byte for byte', `${op.kind} ${op.id} on pass ${pass}: ${show(seen.bytes)}, earlier ${show(first)}`);
+      }
+    }
+    const refused = refusedName(op);
+    if (refused && history.journal.some((entry) => entry.name === refused)) {
+      fail('a refused call takes no position', `${op.kind} ${op.id} is in the journal as ${refused}`);
+    }
+    for (const body of bodiesOf(op)) {
+      const runs = history.executions.get(body) ?? 0;
+      const most = 1 + history.faults.length;
+      if (runs > most || (history.run?.status === 'succeeded' && runs === 0)) {
+        fail('each body runs once per recorded result', `${body} ran ${runs} times with ${history.faults.length} faults`);
+      }
+    }
+  }
+
+  const final = new Map(history.journal.map((entry) => [entryKey(entry), entry]));
+  history.snapshots.forEach((snapshot, i) => {
+    for (const entry of snapshot) {
+      const kept = final.get(entryKey(entry));
+      if (!kept || kept.verb !== entry.verb || kept.name !== entry.name || JSON.stringify(kept.data) !== JSON.stringify(entry.data)) {
+        fail('nothing recorded is lost', `after fault ${i + 1}, ${entry.kind} ${entry.verb} ${entry.name} at ${entry.position} is ${kept ? 'changed' : 'gone'}`);
+      }
+    }
+  });
+
+  if (reference) {
+    const want = callsOf(reference.journal).join(', ');
+    const got = callsOf(history.journal).join(', ');
+    if (want !== got) fail('the journal equals an uninterrupted run of the same seed', `uninterrupted: ${want}\n      this run: ${got}`);
+  }
+  return violations;
+}

@@ -1,0 +1,125 @@
+import type { Random } from './random.js';
+
+/**
+ * One durable call (or a call the script makes and catches) of a generated workflow. Each op writes
+ * what the script saw, per pass, to `$VERIFY_OUT/<id>.<pass>` (bytes) and `<id>.<pass>.code` (its
+ * exit status): outside the working directory, which is new and empty on every pass.
+ */
+export type Op =
+  /** A step whose body prints `payload` then a 16-hex nonce (a body run twice prints another). */
+  | { kind: 'step'; id: string; payload: Buffer; exit: number }
+  /** The script's own stdout, not recorded: it goes to the run's log. */
+  | { kind: 'print'; id: string; payload: Buffer }
+  /** A step makes a file in the working directory, a put stores it, the file is removed. */
+  | { kind: 'put-file'; id: string; payload: Buffer }
+  | { kind: 'put-stdin'; id: string; payload: Buffer }
+  /** A put over SPOOL_MAX_ARTIFACT_BYTES, caught: refused on every pass, recorded on none. */
+  | { kind: 'refused-put'; id: string; from: 'file' | 'stdin' }
+  /** `state incr` of a cell that holds text, caught: refused on every pass, recorded on none. */
+  | { kind: 'refused-incr'; id: string }
+  | { kind: 'incr'; id: string; by: number }
+  | { kind: 'claim'; id: string }
+  | { kind: 'sleep'; id: string; ms: number }
+  /** A bounded wait nothing answers: it times out (124), recorded. */
+  | { kind: 'wait-timeout'; id: string }
+  | { kind: 'emit'; id: string }
+  | { kind: 'lock'; id: string; payload: Buffer }
+  /** A child run of a file the script writes (every pass: the directory is new). */
+  | { kind: 'call'; id: string }
+  | { kind: 'activity'; id: string }
+  /** `spool checkout` of the bundle the run was started with. */
+  | { kind: 'checkout'; id: string };
+
+export type OpKind = Op['kind'];
+
+export interface Workflow {
+  seed: number;
+  ops: Op[];
+  /** The file bundled with `--with`, read back by checkout ops. */
+  checkoutFile: Buffer;
+}
+
+/**
+ * Bytes a script may print: text, NUL, bytes that are not UTF-8, newlines (a trailing one too),
+ * sometimes large. What matters is that they come back as they went.
+ */
+export function payload(random: Random): Buffer {
+  const shape = random.pick(['text', 'nul', 'latin1', 'binary', 'newlines', 'empty', 'large'] as const);
+  switch (shape) {
+    case 'text':
+      return Buffer.from(`caf\u00e9 ${random.int(0, 1e6)} \u2603\n`);
+    case 'nul':
+      return Buffer.from([0x78, 0x00, 0x79, 0x0a]);
+    case 'latin1':
+      return Buffer.from([0x63, 0x61, 0x66, 0xe9]);
+    case 'binary':
+      return random.bytes(random.int(1, 300));
+    case 'newlines':
+      return Buffer.from('\n\nlast\n\n');
+    case 'empty':
+      return Buffer.alloc(0);
+    case 'large':
+      return random.bytes(random.int(64, 300) * 1024);
+  }
+}
+
+/** Ops by kind, each with a weight: steps and sleeps most, so there are passes to replay. */
+const WEIGHTS: [OpKind, number][] = [
+  ['step', 6],
+  ['print', 2],
+  ['put-file', 2],
+  ['put-stdin', 2],
+  ['refused-put', 2],
+  ['refused-incr', 1],
+  ['incr', 2],
+  ['claim', 1],
+  ['sleep', 3],
+  ['wait-timeout', 1],
+  ['emit', 1],
+  ['lock', 1],
+  ['call', 1],
+  ['activity', 1],
+  ['checkout', 1],
+];
+
+function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
+  const weighted = WEIGHTS.filter(([kind]) => kinds.includes(kind));
+  let at = random.next() * weighted.reduce((sum, [, weight]) => sum + weight, 0);
+  for (const [kind, weight] of weighted) {
+    at -= weight;
+    if (at < 0) return kind;
+  }
+  return 'step';
+}
+
+export const ALL_KINDS: readonly OpKind[] = WEIGHTS.map(([kind]) => kind);
+
+/** A workflow of 6 to 14 ops with at least two sleeps among them, so later passes replay. */
+export function generate(seed: number, random: Random, kinds: readonly OpKind[] = ALL_KINDS): Workflow {
+  const count = random.int(6, 14);
+  const ops: Op[] = [];
+  for (let i = 0; i < count; i += 1) ops.push(op(random, kindOf(random, kinds), `o${i}`));
+  for (const at of [random.int(1, count - 1), random.int(1, count)]) ops.splice(at, 0, { kind: 'sleep', id: `z${at}`, ms: random.int(100, 600) });
+  ops.forEach((each, i) => (each.id = `${each.id.slice(0, 1)}${i}`));
+  return { seed, ops, checkoutFile: payload(random) };
+}
+
+function op(random: Random, kind: OpKind, id: string): Op {
+  switch (kind) {
+    case 'step':
+      return { kind, id, payload: payload(random), exit: random.chance(0.2) ? random.int(1, 9) : 0 };
+    case 'print':
+    case 'put-file':
+    case 'put-stdin':
+    case 'lock':
+      return { kind, id, payload: payload(random) };
+    case 'refused-put':
+      return { kind, id, from: random.pick(['file', 'stdin'] as const) };
+    case 'incr':
+      return { kind, id, by: random.int(-5, 50) };
+    case 'sleep':
+      return { kind, id, ms: random.int(100, 600) };
+    default:
+      return { kind, id };
+  }
+}

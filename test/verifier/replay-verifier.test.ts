@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { removeTempDirs } from '../support/spool.js';
+import { check, type Violation } from './check.js';
+import { generate } from './generate.js';
+import { Random, freshSeed } from './random.js';
+import { runWorkflow, type Client } from './run.js';
+
+/**
+ * The replay verifier (issue 28): random workflows from every in-script verb, each run twice with
+ * `spool run --fresh-dir` (every pass in a new, empty directory, as a pod): once uninterrupted and
+ * once with the runner, its agent and its scripts killed at random moments and resumed, and the
+ * invariants checked on both (check.ts). A new seed every run, printed; VERIFY_SEED=N runs one,
+ * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
+ * Seeds that once failed are in seeds.json and run every time.
+ */
+
+afterAll(removeTempDirs);
+
+const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number }[] }).seeds.map(
+  (each) => each.seed,
+);
+const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
+const count = Number(process.env.VERIFY_CASES ?? 2);
+const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved, ...Array.from({ length: count }, freshSeed)];
+
+/** One seed: its workflow run uninterrupted, then with faults, both checked. */
+async function verify(seed: number): Promise<Violation[]> {
+  const random = new Random(seed);
+  const workflow = generate(seed, random);
+  const client: Client = seed % 2 === 0 ? 'native' : 'node';
+  const reference = await runWorkflow(workflow, client, null);
+  const faulted = await runWorkflow(workflow, client, new Random(seed ^ 0x5bd1e995));
+  const violations = [...check(workflow, reference, null), ...check(workflow, faulted, reference)];
+  if (violations.length) {
+    process.stderr.write(
+      `replay verifier: seed ${seed} (${client} client; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +
+        `  ops: ${workflow.ops.map((op) => `${op.kind} ${op.id}`).join(', ')}\n` +
+        `  faults: ${faulted.faults.join(', ') || 'none'}\n` +
+        violations.map((each) => `  ${each.invariant}: ${each.detail}`).join('\n') +
+        `\n  output (faulted run):\n${faulted.output}\n`,
+    );
+  }
+  return violations;
+}
+
+describe('the replay verifier', () => {
+  if (minutes > 0) {
+    it(`holds its invariants for random seeds, for ${minutes} minutes`, async () => {
+      const deadline = Date.now() + minutes * 60_000;
+      const failed: number[] = [];
+      while (Date.now() < deadline) {
+        const seed = freshSeed();
+        process.stderr.write(`replay verifier: seed ${seed}\n`);
+        if ((await verify(seed)).length) failed.push(seed);
+      }
+      expect(failed).toEqual([]);
+    }, minutes * 60_000 + 600_000);
+    return;
+  }
+  it.each(seeds)('holds its invariants for seed %i', async (seed) => {
+    process.stderr.write(`replay verifier: seed ${seed}\n`);
+    expect((await verify(seed)).map((each) => `${each.invariant}: ${each.detail}`)).toEqual([]);
+  }, 400_000);
+});
