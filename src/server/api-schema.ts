@@ -61,7 +61,7 @@ export const API_ROUTES: ApiRoute[] = [
         cwd: SCRIPT_SOURCE.cwd,
         project: SCRIPT_SOURCE.project,
         input: ANY,
-        idempotencyKey: NULLABLE(TEXT),
+        idempotencyKey: NULLABLE({ type: 'string', minLength: 1, maxLength: 1024 }),
         throttle: NULLABLE({
           type: 'object',
           properties: {

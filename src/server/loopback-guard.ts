@@ -1,21 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
+import { isLoopbackHost, isOwnOrigin } from '../common/loopback-origin.js';
 import { HttpError } from './http-error.js';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
-/** The host part of a Host header or an origin's URL: `127.0.0.1:7456` → `127.0.0.1`, `[::1]:80` → `[::1]`. */
-function hostname(value: string): string {
-  const host = value.startsWith('[') ? value.slice(0, value.indexOf(']') + 1) : value.split(':')[0] ?? '';
-  return host.toLowerCase();
-}
-
-function originHost(origin: string): string | null {
-  try {
-    return hostname(new URL(origin).host);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The dev server trusts whoever reaches its loopback port, so it must be sure that is who asks: a
@@ -24,13 +9,13 @@ function originHost(origin: string): string | null {
  */
 export function loopbackGuard(req: Request, _res: Response, next: NextFunction): void {
   const host = req.headers.host ?? '';
-  if (!LOOPBACK.has(hostname(host))) {
+  if (!isLoopbackHost(host)) {
     next(new HttpError(403, 'forbidden_host', `this server answers requests for localhost, 127.0.0.1 or [::1], not '${host}'`));
     return;
   }
   const origin = req.headers.origin;
   const changes = req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS';
-  if (changes && origin !== undefined && !LOOPBACK.has(originHost(origin) ?? '')) {
+  if (changes && origin !== undefined && !isOwnOrigin(origin, host)) {
     next(new HttpError(403, 'forbidden_origin', `a page from ${origin} may not change anything here`));
     return;
   }

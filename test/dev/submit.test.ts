@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, finalLog, getRun, startDev, submit, type RunView } from '../support/dev.js';
+import { cli, cliOk, finalLog, getRun, startDev, submit, type RunView } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 
 /** `spool submit` admission on `spool dev`: a rate limit per key, and idempotent submits. */
@@ -112,5 +112,22 @@ describe('idempotent submit', () => {
     // A different key is a different run.
     const other = await submit(dev.url, dir, 'x.sh', '--idempotency-key', 'k2');
     expect(other).not.toBe(first);
+  }, 60_000);
+
+  it('given an empty idempotency key, then the CLI and the API refuse it in one line and record no run (issue 28, bug 8)', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'ok.sh': 'true\n' });
+    const before = (JSON.parse(await cliOk(dev.url, dir, ['runs', '--json'])) as RunView[]).length;
+    const refused = await cli(dev.url, dir, ['submit', 'ok.sh', '--idempotency-key', '']);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toBe('spool: --idempotency-key takes a key of one or more characters\n');
+    const response = await fetch(`${dev.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: 'ok.sh', interpreter: 'bash -eu', script: 'true', idempotencyKey: '' }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string; message: string } }).error.message).toMatch(/idempotencyKey/);
+    expect((JSON.parse(await cliOk(dev.url, dir, ['runs', '--json'])) as RunView[]).length).toBe(before);
   }, 60_000);
 });

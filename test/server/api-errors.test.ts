@@ -224,15 +224,19 @@ describe('the HTTP API at its boundary', () => {
         submitBody,
       ),
     ).toEqual({ status: 403, code: 'forbidden_origin' });
+    // An origin is scheme, host and port: a page of another local port is another site (issue 28, bug 9).
     expect(
-      (
-        await raw(
-          'POST',
-          '/runs',
-          { host: '127.0.0.1', origin: 'http://localhost:3000', 'content-type': 'application/json' },
-          submitBody,
-        )
-      ).status,
+      await raw('POST', '/runs', { host: '127.0.0.1:7456', origin: 'http://localhost:3000', 'content-type': 'application/json' }, submitBody),
+    ).toEqual({ status: 403, code: 'forbidden_origin' });
+    expect(await raw('POST', '/runs/x/cancel', { host: '127.0.0.1:7456', origin: 'http://127.0.0.1:8080', 'content-type': 'text/plain' }, '')).toEqual({
+      status: 403,
+      code: 'forbidden_origin',
+    });
+    expect(
+      await raw('POST', '/runs', { host: '127.0.0.1:7456', origin: 'https://127.0.0.1:7456', 'content-type': 'application/json' }, submitBody),
+    ).toEqual({ status: 403, code: 'forbidden_origin' });
+    expect(
+      (await raw('POST', '/runs', { host: '127.0.0.1:7456', origin: 'http://localhost:7456', 'content-type': 'application/json' }, submitBody)).status,
     ).toBe(201);
   });
 

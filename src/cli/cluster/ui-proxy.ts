@@ -2,6 +2,7 @@ import { createServer, request as plainRequest, type IncomingMessage, type Reque
 import { request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { SpoolError } from '../../common/errors.js';
+import { isLoopbackHost, isOwnOrigin } from '../../common/loopback-origin.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 
 export interface UiProxyOptions {
@@ -24,12 +25,6 @@ const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection',
 /** The API's routes that take `?project=` (docs/api.md): the lists, and state cells. */
 const PROJECT_ROUTES = /^\/v1\/(runs|workflows|handlers|schedules|state\/.+)$/;
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function hostnameOf(value: string | undefined): string {
-  if (!value) return '';
-  return (value.startsWith('[') ? value.slice(0, value.indexOf(']') + 1) : (value.split(':')[0] ?? '')).toLowerCase();
-}
 
 /**
  * The loopback end of `spool ui`: every request the person's browser makes here goes on to the
@@ -47,10 +42,10 @@ export async function startUiProxy(options: UiProxyOptions): Promise<UiProxy> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const host = req.headers.host ?? '';
-    if (!LOOPBACK.has(hostnameOf(host))) return refuse(res, 403, 'forbidden_host', `spool ui answers requests for localhost or 127.0.0.1, not '${host}'`);
+    if (!isLoopbackHost(host)) return refuse(res, 403, 'forbidden_host', `spool ui answers requests for localhost or 127.0.0.1, not '${host}'`);
     const changes = req.method !== 'GET' && req.method !== 'HEAD';
     const origin = req.headers.origin;
-    if (changes && origin !== undefined && !LOOPBACK.has(hostnameOf(safeHost(origin)))) {
+    if (changes && origin !== undefined && !isOwnOrigin(origin, host)) {
       return refuse(res, 403, 'forbidden_origin', `a page from ${origin} may not change anything here`);
     }
     // The API server rewrites links in the HTML it proxies to carry its own path: take it off again.
@@ -97,14 +92,6 @@ export async function startUiProxy(options: UiProxyOptions): Promise<UiProxy> {
         server.closeAllConnections();
       }),
   };
-}
-
-function safeHost(origin: string): string {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return '';
-  }
 }
 
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {

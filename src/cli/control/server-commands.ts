@@ -85,6 +85,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const { parseInput } = await import('../../dev/run-local.js');
     const input = parseInput(str(options.input));
     let run: Run;
+    // An empty key would name every keyless submit after the first the same run (issue 28, bug 8).
+    if (options.idempotencyKey === '') throw new UsageError('--idempotency-key takes a key of one or more characters');
     let created = true;
     let to: Target;
     if (isCluster(options)) {
