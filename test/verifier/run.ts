@@ -109,8 +109,11 @@ export async function runWorkflow(workflow: Workflow, client: Client, faults: Ra
     const ended = await until(() => !isAlive(runner.pid), after);
     if (ended) break;
     runId ??= runIdOf(runner.output());
-    killAll(dir);
-    await until(() => processesOf(dir).length === 0, 10_000);
+    // Again until none is left: the runner may start a pass's script between a look and the kill.
+    await until(() => {
+      killAll(dir);
+      return processesOf(dir).length === 0;
+    }, 10_000);
     await runner.done;
     output += runner.output();
     faultLog.push(`killed after ${after} ms`);
