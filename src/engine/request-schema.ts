@@ -1,6 +1,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { UsageError } from '../common/errors.js';
+import { jsonValueProblem } from '../common/json-text.js';
+import { oneLine } from '../common/one-line.js';
 
 /**
  * Every request a script (or an SDK, or a pod's agent) sends is checked against its verb's schema
@@ -146,6 +148,8 @@ export function checkRequest(request: unknown): void {
   if (typeof request !== 'object' || request === null || Array.isArray(request))
     throw new UsageError('a request is one JSON object with a verb (docs/protocol.md)');
   const fields = request as Record<string, unknown>;
+  const problem = jsonValueProblem(fields);
+  if (problem !== null) throw new UsageError(`bad ${oneLine(String(fields.verb))} request: ${problem}`);
   const validate = validators.get(schemaOf(fields));
   if (!validate) return;
   const valid: boolean = validate(fields);

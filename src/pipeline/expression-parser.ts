@@ -54,8 +54,15 @@ export function parseExpressionAt(text: string, start: number, end: number): Exp
   return new Parser(text, tokenize(text, start, end)).parseAll();
 }
 
+/**
+ * How deep `(` and `!` may nest (docs/limits.md): the parser and the evaluator recurse, and an
+ * expression 2,000 deep ended in "Maximum call stack size exceeded" instead of a line and column.
+ */
+export const MAX_EXPRESSION_DEPTH = 32;
+
 class Parser {
   private index = 0;
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -95,7 +102,17 @@ class Parser {
 
   private unary(): Expr {
     const bang = this.take('!');
-    return bang ? { kind: 'not', operand: this.unary(), at: bang.at } : this.primary();
+    if (!bang) return this.primary();
+    return this.nested(bang, () => ({ kind: 'not', operand: this.unary(), at: bang.at }));
+  }
+
+  private nested(token: Token, parse: () => Expr): Expr {
+    if (++this.depth > MAX_EXPRESSION_DEPTH) this.fail(`nested more than ${MAX_EXPRESSION_DEPTH} deep; write it flatter`, token);
+    try {
+      return parse();
+    } finally {
+      this.depth -= 1;
+    }
   }
 
   private primary(): Expr {
@@ -110,9 +127,11 @@ class Parser {
         return this.path(token);
       case 'op':
         if (token.value === '(') {
-          const inner = this.or();
-          if (!this.take(')')) this.fail(`unclosed '('; expected ')' before ${describe(this.peek())}`, this.peek());
-          return inner;
+          return this.nested(token, () => {
+            const inner = this.or();
+            if (!this.take(')')) this.fail(`unclosed '('; expected ')' before ${describe(this.peek())}`, this.peek());
+            return inner;
+          });
         }
         return this.fail(`unexpected ${describe(token)}; expected a value`, token);
       case 'end': {

@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { checkValueSize, maxValueBytes } from '../engine/limits.js';
+import { jsonValueProblem } from '../common/json-text.js';
 import { NAME_RULE, NUL_MESSAGE, PROJECT_RULE, describeError, fieldWithNul } from '../engine/request-schema.js';
 import { PIPELINE } from '../pipeline/admission.js';
 import { HttpError, badRequest } from './http-error.js';
@@ -284,6 +285,8 @@ export function checkApiRequests(req: Request, _res: Response, next: NextFunctio
   if (entry.body) {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw badRequest('the request body must be a JSON object');
+    const problem = jsonValueProblem(body);
+    if (problem !== null) throw badRequest(problem);
     if (!entry.body(body)) throw badRequest(describeError(label(entry.route), entry.body.errors?.[0]));
     const nul = fieldWithNul(body);
     if (nul !== null) throw badRequest(NUL_MESSAGE(nul));

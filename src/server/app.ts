@@ -7,7 +7,7 @@ import { chatRoutes } from './chat/routes.js';
 import { checkoutRoutes } from './checkout-routes.js';
 import { compressJson } from './compress.js';
 import type { ServerContext } from './context.js';
-import { BODY_LIMIT, errorHandler, notFound, requireJson } from './http-error.js';
+import { BODY_LIMIT, errorHandler, notFound, requireJson, utf8Body } from './http-error.js';
 import { loopbackGuard } from './loopback-guard.js';
 import { runPageRoutes } from './run-page-routes.js';
 import { runsRoutes } from './runs-routes.js';
@@ -37,7 +37,7 @@ export function createApp(ctx: ServerContext): Express {
   // Before requireJson: a checkout bundle is a tar archive, streamed as it comes.
   app.use('/v1/checkouts', checkoutRoutes(ctx));
   app.use(requireJson);
-  app.use(express.json({ limit: BODY_LIMIT }));
+  app.use(express.json({ limit: BODY_LIMIT, verify: utf8Body }));
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });

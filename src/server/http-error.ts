@@ -1,3 +1,4 @@
+import { isUtf8 } from '../common/json-text.js';
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { SpoolError, ensureError } from '../common/errors.js';
@@ -65,6 +66,14 @@ function clientStatus(raw: unknown): number | null {
 
 /** The largest request body the API reads. */
 export const BODY_LIMIT = '5mb';
+
+/**
+ * express.json's `verify`: a body that is not UTF-8 is refused, not read with U+FFFD in place of
+ * what it held (a workflow name, a payload would be stored changed). docs/limits.md.
+ */
+export function utf8Body(_req: unknown, _res: unknown, body: Buffer): void {
+  if (!isUtf8(body)) throw new HttpError(400, 'bad_encoding', 'the request body is not UTF-8 text; JSON must be sent as UTF-8');
+}
 
 /** A body the API cannot read as JSON: 415, rather than a confusing complaint about its fields. */
 export function requireJson(req: Request, _res: Response, next: NextFunction): void {

@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH } from '../common/json-text.js';
+import { MAX_EXPRESSION_DEPTH } from '../pipeline/expression-parser.js';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import {
   DEFAULT_MAX_ARTIFACT_BYTES,
@@ -130,6 +132,18 @@ export function limitsReference(): string {
       'text anywhere in a request or a script',
       'UTF-8 without NUL characters (PostgreSQL cannot store one); a script file that is not UTF-8 is refused naming the line',
       'fixed',
+    ],
+    [
+      "how a request's text is encoded",
+      'an HTTP body must be UTF-8 (`400 bad_encoding`, rather than stored with U+FFFD); a lone surrogate in any string or key is refused, on the socket and over HTTP',
+      'fixed',
+    ],
+    ['how deep JSON nests (a payload, an input, a value; on the socket and over HTTP)', `${MAX_JSON_DEPTH} levels`, 'fixed'],
+    ['how deep a `${{ }}` expression nests (`(` and `!`)', `${MAX_EXPRESSION_DEPTH} levels, refused with file:line:col`, 'fixed'],
+    [
+      "a script's output (its own stdout, a step's)",
+      'any bytes: a NUL or bytes that are not UTF-8 are kept, and a replay gives them back as they were (docs/protocol.md)',
+      '—',
     ],
   ];
   return ['| what | limit | set by |', '|---|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');

@@ -44,6 +44,9 @@ describe('requests checked before anything is recorded', () => {
     ['incr by a word', { verb: 'state.incr', key: 'k', by: 'abc' }, "bad state.incr request: 'by' must be integer"],
     ['sleep ms as a word', { verb: 'sleep', ms: 'abc' }, "bad sleep request: 'ms' must be integer"],
     // Milliseconds are whole: the store keeps a backoff in an integer column (the socket fuzz test's find).
+    // Issue 28, bug 12: JSON 100,000 deep ended in "Maximum call stack size exceeded".
+    ['a payload 100,000 deep', { verb: 'event.emit', type: 't', payload: JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown }, 'bad event.emit request: JSON nested more than 64 deep; keep values flatter'],
+    ['a lone surrogate', { verb: 'step', name: 'a\ud800' }, 'bad step request: text that is not well-formed Unicode (a lone surrogate); send UTF-8 text'],
     ['a backoff of 1.5 ms', { verb: 'activity.submit', name: 'a', argv: ['true'], requires: [], attempts: 1, backoffMs: 1.5, retryOnExit: null }, "bad activity.submit request: 'backoffMs' must be integer"],
     ['a negative sleep', { verb: 'sleep', ms: -1 }, "bad sleep request: 'ms' must be at least 0"],
     ['a sleep past any date', { verb: 'sleep', ms: 1e300 }, "bad sleep request: 'ms' must be at most 3155760000000"],

@@ -29,6 +29,14 @@ describe('the seven ways a pipeline is refused that the recipes warn about', () 
     );
   });
 
+  it('an expression 2,000 deep: refused at the token past the limit, with line and column, not a stack overflow (issue 28, bug 12)', () => {
+    const deep = `${'('.repeat(2000)}input.x${')'.repeat(2000)}`;
+    const text = refundWith('if: ${{ steps.ask.output.timed_out && steps.ask_lead', `if: \${{ ${deep} && steps.ask_lead`);
+    expect(refusal(text, 'refund.yaml')).toMatch(/^UsageError: refund\.yaml:27:\d+: bad expression .*: nested more than 32 deep; write it flatter$/);
+    const bangs = refundWith('if: ${{ steps.ask.output.timed_out && steps.ask_lead', `if: \${{ ${'!'.repeat(2000)}input.x && steps.ask_lead`);
+    expect(refusal(bangs, 'refund.yaml')).toMatch(/^UsageError: refund\.yaml:27:\d+: bad expression .*: nested more than 32 deep; write it flatter$/);
+  });
+
   it('a cycle in depends_on: names it, and points at its first arrow', () => {
     const text = refundWith('  ask:\n    approval:', '  ask:\n    depends_on: [refund]\n    approval:');
     expect(refusal(text, 'refund.yaml')).toBe(

@@ -1,7 +1,7 @@
 import type { AuthorizationV1Api } from '@kubernetes/client-node';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ensureError } from '../../common/errors.js';
-import { BODY_LIMIT, HttpError } from '../../server/http-error.js';
+import { BODY_LIMIT, HttpError, utf8Body } from '../../server/http-error.js';
 import { frontProxyUser, type FrontProxy, type FrontProxyUser } from './front-proxy.js';
 import { AGGREGATED_GROUP, AGGREGATED_VERSION } from './group.js';
 
@@ -49,7 +49,7 @@ export function resourceList(): object {
 }
 
 // Whatever content type the client sent (kubectl create --raw sends none): the body is JSON.
-const parseJson = express.json({ limit: BODY_LIMIT, type: () => true });
+const parseJson = express.json({ limit: BODY_LIMIT, type: () => true, verify: utf8Body });
 
 /**
  * Express middleware for the aggregated paths; anything else goes on untouched. A checked request
