@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { maxCheckoutBytes } from '../engine/limits.js';
 import type { ServerContext } from './context.js';
-import { CheckoutTooBig, storeCheckout } from './checkout-store.js';
+import { CheckoutRefused, CheckoutTooBig, storeCheckout } from './checkout-store.js';
 import { HttpError, badRequest } from './http-error.js';
 
 /**
@@ -18,12 +19,37 @@ export function checkoutRoutes(ctx: ServerContext): Router {
     if (req.get('content-type') !== 'application/x-tar') throw badRequest('a checkout is a tar archive: send it with content-type application/x-tar');
     const id = randomUUID();
     try {
-      const stored = await storeCheckout(ctx.store, `checkout-upload:${id}`, `checkout-upload/${id}/`, req, maxCheckoutBytes());
+      // Not destroyed when the check stops reading: the rest is read off and dropped (discardRest).
+      const stored = await storeCheckout(ctx.store, `checkout-upload:${id}`, `checkout-upload/${id}/`, req.iterator({ destroyOnReturn: false }), maxCheckoutBytes());
       res.status(201).json({ checkout: id, size: stored.size, sha256: stored.sha256 });
     } catch (error) {
+      if (error instanceof CheckoutTooBig || error instanceof CheckoutRefused) await discardRest(req);
       if (error instanceof CheckoutTooBig) throw new HttpError(413, 'too_large', error.message);
+      if (error instanceof CheckoutRefused) throw new HttpError(400, 'bad_checkout', error.message);
       throw error;
     }
   });
   return router;
+}
+
+/** Past this, a refused upload's sender is cut off rather than read to its end. */
+const DISCARD_LIMIT = 512 * 1024 * 1024;
+
+/**
+ * Reads what is left of a refused upload without keeping it, so the sender gets the refusal
+ * instead of a reset connection (it is still sending); storing stopped at the refusal.
+ */
+async function discardRest(req: IncomingMessage): Promise<void> {
+  let discarded = 0;
+  try {
+    for await (const chunk of req) {
+      discarded += (chunk as Buffer).length;
+      if (discarded > DISCARD_LIMIT) {
+        req.destroy();
+        return;
+      }
+    }
+  } catch {
+    // the sender gave up: nothing to answer
+  }
 }

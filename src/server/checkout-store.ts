@@ -1,10 +1,44 @@
 import { createHash } from 'node:crypto';
+import { UstarReader } from '../common/bundle/ustar.js';
 import { ARTIFACT_PART_BYTES, CHECKOUT_ARTIFACT } from '../engine/protocol.js';
 import type { ArtifactRecord } from '../store/artifacts/types.js';
 import type { Store } from '../store/store.js';
 
 /** What a bundle stream over its limit throws: nothing of it is kept. */
 export class CheckoutTooBig extends Error {}
+
+/** What a bundle that is not an archive spool could have written throws: nothing of it is kept. */
+export class CheckoutRefused extends Error {}
+
+/**
+ * Reads the archive as it arrives (issue 28, bug 11): regular files and directories only, paths
+ * that stay inside the directory, headers whose checksum holds, the files together within the
+ * limit (refused at the header that passes it, before its bytes are read), and the end-of-archive
+ * blocks at the end. An upload was taken whatever its bytes, and failed later in every pass.
+ */
+function archiveCheck(limit: number): { push(bytes: Buffer): void; end(): void } {
+  let files = 0;
+  const reader = new UstarReader(
+    (entry) => {
+      files += entry.size;
+      if (files > limit) throw new CheckoutTooBig(`the checkout bundle's files are over the ${limit}-byte limit (SPOOL_MAX_CHECKOUT_BYTES)`);
+    },
+    () => undefined,
+    () => undefined,
+  );
+  return {
+    push(bytes) {
+      try {
+        reader.push(bytes);
+      } catch (error) {
+        throw error instanceof CheckoutTooBig ? error : new CheckoutRefused((error as Error).message);
+      }
+    },
+    end() {
+      if (!reader.ended) throw new CheckoutRefused('the checkout bundle was cut short: it ends before its end-of-archive blocks');
+    },
+  };
+}
 
 /**
  * Stores a checkout bundle (a ustar archive, as chunks of any size) as the artifact
@@ -13,6 +47,7 @@ export class CheckoutTooBig extends Error {}
  */
 export async function storeCheckout(store: Store, owner: string, blobKey: string, chunks: AsyncIterable<Buffer | Uint8Array> | Iterable<Buffer>, limit: number): Promise<ArtifactRecord> {
   const hash = createHash('sha256');
+  const archive = archiveCheck(limit);
   let part: Buffer = Buffer.alloc(0);
   let parts = 0;
   let size = 0;
@@ -22,6 +57,7 @@ export async function storeCheckout(store: Store, owner: string, blobKey: string
       size += bytes.length;
       // The archive's headers and padding count too: a bundle of files just under the limit is refused here.
       if (size > limit + 1024 * 1024) throw new CheckoutTooBig(`the checkout bundle is over the ${limit}-byte limit (SPOOL_MAX_CHECKOUT_BYTES)`);
+      archive.push(bytes);
       hash.update(bytes);
       part = part.length ? Buffer.concat([part, bytes]) : bytes;
       while (part.length >= ARTIFACT_PART_BYTES) {
@@ -29,6 +65,7 @@ export async function storeCheckout(store: Store, owner: string, blobKey: string
         part = part.subarray(ARTIFACT_PART_BYTES);
       }
     }
+    archive.end();
     if (part.length > 0) await store.artifacts.blobs.writePart(blobKey, parts++, part);
   } catch (error) {
     await store.artifacts.blobs.deletePrefix(blobKey);

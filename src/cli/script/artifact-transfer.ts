@@ -164,6 +164,7 @@ export async function extractCheckout(
     mkdirSync(dest, { recursive: true });
     const failed = await eachPart(client, request, first, (bytes) => reader.push(bytes));
     if (failed) return failed;
+    if (!reader.ended) return { message: `spool checkout: the bundle is cut short (no end-of-archive blocks); nothing more was unpacked into ${dest}`, exitCode: EXIT.failure };
     return { answer: { status: 'ok', exitCode: 0, stderr: `spool checkout: ${files} file${files === 1 ? '' : 's'} into ${dest}` } };
   } catch (error) {
     return { message: `spool checkout: cannot unpack into ${dest}: ${(error as Error).message}`, exitCode: EXIT.failure };

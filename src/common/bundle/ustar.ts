@@ -107,13 +107,16 @@ export class UstarReader {
         return;
       }
       const text = (from: number, length: number): string => header.toString('utf8', from, from + length).replace(/\0.*$/s, '');
-      const size = Number.parseInt(text(124, 12).trim() || '0', 8);
+      if (!checksumHolds(header)) throw new Error('a header of the checkout bundle is damaged (its checksum does not hold): it is not a tar archive spool wrote');
+      const sizeText = text(124, 12).trim() || '0';
+      if (!/^[0-7]{1,11}$/.test(sizeText)) throw new Error(`an entry of the checkout bundle has a size that is not a number ('${sizeText}')`);
+      const size = Number.parseInt(sizeText, 8);
       const prefix = text(345, 155);
       const name = text(0, 100);
       const type = text(156, 1) || '0';
       const mode = Number.parseInt(text(100, 8).trim() || '644', 8);
       if (type !== '0' && type !== '5') throw new Error(`the checkout bundle holds an entry of type '${type}', which is not a file`);
-      const path = prefix ? `${prefix}/${name}` : name;
+      const path = safePath(prefix ? `${prefix}/${name}` : name);
       if (type === '0') {
         this.entry = { path, size, executable: (mode & 0o111) !== 0 };
         this.remaining = size;
@@ -123,4 +126,21 @@ export class UstarReader {
       if (type === '5') this.skip += size;
     }
   }
+}
+
+/** A header's checksum: the sum of its bytes with the checksum field read as spaces. */
+function checksumHolds(header: Buffer): boolean {
+  const recorded = Number.parseInt(header.toString('ascii', 148, 156).replace(/[\0 ]+$/, '').trim(), 8);
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i += 1) sum += i >= 148 && i < 156 ? 0x20 : (header[i] ?? 0);
+  return recorded === sum;
+}
+
+/** A path that stays inside the directory it is unpacked into: relative, no `..`, not empty. */
+function safePath(path: string): string {
+  const parts = path.split('/').filter((part) => part !== '' && part !== '.');
+  if (path.startsWith('/') || parts.length === 0 || parts.includes('..')) {
+    throw new Error(`the checkout bundle holds the path '${path}', which would land outside its directory`);
+  }
+  return path;
 }
