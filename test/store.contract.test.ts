@@ -758,7 +758,29 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
       });
     });
 
+    describe('gate answers', () => {
+      it('given answers at once, then exactly one is final, and every answer is kept in order (issue 28, bug 5)', async () => {
+        const answers = await Promise.all(
+          ['alice', 'bob', 'carol'].map((by, i) => store.answerGate('gate-1', { decision: i % 2 ? 'reject' : 'approve', by, via: 'page', values: { n: i } })),
+        );
+        expect(answers.filter((each) => each.won)).toHaveLength(1);
+        const first = answers.find((each) => each.won)?.first;
+        for (const each of answers) expect(each.first).toEqual(first);
+        const kept = await store.gateAnswers('gate-1');
+        expect(kept.map((each) => each.by).sort()).toEqual(['alice', 'bob', 'carol']);
+        expect(kept.filter((each) => each.final)).toEqual([first]);
+        expect(await store.gateAnswers('gate-2')).toEqual([]);
+      });
+    });
+
     describe('logs', () => {
+      it('keeps bytes that are not plain text exactly, beside a text with U+FFFD (issue 28, bug 3)', async () => {
+        await store.appendLog('bytes', 1, Buffer.from([0x78, 0x00, 0x79, 0xe9, 0x0a]));
+        const [line] = await store.readLogs('bytes');
+        expect(line?.text).toBe('x\ufffdy\ufffd\n');
+        expect(Buffer.from(line?.base64 ?? '', 'base64').toString('hex')).toBe('780079e90a');
+      });
+
       it('appends lines and reads them after a seq, per run', async () => {
         await store.appendLog('r1', 1, 'one');
         await store.appendLog('r2', 1, 'other run');

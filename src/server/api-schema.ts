@@ -114,6 +114,7 @@ export const API_ROUTES: ApiRoute[] = [
     body: {
       required: { decision: { enum: ['approve', 'reject'] } },
       optional: {
+        via: { enum: ['cli', 'page', 'api'] },
         values: {
           type: 'object',
           propertyNames: NAME_RULE,

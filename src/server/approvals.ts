@@ -5,9 +5,9 @@ import type { GateInput } from '../pipeline/job-scripts.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { gateTimeoutMs } from '../pipeline/settings.js';
 import type { FormField } from '../pipeline/types.js';
-import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
+import { TERMINAL_STATUSES, type GateAnswerRecord, type RunRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
-import { badRequest, notFound } from './http-error.js';
+import { HttpError, badRequest, notFound } from './http-error.js';
 
 /** A form value as the gate's job reads it: typed as its field declares. */
 export type FormValue = string | number | boolean;
@@ -35,7 +35,14 @@ export interface Gate {
   answeredBy: string | null;
   answeredAt: string | null;
   values: Record<string, FormValue> | null;
+  /** Every answer given, in order: the first is final, later ones were refused with 409 (and kept). */
+  answers: GateAnswerView[];
 }
+
+export type GateAnswerView = Omit<GateAnswerRecord, 'at'> & { at: string };
+
+/** What an answer came through: the CLI, the run page, the API itself, or a chat service. */
+export type AnswerVia = 'cli' | 'page' | 'api' | 'slack' | 'mattermost';
 
 export type Decision = 'approve' | 'reject';
 
@@ -97,6 +104,7 @@ export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gat
           ? rejected?.[1] === job ? 'rejected' : 'cancelled'
           : child.status === 'failed' ? 'failed' : 'waiting';
     const deadline = state === 'waiting' && child.wait?.kind === 'signal' ? (child.wait.deadline ?? null) : null;
+    const answers = (await ctx.store.gateAnswers(child.id)).map((each) => ({ ...each, at: each.at.toISOString() }));
     gates.push({
       job,
       runId: child.id,
@@ -109,6 +117,7 @@ export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gat
       answeredBy: state === 'rejected' ? (rejected?.[2] ?? null) : (answer?.by ?? null),
       answeredAt: state === 'rejected' ? (child.finishedAt?.toISOString() ?? null) : (answer?.at || null),
       values: answer?.values ?? null,
+      answers,
     });
   }
   return gates;
@@ -156,10 +165,21 @@ function typed(field: FormField, value: unknown): FormValue | null {
   }
 }
 
+/** A second answer to a gate: 409, saying who answered first, how, through what and when. */
+export function alreadyAnswered(job: string, first: Pick<GateAnswerRecord, 'decision' | 'by' | 'via'> & { at: Date | string }): HttpError {
+  const at = typeof first.at === 'string' ? first.at : first.at.toISOString();
+  return new HttpError(
+    409,
+    'already_answered',
+    `the approval '${job}' was already ${first.decision === 'approve' ? 'approved' : 'rejected'} by ${first.by ?? 'someone'} (${first.via}) at ${at}; the first answer is final`,
+  );
+}
+
 /**
- * Answers the gate of `job` that waits in the run: approve sends the gate its `approve` signal with
- * the answer (who, when, the form's values), reject cancels the whole run. 404 when no gate of that
- * job waits: it was answered already, timed out, or there is none.
+ * Answers the gate of `job` in the run: approve sends the gate its `approve` signal with the
+ * answer (who, when, the form's values), reject cancels the whole run. The first answer is final,
+ * decided in one statement in the store (issue 28, bug 5): a later one, however soon, is kept and
+ * refused with 409 naming the first. 404 when the run has no such gate.
  */
 export async function answerGate(
   ctx: ServerContext,
@@ -168,10 +188,23 @@ export async function answerGate(
   decision: Decision,
   rawValues: unknown,
   by: string | null,
+  via: AnswerVia = 'api',
 ): Promise<{ gate: Gate; values: Record<string, FormValue> }> {
-  const gate = (await listGates(ctx, run)).find((candidate) => candidate.job === job && candidate.state === 'waiting');
-  const gateRun = gate && (await ctx.store.getRun(gate.runId));
-  if (!gate || !gateRun || TERMINAL_STATUSES.includes(gateRun.status)) throw notFound(`an approval gate '${job}' waiting in run ${run.id}`);
+  const gates = (await listGates(ctx, run)).filter((candidate) => candidate.job === job);
+  const gate = gates.find((candidate) => candidate.state === 'waiting') ?? gates.at(-1);
+  if (!gate) throw notFound(`an approval gate '${job}' in run ${run.id}`);
+  const values = decision === 'approve' ? formValues(gate.form, rawValues) : {};
+  const gateRun = await ctx.store.getRun(gate.runId);
+  if (gate.state !== 'waiting' || !gateRun || TERMINAL_STATUSES.includes(gateRun.status)) {
+    const first = gate.answers.find((each) => each.final);
+    if (first) {
+      await ctx.store.answerGate(gate.runId, { decision, by, via, values });
+      throw alreadyAnswered(job, first);
+    }
+    throw new HttpError(409, 'not_waiting', `the approval '${job}' is no longer waiting: it ${gate.state.replace('_', ' ')}`);
+  }
+  const claim = await ctx.store.answerGate(gate.runId, { decision, by, via, values });
+  if (!claim.won) throw alreadyAnswered(job, claim.first);
   const now = ctx.now();
   if (decision === 'reject') {
     const cancelled = await cancelRun(ctx.store, run.id, now, `rejected at ${job}${by ? ` by ${by}` : ''}`);
@@ -179,7 +212,6 @@ export async function answerGate(
     ctx.poke();
     return { gate, values: {} };
   }
-  const values = formValues(gate.form, rawValues);
   const answer: GateAnswer = { by, at: now.toISOString(), values };
   await ctx.store.sendSignal(gate.runId, 'approve', JSON.stringify(answer));
   await wakeIfOver(ctx.store, gate.runId, now);

@@ -46,7 +46,8 @@ export function runPageRoutes(ctx: ServerContext): Router {
     const body = object(req.body);
     const decision = text(body, 'decision');
     if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
-    const { values } = await answerGate(ctx, run, req.params.job, decision, body.values, callerOf(ctx, res));
+    const via = body.via === 'cli' || body.via === 'page' ? body.via : 'api';
+    const { values } = await answerGate(ctx, run, req.params.job, decision, body.values, callerOf(ctx, res), via);
     res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values });
   });
 

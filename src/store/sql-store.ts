@@ -9,6 +9,7 @@ import type {
   ActivityRecord,
   ActivityResult,
   Cell,
+  GateAnswerRecord,
   EventRecord,
   HandlerRecord,
   ScheduleRecord,
@@ -283,7 +284,7 @@ export class SqlStore implements Store {
       );
       const ids = rows.map((row) => row.id);
       if (ids.length === 0) return 0;
-      for (const table of ['journal', 'signals', 'activities', 'run_logs', 'leases']) await tx.query(`delete from ${table} where run_id = any($1)`, [ids]);
+      for (const table of ['journal', 'signals', 'activities', 'run_logs', 'leases', 'gate_answers']) await tx.query(`delete from ${table} where run_id = any($1)`, [ids]);
       // Their artifacts' bytes (the PostgreSQL backend's rows) go with them: those the records
       // name, and any a crashed put left under the run's own key prefix (`RUN/…`).
       const artifacts = await tx.query<{ blob_key: string }>(`delete from artifacts where run_id = any($1) returning blob_key`, [ids]);
@@ -784,6 +785,40 @@ export class SqlStore implements Store {
       group,
     ]);
     return rows.map((row) => row.run_id as string);
+  }
+
+  async answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>): Promise<{ won: boolean; first: GateAnswerRecord }> {
+    const values = answer.values === null ? null : JSON.stringify(answer.values);
+    // One statement decides the first: the unique index on final rows lets only one in.
+    const won = await this.one(
+      `insert into gate_answers (run_id, decision, answered_by, via, form_values, final) values ($1, $2, $3, $4, $5, true)
+       on conflict (run_id) where final do nothing returning seq`,
+      [runId, answer.decision, answer.by, answer.via, values],
+    );
+    if (!won) {
+      await this.db.query(`insert into gate_answers (run_id, decision, answered_by, via, form_values, final) values ($1, $2, $3, $4, $5, false)`, [
+        runId,
+        answer.decision,
+        answer.by,
+        answer.via,
+        values,
+      ]);
+    }
+    const first = (await this.gateAnswers(runId)).find((each) => each.final);
+    if (!first) throw new Error(`gate ${runId} has no final answer after one was recorded`);
+    return { won: won !== null, first };
+  }
+
+  async gateAnswers(runId: string): Promise<GateAnswerRecord[]> {
+    const rows = await this.db.query<Row>(`select * from gate_answers where run_id = $1 order by seq`, [runId]);
+    return rows.map((row) => ({
+      decision: row.decision === 'reject' ? 'reject' : 'approve',
+      by: (row.answered_by as string | null) ?? null,
+      via: row.via as string,
+      at: date(row.answered_at),
+      values: (typeof row.form_values === 'string' ? JSON.parse(row.form_values) : row.form_values) as Record<string, unknown> | null,
+      final: row.final === true,
+    }));
   }
 
   async appendLog(runId: string, pass: number, output: string | Uint8Array): Promise<void> {

@@ -3,6 +3,7 @@ import type {
   ActivityResult,
   Cell,
   EventRecord,
+  GateAnswerRecord,
   HandlerRecord,
   ScheduleRecord,
   ThrottleRequest,
@@ -156,6 +157,13 @@ export interface Store {
   /** The runs holding or queued for a lease group, in arrival order. */
   leaseQueue(project: string, group: string): Promise<string[]>;
 
+  /**
+   * Records an answer to the gate whose run is `runId`: the first is final (won), decided
+   * atomically; a later one is kept beside it, not final. Answers the final one either way.
+   */
+  answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>): Promise<{ won: boolean; first: GateAnswerRecord }>;
+  /** Every answer to the gate, in the order they came. */
+  gateAnswers(runId: string): Promise<GateAnswerRecord[]>;
   /** A piece of a pass's output: text, or bytes (kept exactly where they are not plain text). */
   appendLog(runId: string, pass: number, output: string | Uint8Array): Promise<void>;
   readLogs(runId: string, afterSeq?: number): Promise<LogLine[]>;

@@ -121,6 +121,17 @@ export type NewActivity = Pick<
   'id' | 'runId' | 'name' | 'argv' | 'cwd' | 'requires' | 'maxAttempts' | 'backoffMs' | 'retryOnExit'
 >;
 
+/** One answer to an approval gate (its gate's run), as kept: the first is final, later ones are kept too. */
+export interface GateAnswerRecord {
+  decision: 'approve' | 'reject';
+  by: string | null;
+  /** What it came through: cli, page, api, slack, mattermost. */
+  via: string;
+  at: Date;
+  values: Record<string, unknown> | null;
+  final: boolean;
+}
+
 export interface LogLine {
   seq: number;
   pass: number;

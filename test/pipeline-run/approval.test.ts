@@ -144,3 +144,39 @@ describe('an approval gate under spool run', () => {
     }
   }, 120_000);
 });
+
+describe("a gate's first answer is final (issue 28, bug 5)", () => {
+  it('given Approve and Reject sent at once, then exactly one wins, the other gets 409 naming who answered, the run does what the first said, and both answers are kept', async () => {
+    const { dir, runId } = await submitRefund('60s', '60s');
+    await waitForChild(dev, runId, 'ask', ['waiting']);
+    const answer = (decision: string, via: string) =>
+      fetch(`${dev.url}/v1/runs/${encodeURIComponent(runId)}/approvals/ask`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ decision, via }),
+      });
+
+    const [approved, rejected] = await Promise.all([answer('approve', 'page'), answer('reject', 'cli')]);
+
+    const statuses = [approved.status, rejected.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const [winner, loser] = approved.status === 200 ? ['approve', rejected] : ['reject', approved];
+    const refusal = (await loser.json()) as { error: { code: string; message: string } };
+    expect(refusal.error.code).toBe('already_answered');
+    expect(refusal.error.message).toMatch(new RegExp(`^the approval 'ask' was already ${winner === 'approve' ? 'approved' : 'rejected'} by \\S+ \\((page|cli)\\) at \\S+; the first answer is final$`));
+    if (winner === 'approve') await expectOutcome(runId, ['ask', 'refund']);
+    else expect((await waitForRun(dev.url, runId)).status).toBe('cancelled');
+
+    // A later answer from the CLI: one line, non-zero, and it is kept too.
+    const late = await spool(['reject', runId, 'ask', '--server', dev.url], { cwd: dir });
+    expect(late.code).not.toBe(0);
+    expect(late.output).toMatch(/^spool: the approval 'ask' was already (approved|rejected) by .*; the first answer is final\n$/);
+    const { approvals } = (await (await fetch(`${dev.url}/v1/runs/${encodeURIComponent(runId)}/approvals`)).json()) as {
+      approvals: { job: string; answers: { decision: string; via: string; final: boolean }[] }[];
+    };
+    const answers = approvals.find((gate) => gate.job === 'ask')?.answers ?? [];
+    expect(answers).toHaveLength(3);
+    expect(answers.filter((each) => each.final)).toEqual([expect.objectContaining({ decision: winner })]);
+    expect(answers.at(-1)).toMatchObject({ decision: 'reject', via: 'cli', final: false });
+  }, 120_000);
+});

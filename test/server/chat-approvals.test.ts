@@ -97,9 +97,9 @@ describe('approvals in Slack', () => {
     expect(updated?.body).toMatchObject({ channel: 'C0REFUNDS', ts: '1765000000.000100' });
     expect(JSON.stringify(updated?.body.blocks)).toContain('Approved by alice.');
     expect(JSON.stringify(updated?.body.blocks)).not.toContain('"actions"');
-    // The same click again: the gate no longer waits, and says so.
+    // The same click again: the first answer is final, and the clicker is told whose it was (issue 28, bug 5).
     expect(await slackClick('U0ALICE', 'approve', value)).toBe(200);
-    expect(String(callsTo('POST /api/chat.postEphemeral', since).at(-1)?.body.text)).toContain('no longer waiting');
+    expect(String(callsTo('POST /api/chat.postEphemeral', since).at(-1)?.body.text)).toMatch(/^The approval 'ask' was already approved by alice \(slack\) at \S+; the first answer is final\.$/);
   }, 90_000);
 
   it('given a gate nobody answers, then its message is updated to say it timed out', async () => {
@@ -141,5 +141,24 @@ describe('approvals in Mattermost', () => {
     expect(run.error).toBe('rejected at ask by alice');
     const [updated] = callsTo('PUT /mm/api/v4/posts/post-1', since);
     expect(JSON.stringify(updated?.body.props)).toContain('Rejected by alice');
+  }, 90_000);
+
+  it('given a gate posted only to Slack, when a Mattermost callback with the right token answers it, then it is refused and the gate still waits (issue 28, bug 10)', async () => {
+    const since = chat.calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'refund.yaml': pipeline('        slack: "#refunds"') });
+    const id = await submit(dev.url, dir, 'refund.yaml');
+    await poll('the Slack message', () => callsTo('POST /api/chat.postMessage', since).length > 0);
+    await waitForRun(dev.url, id, ['waiting']);
+
+    const forged = await fetch(`${dev.url}/integrations/mattermost/actions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ user_id: 'mmalice', post_id: 'post-x', channel_id: 'town-square', context: { token: MM_TOKEN, run: id, job: 'ask', decision: 'approve' } }),
+    });
+
+    expect(await forged.json()).toMatchObject({ ephemeral_text: 'This approval was not posted to Mattermost; answer it where it was asked.' });
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+    expect((await (await fetch(`${dev.url}/v1/runs/${encodeURIComponent(id)}/approvals`)).json()) as unknown).toMatchObject({ approvals: [{ state: 'waiting', answers: [] }] });
   }, 90_000);
 });

@@ -230,7 +230,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         if (at <= 0) throw new UsageError(`--set takes field=value, not '${pair}'`);
         values[pair.slice(0, at)] = pair.slice(at + 1);
       }
-      const body = Object.keys(values).length > 0 ? { decision, values } : { decision };
+      const body = Object.keys(values).length > 0 ? { decision, values, via: 'cli' } : { decision, via: 'cli' };
       await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, body);
       out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
     });

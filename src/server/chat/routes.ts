@@ -30,9 +30,14 @@ async function click(ctx: ChatContext, { person, run: runId, job, decision }: Cl
   const answerers = notifyOf(gateRun)?.answerers;
   if (!person) return { ok: false, message: 'You may not answer approvals from here: your chat account is not one of the people this server knows.' };
   if (answerers && !answerers.includes(person)) return { ok: false, message: `You (${person}) may not answer this approval; ${answerers.join(', ')} may.` };
+  // A callback answers only a gate that was posted through it (issue 28, bug 10): a Mattermost token
+  // answered any gate, also one never posted there.
+  const cell = await ctx.store.getCell(gateRun.project, POSTS_SCOPE, `${provider}:${gateRun.id}`);
+  if (!cell) return { ok: false, message: `This approval was not posted to ${provider === 'slack' ? 'Slack' : 'Mattermost'}; answer it where it was asked.` };
   try {
-    await answerGate(ctx, run, job, decision, undefined, person);
+    await answerGate(ctx, run, job, decision, undefined, person, provider);
   } catch (error) {
+    if (error instanceof HttpError && error.status === 409) return { ok: false, message: `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.` };
     if (error instanceof HttpError && error.status === 404) return { ok: false, message: `This approval is no longer waiting (${gate.state.replace('_', ' ')}).` };
     if (error instanceof HttpError && error.status === 400) return { ok: false, message: `This approval's form needs answers: use the run page. (${error.message})` };
     throw error;
@@ -40,7 +45,6 @@ async function click(ctx: ChatContext, { person, run: runId, job, decision }: Cl
   const settled = (await listGates(ctx, (await ctx.store.getRun(runId)) ?? run)).find((candidate) => candidate.runId === gate.runId);
   // Approving lands when the gate's run takes the signal; the answer is known now.
   const outcome = decision === 'approve' ? `Approved by ${person}.` : outcomeOf(settled);
-  const cell = await ctx.store.getCell(gateRun.project, POSTS_SCOPE, `${provider}:${gateRun.id}`);
   return { ok: true, outcome, post: cell ? (JSON.parse(cell.value) as ChatPost) : null, project: gateRun.project };
 }
 

@@ -57,7 +57,7 @@ function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Ga
     setBusy(true);
     setFailure(null);
     try {
-      await api.post(`${runPath(runId)}/approvals/${encodeURIComponent(gate.job)}`, decision === 'approve' ? { decision, values } : { decision });
+      await api.post(`${runPath(runId)}/approvals/${encodeURIComponent(gate.job)}`, decision === 'approve' ? { decision, values, via: 'page' } : { decision, via: 'page' });
       onAnswered();
     } catch (error) {
       setFailure(error instanceof ApiError ? error.message : String(error));
