@@ -81,6 +81,8 @@ export interface Gate {
   answeredBy: string | null;
   answeredAt: string | null;
   values: Record<string, string | number | boolean> | null;
+  /** Every answer given: the first is final, later ones were refused (409) and kept. */
+  answers?: { decision: 'approve' | 'reject'; by: string | null; via: string; at: string; final: boolean }[];
 }
 
 export interface Handler {

@@ -178,5 +178,8 @@ describe("a gate's first answer is final (issue 28, bug 5)", () => {
     expect(answers).toHaveLength(3);
     expect(answers.filter((each) => each.final)).toEqual([expect.objectContaining({ decision: winner })]);
     expect(answers.at(-1)).toMatchObject({ decision: 'reject', via: 'cli', final: false });
+    const status = await cliOk(dev.url, dir, ['status', runId]);
+    expect(status).toMatch(/^answers {9}ask: (approve|reject) by \S+ \((page|cli)\) at \S+$/m);
+    expect(status).toMatch(/^ {16}ask: reject by \S+ \(cli\) at \S+ — refused: the first answer is final$/m);
   }, 120_000);
 });

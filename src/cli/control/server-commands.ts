@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
+import { PIPELINE } from '../../pipeline/admission.js';
 import { runPath } from './http.js';
 import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
@@ -16,6 +17,20 @@ type SetExit = (code: number) => void;
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 const out = (text: string | Uint8Array): void => void process.stdout.write(text);
 const json = (value: unknown): void => out(`${JSON.stringify(value, null, 2)}\n`);
+interface GateAnswerLine {
+  decision: string;
+  by: string | null;
+  via: string;
+  at: string;
+  values: Record<string, unknown> | null;
+  final: boolean;
+}
+
+const answerLine = (answer: GateAnswerLine): string =>
+  `${answer.decision} by ${answer.by ?? 'someone'} (${answer.via}) at ${answer.at}` +
+  (answer.values && Object.keys(answer.values).length ? ` ${JSON.stringify(answer.values)}` : '') +
+  (answer.final ? '' : ' — refused: the first answer is final');
+
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 async function source(file: string) {
@@ -176,6 +191,13 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     artifacts.forEach((artifact, index) =>
       out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
     );
+    // Every answer its approval gates got (issue 28): the first is final, later ones were refused.
+    if (shown.interpreter === PIPELINE) {
+      const { approvals } = await to.api<{ approvals: { job: string; answers?: GateAnswerLine[] }[] }>('GET', `${runPath(id)}/approvals`);
+      approvals
+        .flatMap((gate) => (gate.answers ?? []).map((answer) => `${gate.job}: ${answerLine(answer)}`))
+        .forEach((line, index) => out(`${(index === 0 ? 'answers' : '').padEnd(15)} ${line}\n`));
+    }
   });
 
   withServer(program.command('journal <run>').description("show a run's journal").option('--json', 'print JSON')).action(async (runId: string, options: Options) => {

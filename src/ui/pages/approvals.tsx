@@ -152,6 +152,16 @@ export function Approvals({ runId, gates, now, onAnswered }: { runId: string; ga
               ))}
             </dl>
           )}
+          {(gate.answers?.length ?? 0) > 1 && (
+            <ul class="gate-answers" aria-label="Every answer">
+              {gate.answers?.map((answer) => (
+                <li key={answer.at}>
+                  {answer.decision === 'approve' ? 'Approve' : 'Reject'} by {answer.by ?? 'someone'} ({answer.via}) <Time iso={answer.at} relative now={now} />
+                  {answer.final ? ' — final' : ' — refused: the first answer is final'}
+                </li>
+              ))}
+            </ul>
+          )}
           {gate.state === 'waiting' && <WaitingGate runId={runId} gate={gate} now={now} onAnswered={onAnswered} />}
         </div>
       ))}
