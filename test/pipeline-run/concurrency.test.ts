@@ -65,6 +65,8 @@ describe('one deploy at a time', () => {
     expect(queued.awaiting).toBe('lease deploy-prod');
     expect(queued.substate).toBe('queued');
     expect((await cli(dev.url, dir, ['runs'])).output).toMatch(new RegExp(`^${second}\\s+queued\\s+lease deploy-prod`, 'm'));
+    // spool status says the same as spool runs (issue 28, item 13: it said waiting).
+    expect((await cli(dev.url, dir, ['status', second])).output).toMatch(/^status {10}queued$/m);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await childrenOf(dev, second)).toEqual([]);
     expect((await getRun(dev.url, second)).awaiting).toBe('lease deploy-prod');

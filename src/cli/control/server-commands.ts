@@ -31,6 +31,9 @@ const answerLine = (answer: GateAnswerLine): string =>
   (answer.values && Object.keys(answer.values).length ? ` ${JSON.stringify(answer.values)}` : '') +
   (answer.final ? '' : ' — refused: the first answer is final');
 
+/** The status a person reads: a pending or waiting run whose substate is queued is `queued`, in runs and status alike. */
+const shownStatus = (run: { status?: unknown; substate?: unknown }): string => (run.substate === 'queued' ? 'queued' : String(run.status));
+
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 async function source(file: string) {
@@ -154,7 +157,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       }
       const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
       // A queued run (behind its concurrency group or over its rate) shows as queued, as the seeds say.
-      return { json: runs, rows: runs.map((run) => [run.id, run.substate === 'queued' ? 'queued' : run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
+      return { json: runs, rows: runs.map((run) => [run.id, shownStatus(run), run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
     };
     const first = await rows();
     if (format === 'json') return json(first.json);
@@ -176,6 +179,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     if (options.json) return json(run);
     const { script, ...shown } = run;
     void script;
+    // As spool runs says it: a run queued behind its concurrency group or throttle is queued.
+    shown.status = shownStatus(shown);
     const to = await target(options);
     const id = await to.runId(runId);
     // A running run says which call it is in: the journal's last call without a result.
