@@ -193,16 +193,17 @@ export async function answerGate(
   const gates = (await listGates(ctx, run)).filter((candidate) => candidate.job === job);
   const gate = gates.find((candidate) => candidate.state === 'waiting') ?? gates.at(-1);
   if (!gate) throw notFound(`an approval gate '${job}' in run ${run.id}`);
-  const values = decision === 'approve' ? formValues(gate.form, rawValues) : {};
   const gateRun = await ctx.store.getRun(gate.runId);
   if (gate.state !== 'waiting' || !gateRun || TERMINAL_STATUSES.includes(gateRun.status)) {
     const first = gate.answers.find((each) => each.final);
     if (first) {
-      await ctx.store.answerGate(gate.runId, { decision, by, via, values });
+      // Kept as it came (its form unchecked: it changes nothing), and told whose answer stands.
+      await ctx.store.answerGate(gate.runId, { decision, by, via, values: null });
       throw alreadyAnswered(job, first);
     }
     throw new HttpError(409, 'not_waiting', `the approval '${job}' is no longer waiting: it ${gate.state.replace('_', ' ')}`);
   }
+  const values = decision === 'approve' ? formValues(gate.form, rawValues) : {};
   const claim = await ctx.store.answerGate(gate.runId, { decision, by, via, values });
   if (!claim.won) throw alreadyAnswered(job, claim.first);
   const now = ctx.now();

@@ -132,8 +132,10 @@ describe('approvals', () => {
     expect(settled).toMatchObject({ state: 'approved', values: { count: 12, note: 'none', urgent: true } });
     expect(typeof settled?.answeredBy).toBe('string');
 
-    // Answered already: nothing waits there now.
-    expect((await call('POST', `${path}/ask`, { decision: 'approve' })).status).toBe(404);
+    // Answered already: the first answer is final, and a later one is told whose it was (issue 28, bug 5).
+    const late = await call('POST', `${path}/ask`, { decision: 'approve' });
+    expect(late.status).toBe(409);
+    expect(late.json).toMatchObject({ error: { code: 'already_answered' } });
   }, 90_000);
 });
 
