@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
@@ -102,7 +103,20 @@ function build(setExit: (code: number) => void): Command {
   return program;
 }
 
+/**
+ * A reader that stops early (`spool runs | head -1`, `spool logs --follow | grep -m1 x`) closes the
+ * pipe: exit quietly as coreutils do when SIGPIPE ends them (128 + 13 = 141), not with a stack trace
+ * from an unhandled EPIPE.
+ */
+function quitWhenReaderGoes(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(128 + constants.signals.SIGPIPE);
+  });
+}
+
 export async function runControl(args: string[]): Promise<number> {
+  quitWhenReaderGoes();
   let code: number = EXIT.ok;
   const program = build((value) => (code = value));
   try {
