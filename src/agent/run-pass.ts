@@ -14,9 +14,14 @@ import { ScriptProcess } from './script-process.js';
 
 export type PassOutcome = ReturnType<typeof scriptOutcome>;
 
+/** Where a script's stdout and stderr go: this process's own, or open files (often one file for both). */
+export interface ScriptOutput {
+  stdout: 'inherit' | number;
+  stderr: 'inherit' | number;
+}
+
 export interface PassOptions {
-  /** Where the script's stdout and stderr go: this process's own, or an open file. */
-  output: 'inherit' | number;
+  output: ScriptOutput;
   lenient?: boolean;
   /** Variables added to the script's environment. */
   env?: Record<string, string>;
@@ -77,7 +82,7 @@ export async function runPass(
   const socketPath = join(socketDir, 'agent.sock');
   // Said in the pass's own output, so it is in the run's log where the person reads the pass.
   const say = (line: string): void =>
-    void (options.output === 'inherit' ? process.stderr.write(line) : writeSync(options.output, line));
+    void (options.output.stderr === 'inherit' ? process.stderr.write(line) : writeSync(options.output.stderr, line));
   const { scriptPath, copyDir } = scriptToRun(run, cwd, say);
   const inputPath = join(socketDir, 'input.json');
   writeFileSync(inputPath, JSON.stringify(inputDocument(run)));
@@ -98,14 +103,14 @@ export async function runPass(
     // own CLI either way, and the native client hands control verbs to it (SPOOL_CONTROL_CLI).
     PATH: [...new Set([client.dir, NODE_CLIENT_DIR])].join(delimiter) + delimiter + (process.env.PATH ?? ''),
     SPOOL_CONTROL_CLI: NODE_CLI,
-    ...scriptEnv({ socket: socketPath, runId: run.id, pass: run.passes, inputFile: inputPath, output: options.output }),
+    ...scriptEnv({ socket: socketPath, runId: run.id, pass: run.passes, inputFile: inputPath, output: options.output.stdout }),
   };
   try {
     script = new ScriptProcess([...run.interpreter.split(' '), scriptPath], {
       cwd,
       env,
-      stdout: options.output,
-      stderr: options.output,
+      stdout: options.output.stdout,
+      stderr: options.output.stderr,
     });
     const stop = (): void => script?.end();
     options.signal?.addEventListener('abort', stop);

@@ -13,7 +13,7 @@ import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../executor/executor.js';
 import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
-import { captureLog, logsDirFor } from '../executor/log-capture.js';
+import { captureLog, logsDirFor, teeLog } from '../executor/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
 
 export interface LocalRunOptions extends StoreOptions {
@@ -144,10 +144,11 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
   // A pipeline's jobs write to the store's log, which the pipeline prints as each job ends and
-  // reads a fan_out item's result from (as under spool dev); everything else prints as it runs.
+  // reads a fan_out item's result from (as under spool dev); everything else prints as it runs,
+  // and is kept in the store's log too.
   const logsDir = logsDirFor(options);
   const executor = new Executor(store, {
-    output: (run) => (isPipelineJob(run) ? captureLog(store, logsDir, run) : { fd: 'inherit' }),
+    output: (run) => (isPipelineJob(run) ? captureLog(store, logsDir, run) : teeLog(store, logsDir, run)),
     lenient: options.lenient ?? false,
     freshDir: options.freshDir ?? false,
     ...(limit === undefined ? {} : { maxResultBytes: limit }),

@@ -1,4 +1,4 @@
-import { runPass, type PassOutcome } from '../agent/run-pass.js';
+import { runPass, type PassOutcome, type ScriptOutput } from '../agent/run-pass.js';
 import { ensureError } from '../common/errors.js';
 import { maxValueBytes } from '../engine/limits.js';
 import type { Change, PassHost } from '../engine/pass.js';
@@ -14,9 +14,8 @@ import { runActivityAttempt } from './activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
 import { projectOfRunId } from '../common/ids.js';
 
-/** Where one pass's output goes: this process's own stdout/stderr, or a descriptor closed after the pass. */
-export interface PassOutput {
-  fd: 'inherit' | number;
+/** Where one pass's stdout and stderr go: this process's own, or descriptors closed after the pass. */
+export interface PassOutput extends ScriptOutput {
   close?(): Promise<void>;
 }
 
@@ -288,9 +287,10 @@ export class Executor {
     try {
       const lenient = this.options.lenient ? { lenient: true } : {};
       const freshDir = this.options.freshDir ? { freshDir: true } : {};
+      const streams = { stdout: output.stdout, stderr: output.stderr };
       return run.interpreter === PIPELINE
-        ? await runPipelinePass(this.store, run, this.host, { output: output.fd, ...lenient })
-        : await runPass(this.store, run, this.host, { output: output.fd, signal, ...lenient, ...freshDir });
+        ? await runPipelinePass(this.store, run, this.host, { output: output.stdout, ...lenient })
+        : await runPass(this.store, run, this.host, { output: streams, signal, ...lenient, ...freshDir });
     } finally {
       await output.close?.();
     }

@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
@@ -11,11 +12,50 @@ import type { StoreOptions } from '../store/open.js';
  * writes into the store as it goes, where `spool logs` reads it.
  */
 export function captureLog(store: Store, logsDir: string, run: RunRecord): PassOutput {
-  const dir = join(logsDir, run.id.replace(/[^a-z0-9-]/gi, '_'));
-  return tailFile(join(dir, `pass-${run.passes}.log`), (bytes) => store.appendLog(run.id, run.passes, bytes));
+  const tail = tailFile(passLogPath(logsDir, run, 'log'), (bytes) => store.appendLog(run.id, run.passes, bytes));
+  return { stdout: tail.fd, stderr: tail.fd, close: () => tail.close() };
+}
+
+/**
+ * `spool run`'s passes: what a pass writes reaches this process's own stdout and stderr, as if the
+ * script ran in the foreground, and the store too, so `spool logs` and the run page have the run's
+ * log as they have one from `spool dev`. When stdout and stderr are the same place (a terminal, or
+ * `2>&1`) one file keeps their order; otherwise each has its own, so `2>/dev/null` still parts them.
+ */
+export function teeLog(store: Store, logsDir: string, run: RunRecord): PassOutput {
+  // One pass's pieces reach the store in the order they were read, one at a time.
+  let storing: Promise<void> = Promise.resolve();
+  const tee = (to: NodeJS.WriteStream) => (bytes: Buffer) => {
+    to.write(bytes);
+    storing = storing.then(() => store.appendLog(run.id, run.passes, bytes));
+    return storing;
+  };
+  const stdout = tailFile(passLogPath(logsDir, run, 'stdout'), tee(process.stdout));
+  if (sameFile(1, 2)) return { stdout: stdout.fd, stderr: stdout.fd, close: () => stdout.close() };
+  const stderr = tailFile(passLogPath(logsDir, run, 'stderr'), tee(process.stderr));
+  return {
+    stdout: stdout.fd,
+    stderr: stderr.fd,
+    async close() {
+      await Promise.all([stdout.close(), stderr.close()]);
+    },
+  };
 }
 
 /** Where passes' log files go: beside the embedded store, or in the temp dir for a PostgreSQL one. */
 export function logsDirFor(options: StoreOptions): string {
   return join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
+}
+
+function passLogPath(logsDir: string, run: RunRecord, name: string): string {
+  return join(logsDir, run.id.replace(/[^a-z0-9-]/gi, '_'), `pass-${run.passes}.${name}`);
+}
+
+function sameFile(a: number, b: number): boolean {
+  try {
+    const [first, second] = [fstatSync(a), fstatSync(b)];
+    return first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
 }

@@ -50,7 +50,7 @@ describe('the executor loop', () => {
     const { watched, seen } = watchedStore(store);
     const pollMs = 40;
     // Runs are left alone: only the loop is under test.
-    executor = new Executor(watched, { output: () => ({ fd: 'inherit' }), schedules: true, pollMs, owns: () => Promise.resolve(false) });
+    executor = new Executor(watched, { output: () => ({ stdout: 'inherit', stderr: 'inherit' }), schedules: true, pollMs, owns: () => Promise.resolve(false) });
     executor.start();
     for (let i = 0; i < 40; i++) {
       executor.poke();
