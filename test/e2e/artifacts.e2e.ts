@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACT_MIB, ARTIFACT_WORKFLOW } from '../support/artifact-workflow.js';
 import { sampleNodeMemory } from './support/node-memory.js';
 import {
+  untilPhase,
   deployHyperspool,
   E2E_LABEL,
   eventually,
@@ -54,18 +55,7 @@ describe('artifacts on a real cluster, in S3', () => {
     sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', userConfig, '-n', namespace]);
   const runOf = (name: string): Promise<RunResource> => cluster.getJson<RunResource>('-n', namespace, 'run', name);
   const whenEnded = (name: string, timeoutMs = 110_000): Promise<RunResource> =>
-    eventually(
-      `${name} ended`,
-      async () => {
-        const run = await runOf(name);
-        if (run.status?.phase === 'Failed')
-          throw new Error(
-            `${name} failed: ${run.status.message}\n${await spool('logs', name).catch(() => '')}\n${await cluster.operatorLogs()}`,
-          );
-        return run.status?.phase === 'Succeeded' && run;
-      },
-      timeoutMs,
-    );
+    untilPhase(name, () => runOf(name), 'Succeeded', timeoutMs, async () => `${await spool('logs', name).catch(() => '')}\n${await cluster.operatorLogs()}`);
   /** The files under the bucket's key prefix, as the S3 server's pod sees them. */
   const objectsUnder = async (path: string): Promise<string[]> =>
     (

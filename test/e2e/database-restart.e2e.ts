@@ -14,7 +14,7 @@
 // operator back at 50 s).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployHyperspool, E2E_LABEL, eventually, openCluster, OPERATOR_PODS, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { GaveUp, deployHyperspool, E2E_LABEL, eventually, openCluster, OPERATOR_PODS, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
 
 const WORKFLOWS = {
   // Asleep through the outage (its timer may come due during it or after).
@@ -122,7 +122,7 @@ describe('PostgreSQL goes away on the node', () => {
         `${name}-1 Succeeded`,
         async () => {
           const run = await runOf(name);
-          if (run.status?.phase === 'Failed') throw new Error(`${name}-1 failed: ${run.status.message}`);
+          if (run.status?.phase === 'Failed') throw new GaveUp(`${name}-1 failed: ${run.status.message}`);
           return run.status?.phase === 'Succeeded';
         },
         180_000,

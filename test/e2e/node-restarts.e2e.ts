@@ -7,7 +7,7 @@
 //   npm run test:e2e -- test/e2e/node-restarts.e2e.ts
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { GaveUp, deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
 
 /** Four passes, each a step of two seconds (so one is in flight when a process dies) and a sleep. */
 const SCRIPT = `for i in 1 2 3 4; do
@@ -75,7 +75,7 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('the node’s pr
       'every run Succeeded',
       async () => {
         const now = await phases();
-        if (now.includes('Failed')) throw new Error(`a run failed: ${now.join(', ')}\n${await cluster.operatorLogs()}`);
+        if (now.includes('Failed')) throw new GaveUp(`a run failed: ${now.join(', ')}\n${await cluster.operatorLogs()}`);
         return now.every((phase) => phase === 'Succeeded');
       },
       420_000,

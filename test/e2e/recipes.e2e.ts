@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually as pollUntil } from '../support/eventually.js';
+import { GaveUp, eventually as pollUntil } from '../support/eventually.js';
 import { deployHyperspool, E2E_LABEL, openCluster, repo, sh, SYSTEM, type Cluster, type KubeObject } from './support/cluster.js';
 
 interface RunResource {
@@ -137,7 +137,7 @@ describe.concurrent('the durable-patterns recipes on a real cluster (examples/)'
             const resource = await run(runName);
             const ended = ['Succeeded', 'Failed', 'Cancelled'].includes(resource.status?.phase ?? '');
             if (ended && resource.status?.phase !== phase)
-              throw new Error(`${runName} ended ${resource.status?.phase}: ${resource.status?.message}\n${await spool('logs', runName).catch(() => '')}\n${await cluster.operatorLogs()}`);
+              throw new GaveUp(`${runName} ended ${resource.status?.phase}: ${resource.status?.message}\n${await spool('logs', runName).catch(() => '')}\n${await cluster.operatorLogs()}`);
             return ended && resource;
           },
           timeoutMs,

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { deployHyperspool, E2E_LABEL, eventually, leaderPod, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { untilPhase, deployHyperspool, E2E_LABEL, eventually, leaderPod, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
 import { startPrometheus } from './support/prometheus.js';
 
 const SCRIPT = 'spool step a -- echo one\nspool sleep 10s\nspool step b -- echo two\n';
@@ -41,16 +41,7 @@ describe('Hyperspool on a real cluster', () => {
   const phaseOf = (run: string): Promise<RunResource> => getJson<RunResource>('-n', namespace, 'run', run);
   /** Waits for the run to reach this phase; a run that fails on the way fails the test with the operator's log. */
   const whenRun = (run: string, phase: 'Waiting' | 'Succeeded', timeoutMs = 120_000): Promise<RunResource> =>
-    eventually(
-      `${run} ${phase}`,
-      async () => {
-        const resource = await phaseOf(run);
-        if (resource.status?.phase === 'Failed')
-          throw new Error(`the run failed: ${resource.status.message}\n${await cluster.operatorLogs()}`);
-        return resource.status?.phase === phase && resource;
-      },
-      timeoutMs,
-    );
+    untilPhase(run, () => phaseOf(run), phase, timeoutMs, () => cluster.operatorLogs());
 
   beforeAll(async () => {
     cluster = await openCluster(runLabel);
@@ -164,7 +155,7 @@ describe('Hyperspool on a real cluster', () => {
     await eventually('compiling in spool logs', async () => (await spool('logs', 'long-1')) === 'compiling\n', 10_000);
     expect((await phaseOf('long-1')).status?.phase).toBe('Running');
     await spool('cancel', 'long-1');
-    await eventually('long-1 Cancelled', async () => (await phaseOf('long-1')).status?.phase === 'Cancelled', 60_000);
+    await untilPhase('run long-1', () => phaseOf('long-1'), 'Cancelled', 60_000);
     expect(await spool('logs', 'long-1')).toBe('compiling\n');
   });
 
@@ -376,7 +367,7 @@ describe('Hyperspool on a real cluster', () => {
         expect(await ours()).toEqual([]);
 
         await givenRunOf('doomed', 'doomed.sh', 'echo about to fail\nexit 3\n');
-        await eventually('doomed-1 Failed', async () => (await phaseOf('doomed-1')).status?.phase === 'Failed', 120_000);
+        await untilPhase('run doomed-1', () => phaseOf('doomed-1'), 'Failed', 120_000);
         const fired = await eventually('HyperspoolRunsFailing firing', async () => (await ours()).find((a) => a.state === 'firing'), 60_000);
         expect(fired.labels).toMatchObject({ severity: 'warning', namespace });
         expect(fired.annotations.summary).toBe(`Hyperspool runs are failing in ${namespace}`);

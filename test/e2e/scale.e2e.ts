@@ -14,7 +14,7 @@
 // metrics (by port name) and of the database's Secret (named with kustomize's hash).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
+import { GaveUp, deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster } from './support/cluster.js';
 import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, recorded, runsIn, samples, WAKE_EVENT, type Park } from './support/sleepers.js';
 
 /** Runs in a namespace with no quota, and in one whose annotation caps its passes at QUOTA. */
@@ -66,7 +66,7 @@ describe('many runs parked on the node', () => {
     const all = async () => [...(await runsIn(cluster, open)), ...(await runsIn(cluster, quoted))];
     const failIfFailed = async (runs: Awaited<ReturnType<typeof all>>): Promise<void> => {
       const failed = runs.find((run) => run.status?.phase === 'Failed');
-      if (failed) throw new Error(`${failed.metadata.namespace}/${failed.metadata.name} failed: ${failed.status?.message}\n${await cluster.operatorLogs()}`);
+      if (failed) throw new GaveUp(`${failed.metadata.namespace}/${failed.metadata.name} failed: ${failed.status?.message}\n${await cluster.operatorLogs()}`);
     };
 
     // All parked at once, and no pod of theirs left on the node: a waiting run holds nothing.

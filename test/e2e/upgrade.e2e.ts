@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  GaveUp,
   deployHyperspool,
   E2E_LABEL,
   eventually,
@@ -135,7 +136,7 @@ ${extra}`,
         async () => {
           const resource = await run(name);
           if (resource.status?.phase === 'Failed')
-            throw new Error(`${name} failed: ${resource.status.message}\n${await cluster.operatorLogs()}`);
+            throw new GaveUp(`${name} failed: ${resource.status.message}\n${await cluster.operatorLogs()}`);
           return resource.status?.phase === 'Waiting' && awaiting.test(resource.status.awaiting ?? '') && resource;
         },
         180_000,
@@ -147,7 +148,7 @@ ${extra}`,
         async () => {
           const resource = await run(name);
           if (resource.status?.phase === 'Failed')
-            throw new Error(`${name} failed: ${resource.status.message}\n${await cluster.operatorLogs()}`);
+            throw new GaveUp(`${name} failed: ${resource.status.message}\n${await cluster.operatorLogs()}`);
           return resource.status?.phase === 'Succeeded' && resource;
         },
         240_000,

@@ -7,7 +7,7 @@ import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
-import { eventually, exposeOperator, getRun, givenWorkflow, hostAddressForProxy, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, eventually, exposeOperator, getRun, givenWorkflow, hostAddressForProxy, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const SCRIPT = 'spool step a -- echo before\nspool wait signal go\necho after\n';
 const run = promisify(execFile);
@@ -115,7 +115,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
 
     const signalled = await as(erin, 'signal', 'gate-1', 'go', 'yes');
     expect(signalled.output).toBe('signal go queued for gate-1\n');
-    await eventually('gate-1 Succeeded', async () => (await getRun(cluster, 'gate-1')).status?.phase === 'Succeeded', 60_000);
+    await untilPhase('run gate-1', () => getRun(cluster, 'gate-1'), 'Succeeded', 60_000);
     // The wait prints the signal's payload.
     expect((await as(erin, 'logs', 'gate-1')).output).toBe('before\nyes\nafter\n');
     expect((await as(erin, 'journal', 'gate-1')).output).toMatch(/wait\.signal\s+go/);
@@ -131,7 +131,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
   it("given a run that put an artifact, then spool status lists it and the person downloads it through runs/artifacts; one whom RBAC does not allow is refused", async () => {
     await givenWorkflow(cluster, 'report', 'report.sh', "printf 'hello from the run' | spool artifact put out/report.txt -\n");
     await whenRunCreated(cluster, 'report-1', 'report');
-    await eventually('report-1 Succeeded', async () => (await getRun(cluster, 'report-1')).status?.phase === 'Succeeded', 60_000);
+    await untilPhase('run report-1', () => getRun(cluster, 'report-1'), 'Succeeded', 60_000);
 
     const status = await as(erin, 'status', 'report-1');
     expect(status.output).toMatch(/^artifacts\s+out\/report\.txt {2}18 bytes {2}sha256 [0-9a-f]{12} {2}\S+$/m);

@@ -2,7 +2,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
-import { agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobEnds, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobEnds, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /**
  * The metrics behind the alerts users asked for (config/prometheus/rules.yaml): passes lost, pass
@@ -105,13 +105,13 @@ describe('the metrics behind the alerts', () => {
     const sleeper = await runWithPod('sleeps-1');
     expect((await sleeper.agent.call({ verb: 'sleep', ms: 3_600_000 })).body).toMatchObject({ status: 'suspended' });
     await whenJobEnds(cluster, sleeper.job, 'Complete');
-    await eventually('sleeps-1 Waiting', async () => (await getRun(cluster, 'sleeps-1')).status?.phase === 'Waiting');
+    await untilPhase('run sleeps-1', () => getRun(cluster, 'sleeps-1'), 'Waiting');
     expect(value(await scrape(), series)).toBeUndefined();
 
     const { job, agent } = await runWithPod('waits-1');
     expect((await agent.call({ verb: 'wait.signal', name: 'go' })).body).toMatchObject({ status: 'suspended' });
     await whenJobEnds(cluster, job, 'Complete');
-    await eventually('waits-1 Waiting', async () => (await getRun(cluster, 'waits-1')).status?.phase === 'Waiting');
+    await untilPhase('run waits-1', () => getRun(cluster, 'waits-1'), 'Waiting');
     const first = await eventually('an open wait', async () => value(await scrape(), series));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(value(await scrape(), series)).toBeGreaterThan(first + 1);

@@ -6,7 +6,7 @@ import { openPostgresStore } from '../../src/store/postgres.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { freePort } from '../support/dev.js';
 import { startS3, type TestS3 } from '../support/s3-server.js';
-import { eventually, getRun, readinessOn, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { GaveUp, eventually, getRun, readinessOn, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /**
  * Artifacts belong to their run (issue 20): the operator, with its bytes in S3 (versitygw on
@@ -92,7 +92,7 @@ describe('artifact lifecycle on a cluster', () => {
       `${runName} Succeeded`,
       async () => {
         const run = await getRun(cluster, runName);
-        if (run.status?.phase === 'Failed') throw new Error(`${runName} failed: ${run.status.message}`);
+        if (run.status?.phase === 'Failed') throw new GaveUp(`${runName} failed: ${run.status.message}`);
         return run.status?.phase === 'Succeeded' && run;
       },
       90_000,

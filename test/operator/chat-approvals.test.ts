@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { approveValue, slackClick, startChatService, type ChatService } from '../support/chat-service.js';
 import { removeTempDirs } from '../support/spool.js';
-import { eventually, getRun, givenWorkflow, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, eventually, getRun, givenWorkflow, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /**
  * Approvals in Slack from the operator (`spool operator --chat FILE`): the leader posts a Run's
@@ -69,7 +69,7 @@ describe('approvals in Slack on a cluster', () => {
       expect((await operator.store.getRun(runId))?.status).toBe('waiting');
 
       expect(await slackClick(operator.url, 'U0ALICE', 'approve', value, SECRET)).toBe(200);
-      await eventually('the Run to succeed', async () => (await getRun(cluster, 'refund-1')).status?.phase === 'Succeeded', 90_000);
+      await untilPhase('run refund-1', () => getRun(cluster, 'refund-1'), 'Succeeded', 90_000);
       const [updated] = await eventually('the message updated', () => Promise.resolve(chat.callsTo('POST /api/chat.update', 0).length > 0 && chat.callsTo('POST /api/chat.update', 0)));
       expect(JSON.stringify(updated?.body.blocks)).toContain('Approved by alice.');
       expect(JSON.stringify(updated?.body.blocks)).not.toContain('"actions"');

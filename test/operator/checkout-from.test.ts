@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import { eventually, getRun, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { GaveUp, eventually, getRun, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /**
  * A Workflow names its bundle on a cluster (issue 20): spec.checkoutFrom's ConfigMap becomes the
@@ -71,7 +71,7 @@ spool sleep 1s
       'tools-1 Succeeded',
       async () => {
         const run = await getRun(cluster, 'tools-1');
-        if (run.status?.phase === 'Failed') throw new Error(`tools-1 failed: ${run.status.message}`);
+        if (run.status?.phase === 'Failed') throw new GaveUp(`tools-1 failed: ${run.status.message}`);
         return run.status?.phase === 'Succeeded' && run;
       },
       120_000,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
 import {
+  untilPhase,
   agentOf,
   eventually,
   exposeOperator,
@@ -78,7 +79,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     const pod1 = await givenPodOf(cluster, job1);
     expect((await agentOf(operator.url, runId, 1, pod1.token).call({ verb: 'wait.signal', name: 'go', timeoutMs: 3_600_000 })).body).toMatchObject({ status: 'suspended' });
     await whenJobFinishes(cluster, job1);
-    await eventually('phase Waiting', async () => (await getRun(cluster, name)).status?.phase === 'Waiting');
+    await untilPhase(`run ${name}`, () => getRun(cluster, name), 'Waiting');
 
     const table = await ok(alice, 'runs');
     expect(table.split('\n')[0]).toMatch(/^RUN\s+STATUS\s+AWAITING\s+PASSES\s+AGE\s+WORKFLOW$/);
@@ -107,7 +108,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     const step = await pass2.call({ verb: 'step', name: 'done' });
     await pass2.call({ verb: 'done', position: step.body.position, stdout: 'ok\n', exitCode: 0 });
     await pass2.exit(0);
-    await eventually('phase Succeeded', async () => (await getRun(cluster, name)).status?.phase === 'Succeeded');
+    await untilPhase(`run ${name}`, () => getRun(cluster, name), 'Succeeded');
     expect(await ok(alice, 'status', runId)).toMatch(/^status\s+succeeded$/m);
   });
 
@@ -157,7 +158,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
       const children = (await operator.store.listRuns({ limit: 200 })).filter((run) => run.parentId === runId);
       expect(children.map((child) => child.workflow.slice(child.workflow.indexOf('#') + 1)).sort()).toEqual(['ask', 'refund']);
       expect(await ok(alice, 'logs', runId)).toContain('refunded order 1042\n');
-      await eventually('phase Succeeded', async () => (await getRun(cluster, name)).status?.phase === 'Succeeded');
+      await untilPhase(`run ${name}`, () => getRun(cluster, name), 'Succeeded');
     } finally {
       await kubelet.stop();
     }

@@ -4,7 +4,7 @@ import { RbacAuthorizationV1Api, type V1ClusterRole, type V1Deployment, type V1R
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/operator/kube/metrics.js';
-import { agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const SCRIPT = 'spool step a -- echo one\nspool sleep 2s\nspool step b -- echo two\n';
@@ -173,7 +173,7 @@ describe('config/ on a real kube-apiserver', () => {
     await pass2.call({ verb: 'done', position: stepB.body.position, stdout: 'two\n', exitCode: 0 });
     expect((await pass2.exit(0)).status).toBe(200);
 
-    await eventually('phase Succeeded', async () => (await getRun(cluster, 'nap-1')).status?.phase === 'Succeeded');
+    await untilPhase('run nap-1', () => getRun(cluster, 'nap-1'), 'Succeeded');
     await eventually('a Succeeded Event', async () => {
       const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=nap-1' });
       return events.items.some((event) => event.reason === 'Succeeded');

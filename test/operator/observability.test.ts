@@ -2,7 +2,7 @@ import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLogger } from '../../src/common/json-log.js';
 import type { Operator } from '../../src/operator/operator.js';
-import { agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobEnds, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, whenJobEnds, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /** The JSON lines an operator logged, parsed (a line that is not JSON fails the test). */
 function logSink(): { lines: Record<string, unknown>[]; write: (line: string) => void } {
@@ -58,7 +58,7 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
     await agent.call({ verb: 'done', position: step.body.position, stdout: '', exitCode: 1 });
     await agent.exit(1);
     await whenJobEnds(cluster, job!, 'Failed');
-    await eventually('the Run Failed', async () => (await getRun(cluster, 'flaky-1')).status?.phase === 'Failed');
+    await untilPhase('run flaky-1', () => getRun(cluster, 'flaky-1'), 'Failed');
 
     expect(logs.a.lines).toContainEqual(
       expect.objectContaining({ level: 'info', msg: 'pass dispatched', kind: 'Run', namespace: 'team-o', name: 'flaky-1', runId, pass: 1, job: `${key}-p1` }),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { PASS_QUOTA_ANNOTATION } from '../../src/operator/passes/pass-quota.js';
-import { eventually, getRun, givenWorkflow, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, getRun, givenWorkflow, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 /** One pass of three seconds: passes of runs created together overlap unless something holds them back. */
 const SCRIPT = 'spool step work -- sleep 3\n';
@@ -41,7 +41,7 @@ describe('passes at once: --max-running-passes and a namespace’s quota', () =>
     })();
     await Promise.all(names.map((name) => whenRunCreated(cluster, name, 'work')));
     try {
-      for (const name of names) await eventually(`${name} Succeeded`, async () => (await getRun(cluster, name)).status?.phase === 'Succeeded', 120_000);
+      for (const name of names) await untilPhase(`run ${name}`, () => getRun(cluster, name), 'Succeeded', 120_000);
     } finally {
       done = true;
       await counting;

@@ -7,6 +7,7 @@ import { getTable } from '../support/kube-table.js';
 import { processesMentioning, removeTempDirs, tempDir } from '../support/spool.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
+  untilPhase,
   agentOf,
   eventually,
   getRun,
@@ -445,7 +446,7 @@ describe('a pass whose pod dies', () => {
     expect((await pass2.call({ verb: 'sleep', ms: 60_000 })).body).toMatchObject({ status: 'suspended' });
     await pass2.exit(0);
 
-    await eventually('relapse-1 waiting', async () => (await getRun(cluster, 'relapse-1')).status?.phase === 'Waiting');
+    await untilPhase('run relapse-1', () => getRun(cluster, 'relapse-1'), 'Waiting');
     await eventually('no Job of the run left', async () => (await jobsOf(cluster, key)).length === 0, 10_000);
   });
 
@@ -458,7 +459,7 @@ describe('a pass whose pod dies', () => {
     const { code, output } = await pod.done;
     expect(output).toContain('one');
     expect(code).toBe(0);
-    await eventually('the run Succeeded', async () => (await getRun(cluster, 'early-1')).status?.phase === 'Succeeded');
+    await untilPhase('run early-1', () => getRun(cluster, 'early-1'), 'Succeeded');
   });
 });
 

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInformer, type Informer } from '../../src/operator/kube/informer.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
+  untilPhase,
+  GaveUp,
   agentOf,
   eventually,
   getRun,
@@ -106,7 +108,7 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     const key = await eventually('the run key', async () => (await getRun(cluster, 'one-reset')).metadata.labels?.['hyperspool.dev/run'], 30_000);
     const job = await eventually('the pass-1 Job', async () => {
       const run = await getRun(cluster, 'one-reset');
-      if (run.status?.phase === 'Failed') throw new Error(`one-reset failed: ${run.status.message}`);
+      if (run.status?.phase === 'Failed') throw new GaveUp(`one-reset failed: ${run.status.message}`);
       return (await jobsOf(cluster, key))[0];
     }, 30_000);
     expect(kubeConfig.resets).toBe(2);
@@ -135,7 +137,7 @@ describe('operator replicas and a restarting kube-apiserver', () => {
       return latest ?? job;
     });
     await whenPassRunsToTheEnd(operator, runId, current);
-    await eventually('one-after Succeeded', async () => (await getRun(cluster, 'one-after')).status?.phase === 'Succeeded', 30_000);
+    await untilPhase('run one-after', () => getRun(cluster, 'one-after'), 'Succeeded', 30_000);
   });
 });
 

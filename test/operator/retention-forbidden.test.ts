@@ -2,7 +2,7 @@ import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLogger } from '../../src/common/json-log.js';
 import type { Operator } from '../../src/operator/operator.js';
-import { agentOf, eventually, getRun, givenPodOf, jobsOf, startCluster, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
+import { untilPhase, agentOf, eventually, getRun, givenPodOf, jobsOf, startCluster, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const GROUP = { group: 'hyperspool.dev', version: 'v1alpha1' };
 
@@ -56,7 +56,7 @@ describe('retention of a Run the operator may not delete', () => {
     const runId = (await getRun(cluster, 'brief-1')).status?.runId ?? '';
     expect((await agentOf(operator.url, runId, 1, (await givenPodOf(cluster, job)).token).exit(0)).status).toBe(200);
     await whenJobFinishes(cluster, job);
-    await eventually('brief-1 Succeeded', async () => (await getRun(cluster, 'brief-1')).status?.phase === 'Succeeded');
+    await untilPhase('run brief-1', () => getRun(cluster, 'brief-1'), 'Succeeded');
 
     // Refused several times over: every refusal counted, by its reason.
     await eventually('three refused deletes counted', async () => (await errorsCounted()) >= 3, 30_000);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelRun } from '../../src/engine/cancel.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
+  untilPhase,
   eventually,
   getRun,
   givenWorkflow,
@@ -100,6 +101,6 @@ describe("the operator's informer caches", () => {
 
     const runId = (await getRun(cluster, 'nap-0')).status?.runId ?? '';
     await cancelRun(operator.store, runId, new Date(), 'cancelled through another replica');
-    await eventually('nap-0 Cancelled', async () => (await getRun(cluster, 'nap-0')).status?.phase === 'Cancelled', 10_000);
+    await untilPhase('run nap-0', () => getRun(cluster, 'nap-0'), 'Cancelled', 10_000);
   });
 });

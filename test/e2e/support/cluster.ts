@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { eventually as pollUntil } from '../../support/eventually.js';
+export { GaveUp } from '../../support/eventually.js';
+import { untilPhase as untilPhaseEvery } from '../../support/eventually.js';
 
 const run = promisify(execFile);
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -35,6 +37,15 @@ export async function sh(file: string, args: string[], env: NodeJS.ProcessEnv = 
 /** Polls as test/support/eventually.ts does, less often (each probe runs kubectl) and longer by default (pods start). */
 export const eventually = <T>(what: string, probe: () => Promise<T | false | 0 | '' | null | undefined>, timeoutMs = 60_000): Promise<T> =>
   pollUntil(what, probe, timeoutMs, 250);
+
+/** Waits for a resource's phase as test/support/eventually.ts's untilPhase does, failing at once on another final one; as often as eventually. */
+export const untilPhase = <T extends { status?: { phase?: string; message?: string } }>(
+  what: string,
+  read: () => Promise<T>,
+  phase: string,
+  timeoutMs = 60_000,
+  explain?: (resource: T) => Promise<string>,
+): Promise<T> => untilPhaseEvery(what, read, phase, timeoutMs, { everyMs: 250, ...(explain ? { explain } : {}) });
 
 /** An object to apply: any manifest, whose labels the suite adds to. */
 export type KubeObject = { metadata?: { labels?: Record<string, string> } & Record<string, unknown> } & Record<string, unknown>;

@@ -27,6 +27,7 @@ import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } f
 import { eventually } from '../../support/eventually.js';
 
 export { eventually };
+export { GaveUp, untilPhase } from '../../support/eventually.js';
 
 /**
  * What a replica's `/readyz` answers on its probes port, as `<status> <text>` (`503 not ready:
