@@ -123,11 +123,11 @@ export class Pass {
         this.lost = error.message;
         return LOST_ANSWER;
       }
-      const code = error instanceof SpoolError ? error.code : 'internal';
+      const limit = error instanceof SpoolError && error.kind === 'limit';
       return {
         status: 'error',
-        kind: code === 'limit' ? 'limit' : 'internal',
-        message: code === 'limit' ? oneLine(error.message) : error.message,
+        kind: limit ? 'limit' : 'internal',
+        message: limit ? oneLine(error.message) : error.message,
         exitCode: EXIT.failure,
       };
     }

@@ -134,11 +134,4 @@ export type Answer =
 export const PROTOCOL_VERSION = 2;
 
 /** Exit codes of the CLI (DESIGN.md §3). */
-export const EXIT = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  taken: 3,
-  timedOut: 124,
-  unavailable: 69,
-} as const;
+export { EXIT } from '../common/exit-codes.js';

@@ -1,16 +1,16 @@
 import { isUtf8 } from '../common/json-text.js';
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { SpoolError, ensureError } from '../common/errors.js';
+import { KINDS, RetryableError, SpoolError, ensureError, kindOfStatus } from '../common/errors.js';
 
-/** An error with the HTTP status and stable code the API answers with. */
+/** An error with the HTTP status and the precise wire code a route answers with; its kind follows from its status. */
 export class HttpError extends SpoolError {
   constructor(
     readonly status: number,
     code: string,
     message: string,
   ) {
-    super(code, message);
+    super(kindOfStatus(status), message, { code });
   }
 }
 
@@ -26,7 +26,7 @@ export function unprocessable<T>(code: string, check: () => T): T {
   try {
     return check();
   } catch (error) {
-    if (error instanceof SpoolError && error.code === 'usage') throw new HttpError(422, code, error.message);
+    if (error instanceof SpoolError && !(error instanceof HttpError) && error.kind === 'usage') throw new HttpError(422, code, error.message);
     throw error;
   }
 }
@@ -37,13 +37,12 @@ export function errorHandler(raw: unknown, req: Request, res: Response, next: Ne
   const error = ensureError(raw);
   if (error instanceof HttpError) {
     res.status(error.status).json({ error: { code: error.code, message: error.message } });
-  } else if (error instanceof SpoolError && error.code === 'refused') {
-    res.status(429).json({ error: { code: 'over_rate', message: error.message } });
-  } else if (error instanceof SpoolError && error.code === 'unavailable') {
-    // The database is away (restarting): nothing was recorded; the caller tries again.
-    res.status(503).set('retry-after', '1').json({ error: { code: 'unavailable', message: error.message } });
-  } else if (error instanceof SpoolError && error.code === 'usage') {
-    res.status(400).json({ error: { code: 'bad_request', message: error.message } });
+  } else if (error instanceof RetryableError) {
+    // The database or the artifact store is away (restarting): nothing was recorded; the caller tries again.
+    const seconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+    res.status(KINDS[error.kind].status).set('retry-after', String(seconds)).json({ error: { code: error.code, message: error.message } });
+  } else if (error instanceof SpoolError && error.kind !== 'internal') {
+    res.status(KINDS[error.kind].status).json({ error: { code: error.code, message: error.message } });
   } else if ((raw as { type?: string }).type === 'entity.parse.failed') {
     res.status(400).json({ error: { code: 'bad_json', message: 'the request body is not valid JSON' } });
   } else if ((raw as { type?: string }).type === 'entity.too.large') {

@@ -46,12 +46,12 @@ async function openBlobs(options: StoreOptions): Promise<BlobBackend | undefined
 
 /**
  * The artifact store did not answer, or answered 5xx, at start-up: retryable, so the operator waits
- * for it (it may be starting beside the operator). Its code is `usage`: a command cannot tell a
- * server still starting from a wrong `--s3-endpoint`, and says so in one line, exit 2, as for any
- * bad flag.
+ * for it (it may be starting beside the operator), the server answers 503 with Retry-After, and a
+ * command says so in one line and exits 69, as for a database that is away (a wrong address is a
+ * 4xx or a name that does not resolve the same way: the message names the endpoint either way).
  */
 export class ArtifactsUnreachableError extends RetryableError {
   constructor(message: string) {
-    super('usage', message);
+    super('unavailable', message);
   }
 }

@@ -65,7 +65,7 @@ describe('artifacts in S3', () => {
     expect(existsSync(join(dir, '.spool'))).toBe(false);
   });
 
-  it('given a bucket the server does not have, a malformed location, a wrong key or an endpoint nothing answers on, then each is one line at start-up, exit 2', async () => {
+  it('given a bucket the server does not have, a malformed location, a wrong key or an endpoint nothing answers on, then each is one line at start-up, exit 2 (69 for the endpoint nothing answers on)', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'w.sh': 'echo ran\n' });
     const run = (...flags: string[]) => spool(['run', 'w.sh', ...flags], { cwd: dir, env: keys() });
@@ -89,12 +89,13 @@ describe('artifacts in S3', () => {
     expect(linesOf(wrongKey.output)).toEqual([expect.stringMatching(/HTTP 403 SignatureDoesNotMatch/)]);
     expect(wrongKey.code).toBe(2);
 
-    // Retryable for the operator, which waits for it; a command cannot tell a server still
-    // starting from a wrong endpoint, so it is a bad flag here.
+    // Unavailable, as a database that is away: the operator waits for it, the server answers 503
+    // with Retry-After, and a command exits 69 (it exited 2, as for a bad flag, though the operator
+    // retried the same error).
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const unanswered = await run('--artifacts', `s3://${s3!.bucket}`, '--s3-endpoint', nobody);
     expect(linesOf(unanswered.output)).toEqual([expect.stringMatching(new RegExp(`^spool: --artifacts s3://${s3!.bucket}/: .*ECONNREFUSED`))]);
-    expect(unanswered.code).toBe(2);
+    expect(unanswered.code).toBe(69);
     expect(existsSync(join(dir, '.spool'))).toBe(false);
 
     const endpointAlone = await run('--s3-endpoint', s3!.endpoint);

@@ -120,7 +120,7 @@ function archivedRow(run: StoreRun): RunRow {
 export async function clusterRunStatus(target: ClusterTarget, arg: string): Promise<Record<string, unknown>> {
   const run = await (arg.includes(':') ? findByRunId(target, arg) : target.getRun(arg)).catch(async (error: unknown) => {
     // No Run: an archived run (the store keeps it after its Run is deleted) answers from the store.
-    if (!(error instanceof SpoolError && error.code === 'not_found') || !(arg.includes(':') || RUN_KEY.test(arg))) throw error;
+    if (!(error instanceof SpoolError && error.kind === 'not_found') || !(arg.includes(':') || RUN_KEY.test(arg))) throw error;
     const stored = await target.api<{ run: StoreRun }>('GET', `/runs/${encodeURIComponent(await target.runId(arg))}`).catch(() => Promise.reject(error));
     return stored.run;
   });

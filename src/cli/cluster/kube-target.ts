@@ -1,7 +1,7 @@
 import { request } from 'node:https';
 import { request as plainRequest, type RequestOptions } from 'node:http';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { ensureError, SpoolError, UsageError } from '../../common/errors.js';
+import { RetryableError, SpoolError, UsageError, ensureError, errorOfAnswer } from '../../common/errors.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
 import { RUN_KEY, runIdOf } from '../../operator/naming.js';
@@ -63,7 +63,7 @@ export class ClusterTarget implements Target {
   async runId(arg: string): Promise<string> {
     if (arg.includes(':')) return arg;
     // A run key whose Run is gone (its TTL, a history limit) still names the run in the store.
-    const run = RUN_KEY.test(arg) ? await this.getRun(arg).catch((error: unknown) => (error instanceof SpoolError && error.code === 'not_found' ? null : Promise.reject(ensureError(error)))) : await this.getRun(arg);
+    const run = RUN_KEY.test(arg) ? await this.getRun(arg).catch((error: unknown) => (error instanceof SpoolError && error.kind === 'not_found' ? null : Promise.reject(ensureError(error)))) : await this.getRun(arg);
     if (!run) return runIdOf(this.namespace, arg);
     if (!run.status?.runId) throw new SpoolError('not_found', `Run ${arg} in namespace ${this.namespace} has not been admitted yet (is the operator running?)`);
     this.runNames.set(run.status.runId, arg);
@@ -131,8 +131,7 @@ export class ClusterTarget implements Target {
       throw new SpoolError('unavailable', `the operator's aggregated API (APIService v1alpha1.api.hyperspool.dev) is not available: ${answer.message ?? ''}; is the operator running? (kubectl get apiservice v1alpha1.api.hyperspool.dev)`);
     }
     const message = answer.error?.message ?? answer.message ?? `the API server answered ${status}`;
-    const code = status === 404 ? 'not_found' : status === 403 ? 'forbidden' : status === 401 ? 'unauthenticated' : status === 400 ? 'usage' : (answer.error?.code ?? 'server');
-    throw new SpoolError(code, message);
+    throw errorOfAnswer(status, answer.error?.code, message);
   }
 
   /** Whether kube-apiserver serves api.hyperspool.dev (its discovery document answers). */
@@ -169,7 +168,7 @@ export class ClusterTarget implements Target {
       throw new SpoolError('unauthenticated', 'the operator needs your bearer token, and this kubeconfig user has none (a client certificate cannot be passed on); use a token or an exec plugin user');
     }
     const message = answer.error?.message ?? answer.message ?? `the operator answered ${status}`;
-    throw new SpoolError(status === 404 ? 'not_found' : status === 400 ? 'usage' : (answer.error?.code ?? 'server'), message);
+    throw errorOfAnswer(status, answer.error?.code, message);
   }
 }
 
@@ -205,8 +204,8 @@ export function kubeError(error: unknown, what: string): SpoolError {
   const body = typeof failed.body === 'string' ? parse(failed.body) : failed.body;
   const said = (body as { message?: string } | undefined)?.message ?? failed.message ?? String(error);
   const status = httpStatus(error);
+  if (status === undefined) return new RetryableError('unavailable', `${what}: cannot reach the cluster (${said})`);
   if (status === 404) return new SpoolError('not_found', `${what} not found`);
   if (status === 403) return new SpoolError('forbidden', `${what}: ${said}`);
-  if (status === undefined) return new SpoolError('unavailable', `${what}: cannot reach the cluster (${said})`);
-  return new SpoolError('server', `${what}: ${said}`);
+  return new SpoolError('internal', `${what}: ${said}`);
 }

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { SpoolError } from '../../common/errors.js';
+import { errorOfAnswer } from '../../common/errors.js';
 import { ServerUnavailable, serverUrl } from './http.js';
 
 /**
@@ -25,7 +25,7 @@ export async function uploadCheckout(server: string | undefined, dir: string): P
   }
   const answer = (await response.json().catch(() => ({}))) as { checkout?: string; error?: { code?: string; message?: string } };
   if (!response.ok || !answer.checkout) {
-    throw new SpoolError(answer.error?.code ?? 'server', `--with ${dir}: ${answer.error?.message ?? `the server answered ${response.status}`}`);
+    throw errorOfAnswer(response.status, answer.error?.code, `--with ${dir}: ${answer.error?.message ?? `the server answered ${response.status}`}`);
   }
   return answer.checkout;
 }

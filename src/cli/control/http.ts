@@ -1,8 +1,9 @@
-import { SpoolError } from '../../common/errors.js';
+import { RetryableError, errorOfAnswer } from '../../common/errors.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7456';
 
-export class ServerUnavailable extends SpoolError {
+/** No server answered: retryable, as it may be starting; the CLI exits with the unavailable code. */
+export class ServerUnavailable extends RetryableError {
   constructor(url: string, reason: string) {
     super('unavailable', `cannot reach the server at ${url} (${reason}); start one with 'spool dev' or set SPOOL_SERVER`);
   }
@@ -26,11 +27,8 @@ export async function api<T = Record<string, unknown>>(server: string, method: s
     throw new ServerUnavailable(server, cause?.code ?? cause?.message ?? (error as Error).message);
   }
   const answer = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-  if (!response.ok) {
-    // 400 and 422: the request itself is wrong, the person's to fix, so exit 2 like any usage error.
-    const code = response.status === 404 ? 'not_found' : response.status === 400 || response.status === 422 ? 'usage' : (answer.error?.code ?? 'server');
-    throw new SpoolError(code, answer.error?.message ?? `the server answered ${response.status}`);
-  }
+  // Rebuilt through the table of kinds: a 400 or 422 is the person's to fix (exit 2), a 503 may pass (exit 69).
+  if (!response.ok) throw errorOfAnswer(response.status, answer.error?.code, answer.error?.message ?? `the server answered ${response.status}`);
   return answer as T;
 }
 

@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
-import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
+import { UsageError, ensureError, exitCodeOf } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
 import { EXIT } from '../../engine/protocol.js';
 import { chatOption } from '../chat-option.js';
@@ -128,8 +128,6 @@ export async function runControl(args: string[]): Promise<number> {
     }
     const error = ensureError(raw);
     process.stderr.write(`spool: ${oneLine(error.message)}\n`);
-    if (!(error instanceof SpoolError)) return EXIT.failure;
-    if (error.code === 'usage') return EXIT.usage;
-    return error.code === 'unavailable' ? EXIT.unavailable : EXIT.failure;
+    return exitCodeOf(error);
   }
 }
