@@ -3,6 +3,7 @@ import { requireAgent } from './capabilities.js';
 import { checkArgv, wholeMs } from './checks.js';
 import { send } from './connection.js';
 import { ScriptError, StepFailed } from './errors.js';
+import { outputOf } from './output.js';
 import type { OkAnswer } from './protocol.js';
 
 export interface ActivityOptions {
@@ -33,7 +34,7 @@ function spec(name: string, argv: readonly string[], options: ActivityOptions): 
 }
 
 function finished(name: string, answer: OkAnswer): string {
-  const stdout = answer.stdout ?? '';
+  const stdout = outputOf(answer).toString('utf8');
   const exitCode = answer.exitCode ?? 0;
   if (exitCode !== 0) throw new StepFailed(name, exitCode, stdout, answer.stderr);
   return stdout;

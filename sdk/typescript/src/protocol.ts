@@ -6,7 +6,7 @@
 export type Request = { verb: string } & Record<string, unknown>;
 
 export type Answer =
-  | { status: 'ok'; stdout?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
+  | { status: 'ok'; stdout?: string; stdoutBase64?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
   | { status: 'execute'; position: number; idempotencyKey?: string }
   | { status: 'suspended'; message: string }
   | { status: 'error'; kind: 'usage' | 'determinism' | 'limit' | 'internal'; message: string; exitCode?: number };

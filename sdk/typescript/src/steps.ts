@@ -5,12 +5,20 @@ import { send } from './connection.js';
 import { ScriptError, StepFailed } from './errors.js';
 import { checkArgv } from './checks.js';
 import { asJson } from './json.js';
+import { outputField, outputOf } from './output.js';
 import type { OkAnswer } from './protocol.js';
 
 /** A step's recorded result, as the unchecked form returns it. */
 export interface StepResult {
+  /** stdout as text: what is not UTF-8 shows as U+FFFD, the same on every pass. */
   stdout: string;
+  /** stdout byte for byte (a NUL, bytes that are not UTF-8), the same on every pass. */
+  bytes: Uint8Array;
   exitCode: number;
+}
+
+function resultOf(bytes: Buffer, exitCode: number): StepResult {
+  return { stdout: bytes.toString('utf8'), bytes, exitCode };
 }
 
 export interface StepOptions {
@@ -30,23 +38,24 @@ function runCommand(argv: readonly string[], idempotencyKey: string | undefined)
       // Reported as a shell would, so a missing tool reads the same from every SDK and from bash.
       const notFound = error.code === 'ENOENT';
       process.stderr.write(`spool: cannot run '${program}': ${notFound ? 'command not found' : error.message}\n`);
-      resolve({ stdout: '', exitCode: notFound ? 127 : 126 });
+      resolve(resultOf(Buffer.alloc(0), notFound ? 127 : 126));
     });
     child.once('close', (code, signal) => {
       const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
-      resolve({ stdout: Buffer.concat(chunks).toString('utf8'), exitCode });
+      resolve(resultOf(Buffer.concat(chunks), exitCode));
     });
   });
 }
 
 function recorded(answer: OkAnswer): StepResult {
-  return { stdout: answer.stdout ?? '', exitCode: answer.exitCode ?? 0 };
+  return resultOf(outputOf(answer), answer.exitCode ?? 0);
 }
 
 /**
  * A durable subprocess: runs `argv` (no shell) the first time the script reaches `name` and records
  * its stdout and exit code; every replay returns the recorded result without running it. Returns
- * stdout and throws StepFailed on a non-zero exit, or with `{ check: false }` returns both.
+ * stdout and throws StepFailed on a non-zero exit, or with `{ check: false }` returns both, with
+ * stdout's exact bytes as `bytes` (output that is not text is recorded as bytes, docs/protocol.md).
  */
 export function step(name: string, argv: readonly string[], options?: { check?: true }): Promise<string>;
 export function step(name: string, argv: readonly string[], options: { check: false }): Promise<StepResult>;
@@ -57,7 +66,7 @@ export async function step(name: string, argv: readonly string[], options: StepO
   let result: StepResult;
   if (answer.status === 'execute') {
     result = await runCommand(argv, answer.idempotencyKey);
-    await ok(await send({ verb: 'done', position: answer.position, ...result }));
+    await ok(await send({ verb: 'done', position: answer.position, ...outputField(Buffer.from(result.bytes)), exitCode: result.exitCode }));
   } else {
     result = recorded(answer);
   }

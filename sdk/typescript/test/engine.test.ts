@@ -155,4 +155,24 @@ try {
     const { journal } = await recorded(dataDir, id);
     expect(journal.find((entry) => entry.kind === 'result' && entry.verb === 'artifact.put')?.data.size).toBe(1_300_000);
   }, 120_000);
+
+  it('given steps printing bytes that are not plain text before a sleep, then both passes get the same bytes and the journal keeps them as stdoutBase64', async () => {
+    const { dir, dataDir, id, output, code } = await runScript(
+      'bytes.mjs',
+      `import { sleep, step } from '@hyperspool/sdk';
+const hex = (bytes) => Buffer.from(bytes).toString('hex');
+const latin = await step('latin', ['printf', 'caf\\\\351'], { check: false });
+const nul = await step('nul', ['printf', 'x\\\\000y\\\\n'], { check: false });
+log('pass ' + process.env.SPOOL_PASS + ' ' + hex(latin.bytes) + ' ' + hex(nul.bytes) + ' ' + JSON.stringify(latin.stdout));
+await sleep(300);
+`,
+    );
+    expect(output).toContain(`  ${id} succeeded`);
+    expect(code).toBe(0);
+    // The string stays the lossy text it always was; bytes are what the command printed.
+    expect(readLines(join(dir, 'effects.txt'))).toEqual(['pass 1 636166e9 7800790a "caf\uFFFD"', 'pass 2 636166e9 7800790a "caf\uFFFD"']);
+    const { journal } = await recorded(dataDir, id);
+    const kept = (name: string) => journal.find((entry) => entry.kind === 'result' && entry.name === name)?.data.stdoutBase64;
+    expect([kept('latin'), kept('nul')]).toEqual([Buffer.from('636166e9', 'hex').toString('base64'), Buffer.from('7800790a', 'hex').toString('base64')]);
+  }, 120_000);
 });
