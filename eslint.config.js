@@ -1,5 +1,5 @@
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/', '.spool/', 'eslint.config.js', 'vitest.config.ts'] },
@@ -7,10 +7,38 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
-    settings: { 'import-x/ignore': ['node_modules'] },
+    settings: {
+      'import-x/ignore': ['node_modules'],
+      // Sources import each other as './x.js' (NodeNext): without this alias the import rules
+      // resolve nothing, and no-cycle and the zones below would pass whatever is imported.
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
+      // A value import that closes a cycle is refused (type-only imports are not followed by
+      // this rule; the zones below count them).
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // Arrows one way (DESIGN §7): the engine, the store and the shared code below never import
+      // the operator, the server or the CLI that are built on them; the in-script client
+      // (src/cli/script, bundled into every pass) imports only the protocol and src/common. Where
+      // a zone is crossed, move the shared thing down into src/common or the protocol instead.
+      'import-x/no-restricted-paths': ['error', {
+        zones: [
+          ...['engine', 'store', 'common'].map((lower) => ({
+            target: `./src/${lower}`,
+            from: ['./src/operator', './src/server', './src/cli'],
+            message: `src/${lower} is below the operator, the server and the CLI`,
+          })),
+          {
+            target: './src/cli/script',
+            from: './src',
+            except: ['./cli/script', './common', './engine/protocol.ts'],
+            message: 'the in-script client imports only the protocol (src/engine/protocol.ts) and src/common',
+          },
+        ],
+      }],
       '@typescript-eslint/no-base-to-string': 'off',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true, allowNullish: true }],
     },

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { checkInterpreter, interpreterFor } from '../agent/interpreters.js';
+import { checkInterpreter, interpreterFor } from '../common/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';

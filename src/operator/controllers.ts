@@ -14,7 +14,7 @@ import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from './api/generated.js';
 import { OFFERED_BY, offeredCapabilities, refusal } from './activities/activity-classes.js';
 import { KubeActivities } from './activities/kube-activities.js';
-import type { ActivityAgentIdentity } from '../server/activity-report-routes.js';
+import type { ActivityAgentIdentity } from '../server/context.js';
 import { maxValueBytes } from '../engine/limits.js';
 import { startInformer, type Informer } from './kube/informer.js';
 import type { OperatorMetrics } from './kube/metrics.js';

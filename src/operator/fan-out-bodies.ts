@@ -1,4 +1,4 @@
-import { interpreterFor } from '../agent/interpreters.js';
+import { interpreterFor } from '../common/interpreters.js';
 import { isPipelineFile, PIPELINE } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { BODIES, type PinnedBody } from '../pipeline/pinned-bodies.js';

@@ -1,4 +1,4 @@
-import { interpreterFor } from '../agent/interpreters.js';
+import { interpreterFor } from '../common/interpreters.js';
 import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
 import type { ScriptSource } from '../store/types.js';
 import { ensureError } from '../common/errors.js';

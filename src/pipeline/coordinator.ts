@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import { resolve } from 'node:path';
-import { interpreterFor } from '../agent/interpreters.js';
+import { interpreterFor } from '../common/interpreters.js';
 import type { PassOutcome } from '../agent/run-pass.js';
 import { Pass, type PassHost } from '../engine/pass.js';
 import type { Answer, Request } from '../engine/protocol.js';

@@ -1,18 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { ServerContext } from './context.js';
+import type { Access, ServerContext } from './context.js';
 import { projectOfRunId } from '../common/ids.js';
 
-/** What a request to the API does, in the terms of Kubernetes RBAC on hyperspool.dev resources. */
-export interface Access {
-  verb: 'get' | 'list' | 'create' | 'update' | 'delete';
-  resource: 'runs' | 'handlers' | 'schedules' | 'events' | 'state' | 'workflows';
-  /** The project (namespace on a cluster) the request touches. */
-  project: string;
-  name?: string;
-}
-
 const READ_VERBS: Record<string, Access['verb']> = { GET: 'get', HEAD: 'get' };
-
 
 /**
  * The access a control request needs: reading a run is `get runs`; cancelling it, signalling it

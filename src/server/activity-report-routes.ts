@@ -6,20 +6,6 @@ import type { ServerContext } from './context.js';
 import { object } from './body.js';
 import { HttpError, badRequest } from './http-error.js';
 
-/** Who an activity attempt's pod is: the one attempt of one activity its token was issued for. */
-export interface ActivityAgentIdentity {
-  runId: string;
-  name: string;
-  attempt: number;
-}
-
-/** What the API needs to hear activity attempts' pods (the operator's; absent elsewhere). */
-export interface ActivityAgents {
-  authenticate(token: string): Promise<ActivityAgentIdentity | null>;
-  /** An attempt's result was recorded: whoever waits on its Job may stop. */
-  reported(identity: ActivityAgentIdentity): void;
-}
-
 /**
  * An activity attempt's pod reports its command's stdout and exit code here, once. The result is
  * recorded only while that attempt is the one running (the store's conditional update), so a

@@ -1,8 +1,32 @@
 import type { Store } from '../store/store.js';
 import type { ChatSettings } from './chat/settings.js';
-import type { Access } from './access.js';
-import type { ActivityAgents } from './activity-report-routes.js';
 import type { AgentIdentity, RemotePasses } from './remote-passes.js';
+
+// Access and ActivityAgents are declared here, not beside the code that uses them (access.ts,
+// activity-report-routes.ts), because those modules take a ServerContext: the arrows go one way.
+
+/** What a request to the API does, in the terms of Kubernetes RBAC on hyperspool.dev resources. */
+export interface Access {
+  verb: 'get' | 'list' | 'create' | 'update' | 'delete';
+  resource: 'runs' | 'handlers' | 'schedules' | 'events' | 'state' | 'workflows';
+  /** The project (namespace on a cluster) the request touches. */
+  project: string;
+  name?: string;
+}
+
+/** Who an activity attempt's pod is: the one attempt of one activity its token was issued for. */
+export interface ActivityAgentIdentity {
+  runId: string;
+  name: string;
+  attempt: number;
+}
+
+/** What the API needs to hear activity attempts' pods (the operator's; absent elsewhere). */
+export interface ActivityAgents {
+  authenticate(token: string): Promise<ActivityAgentIdentity | null>;
+  /** An attempt's result was recorded: whoever waits on its Job may stop. */
+  reported(identity: ActivityAgentIdentity): void;
+}
 
 /** What the API needs from whoever serves it (the dev server here, the operator on a cluster). */
 export interface ServerContext {

@@ -6,7 +6,7 @@ import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
 import { RUN_KEY, runIdOf } from '../../operator/naming.js';
 import { aggregatedDiscoveryPath, aggregatedRequest } from './aggregated-path.js';
-import type { Target } from '../control/target.js';
+import type { Target } from '../control/target-types.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
 
 export interface ClusterOptions {

@@ -1,20 +1,7 @@
 import { api, serverUrl } from './http.js';
+import type { Target, TargetOptions } from './target-types.js';
 
-/** What the control verbs talk to: a `spool dev` server, or a cluster's operator (src/cli/cluster). */
-export interface Target {
-  /** One call to the HTTP API (paths below /v1). */
-  api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
-  /** The run id a person's argument names: the id itself, or on a cluster a Run resource's name. */
-  runId(arg: string): Promise<string>;
-}
-
-export interface TargetOptions {
-  server?: string;
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  operator?: string;
-}
+export type { Target, TargetOptions } from './target-types.js';
 
 /** A cluster when any kubeconfig option is given, else the server of --server or $SPOOL_SERVER. */
 export function isCluster(options: TargetOptions): boolean {

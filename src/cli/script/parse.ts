@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { interpreterFor } from '../../agent/interpreters.js';
+import { interpreterFor } from '../../common/interpreters.js';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { notUtf8 } from '../../common/text-file.js';

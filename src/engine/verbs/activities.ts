@@ -1,5 +1,5 @@
 import type { ActivityRecord } from '../../store/types.js';
-import type { Pass, Reached } from '../pass.js';
+import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { ActivityRunRequest, ActivitySpec, ActivitySubmitRequest, ActivityWaitRequest, Answer } from '../protocol.js';
 import { EXIT } from '../protocol.js';
 import { OK, commandAnswer } from './answers.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
 import { DeterminismError, SpoolError, UsageError } from '../../common/errors.js';
 import type { ArtifactRecord } from '../../store/artifacts/types.js';
-import type { Pass, Reached } from '../pass.js';
+import type { PassState as Pass, Reached } from '../pass-state.js';
 import { CHECKOUT_ARTIFACT, RESERVED_ARTIFACT_PREFIX } from '../protocol.js';
 import type {
   Answer,

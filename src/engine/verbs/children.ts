@@ -2,7 +2,7 @@ import { UsageError } from '../../common/errors.js';
 import { derivedRunId, stableHash } from '../../common/ids.js';
 import { TERMINAL_STATUSES, type RunnerSettings } from '../../store/types.js';
 import { pinnedBody } from '../../pipeline/pinned-bodies.js';
-import type { Pass, Reached } from '../pass.js';
+import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest, WaitChildrenRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
 import { OK, textAnswer } from './answers.js';

@@ -1,5 +1,5 @@
 import { idempotencyKey } from '../../common/ids.js';
-import type { Pass, Reached } from '../pass.js';
+import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { Answer, DoneRequest, LockRequest, StepFnRequest, StepRequest } from '../protocol.js';
 import { bytesField } from '../../common/output-bytes.js';
 import { checkResultSize } from '../limits.js';

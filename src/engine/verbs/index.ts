@@ -1,4 +1,4 @@
-import type { Pass } from '../pass.js';
+import type { PassState as Pass } from '../pass-state.js';
 import { UsageError } from '../../common/errors.js';
 import { PROTOCOL_VERSION, type Answer, type Request } from '../protocol.js';
 import { artifactCommit, artifactGet, artifactList, artifactPut, artifactWrite } from './artifacts.js';

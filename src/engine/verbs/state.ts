@@ -1,6 +1,6 @@
 import { UsageError } from '../../common/errors.js';
 import type { Store } from '../../store/store.js';
-import type { Pass } from '../pass.js';
+import type { PassState as Pass } from '../pass-state.js';
 import type { Answer, StateRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
 import { OK, textAnswer } from './answers.js';

@@ -1,5 +1,5 @@
 import { formatDuration } from '../../common/duration.js';
-import type { Pass } from '../pass.js';
+import type { PassState as Pass } from '../pass-state.js';
 import type { Answer, SleepRequest, WaitEventRequest, WaitSignalRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
 import { OK } from './answers.js';

@@ -1,5 +1,5 @@
 import type { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import type { ActivityAgentIdentity } from '../../server/activity-report-routes.js';
+import type { ActivityAgentIdentity } from '../../server/context.js';
 import { ACTIVITY_NAME_ANNOTATION, LABELS, activityJobName, activityKey, runIdOf } from '../naming.js';
 import { boundPod } from './bound-pod.js';
 import { TOKEN_CACHE_MS } from './token-review.js';

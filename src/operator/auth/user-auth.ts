@@ -1,5 +1,5 @@
 import type { AuthenticationV1Api, AuthorizationV1Api } from '@kubernetes/client-node';
-import type { Access } from '../../server/access.js';
+import type { Access } from '../../server/context.js';
 import { HttpError } from '../../server/http-error.js';
 import { GROUP } from '../api/generated.js';
 import { reviewToken, TOKEN_CACHE_MS } from './token-review.js';

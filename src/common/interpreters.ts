@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, extname, join } from 'node:path';
-import { UsageError } from '../common/errors.js';
+import { UsageError } from './errors.js';
 
 /** The interpreter each script extension picks; scripts in bash run with errexit and nounset. */
 const BY_EXTENSION: Record<string, string[]> = {

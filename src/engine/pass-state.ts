@@ -1,0 +1,224 @@
+import { DeterminismError, UsageError } from '../common/errors.js';
+import type { Store } from '../store/store.js';
+import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
+import type { Answer } from './protocol.js';
+import type { ArtifactLimits } from './limits.js';
+import type { Upload } from './uploads.js';
+
+// What the verbs (engine/verbs) need of a pass, apart from the dispatch to them in pass.ts, so
+// that the verbs import this module and pass.ts imports the verbs: the arrows go one way.
+
+/** What the host (local executor, dev server, operator) lends a pass. */
+export interface PassHost {
+  now(): Date;
+  /** Capabilities an activity may ask for here. */
+  capabilities: readonly string[];
+  /** Who offers capabilities, as a refusal names them ('no agent here offers' unless set). */
+  capabilitiesOfferedBy?: string;
+  /**
+   * Why an activity requiring these (each offered by someone) still cannot run here, if it cannot:
+   * on a cluster, no one ActivityClass offers them all.
+   */
+  activityRefusal?(requires: readonly string[]): string | null;
+  /** Why this host runs no activities, if it runs none (the operator, for now). */
+  noActivities?: string;
+  /**
+   * Why a fan_out body cannot be read from a file here, if it cannot (the operator: its filesystem
+   * is nobody's checkout; bodies are Workflows, pinned with the run).
+   */
+  noWorkflowFiles?: string;
+  /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
+  maxResultBytes: number;
+  /** How big artifacts may be; SPOOL_MAX_ARTIFACT_BYTES and SPOOL_MAX_RUN_ARTIFACT_BYTES when absent. */
+  artifactLimits?: ArtifactLimits;
+  env: string;
+  /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */
+  notify(change: Change): void;
+}
+
+export type Change =
+  | { kind: 'event'; project: string; type: string; id: string }
+  | { kind: 'run-created'; runId: string }
+  | { kind: 'lease-holder'; runId: string }
+  | { kind: 'activity-queued'; id: string };
+
+export interface Suspension {
+  awaiting: string;
+  wait: Wait;
+  wakeAt: Date | null;
+}
+
+/** A durable call reached in this pass, with what the journal holds at its position. */
+export interface Reached {
+  position: number;
+  occurrence: number;
+  verb: string;
+  name: string;
+  call: JournalEntry | null;
+  result: JournalEntry | null;
+}
+
+interface Slot {
+  call?: JournalEntry;
+  result?: JournalEntry;
+}
+
+/**
+ * One pass of one run, as the verbs see it: matches each durable call the script reaches against
+ * the journal by position, answers recorded calls from it and records new ones. Pass (pass.ts)
+ * adds the dispatch of requests to the verbs.
+ */
+export class PassState {
+  private readonly slots = new Map<number, Slot>();
+  private cursor = 0;
+  private readonly occurrences = new Map<string, number>();
+  /** Calls told to execute whose `done` has not arrived yet. */
+  readonly executing = new Map<number, Reached>();
+  /** Artifact puts told to execute whose commit has not arrived yet. */
+  readonly uploads = new Map<number, Upload>();
+  suspension: Suspension | null = null;
+  /** Set when the run must fail whatever the script does next (a determinism error). */
+  failure: string | null = null;
+  /**
+   * Set when the store could not be reached for a call: the script is ended as at a suspension and
+   * the pass counts as lost, so the run replays once the database is back instead of failing.
+   */
+  lost: string | null = null;
+
+  constructor(
+    readonly store: Store,
+    readonly run: RunRecord,
+    journal: JournalEntry[],
+    readonly host: PassHost,
+    readonly lenient = run.lenient,
+  ) {
+    for (const entry of journal) this.slot(entry.position)[entry.kind] = entry;
+  }
+
+  private slot(position: number): Slot {
+    let slot = this.slots.get(position);
+    if (!slot) {
+      slot = {};
+      this.slots.set(position, slot);
+    }
+    return slot;
+  }
+
+  /**
+   * Looks at the next position without taking it. A recorded call there must be the same verb and
+   * name (the determinism check). A call the journal does not hold there is new, and `refuseNew`
+   * may refuse it first: a refused call takes no position, so on a replay a script that caught the
+   * refusal and went on meets it again here, not a determinism error.
+   */
+  peek(verb: string, name: string, refuseNew?: (position: number) => void): Reached {
+    const position = this.cursor;
+    const slot = this.slots.get(position) ?? {};
+    const key = `${family(verb)}\0${name}`;
+    const occurrence = this.occurrences.get(key) ?? 0;
+    const call = slot.call ?? null;
+    const matches = call !== null && family(call.verb) === family(verb) && call.name === name;
+    if (!matches) refuseNew?.(position);
+    if (call && !matches && !this.lenient) {
+      throw new DeterminismError(
+        `determinism error at call ${position + 1}: the journal recorded ${describe(call.verb, call.name)} there, ` +
+          `but this pass reached ${describe(verb, name)}; replay must reach the same durable calls in the same order ` +
+          `(run with --lenient to switch this check off)`,
+      );
+    }
+    return { position, occurrence, verb, name, call, result: slot.result ?? null };
+  }
+
+  /**
+   * Whether the journal holds this very call (verb and name) at the next position: a replay of it.
+   * A call that is not one may be refused, and its refusal must be decided before the journal has
+   * a say, the same way on every pass: otherwise a script that caught a refusal on its first pass
+   * meets a determinism error on the next (DESIGN §9).
+   */
+  recordedNext(verb: string, name: string): boolean {
+    const call = this.slots.get(this.cursor)?.call;
+    return call !== undefined && family(call.verb) === family(verb) && call.name === name;
+  }
+
+  /** The position the next durable call takes. */
+  get nextPosition(): number {
+    return this.cursor;
+  }
+
+  /** Whether the next call is already in the journal: what the pass does now, it did before. */
+  get replaying(): boolean {
+    return this.slots.get(this.cursor)?.call !== undefined;
+  }
+
+  /** Takes the position `peek` looked at. */
+  take(reached: Reached): Reached {
+    this.cursor = reached.position + 1;
+    this.occurrences.set(`${family(reached.verb)}\0${reached.name}`, reached.occurrence + 1);
+    return reached;
+  }
+
+  /**
+   * Gives back a position taken for a call that then failed with nothing recorded (an artifact
+   * over its limit half-way through), when no call has been taken since: a refused call takes no
+   * position, so the script that goes on meets the same journal on its next pass.
+   */
+  untake(position: number, verb: string, name: string, occurrence: number): void {
+    if (this.cursor !== position + 1 || this.slots.get(position)?.call) return;
+    this.cursor = position;
+    this.occurrences.set(`${family(verb)}\0${name}`, occurrence);
+  }
+
+  async record(
+    reached: Reached,
+    kind: 'call' | 'result',
+    data: Record<string, unknown>,
+    store: Store = this.store,
+  ): Promise<JournalEntry> {
+    const entry = await store.appendJournal({
+      runId: this.run.id,
+      position: reached.position,
+      kind,
+      verb: reached.verb,
+      name: reached.name,
+      occurrence: reached.occurrence,
+      data,
+    });
+    this.slot(reached.position)[kind] = entry;
+    reached[kind] = entry;
+    return entry;
+  }
+
+  /**
+   * A recorded call elsewhere in the run with one of these verbs and this name (any name when null):
+   * how names that must be unique within a run are checked.
+   */
+  findRecorded(verbs: readonly string[], name: string | null, except: number): JournalEntry | null {
+    for (const [position, slot] of this.slots) {
+      const call = slot.call;
+      if (position !== except && call && verbs.includes(call.verb) && (name === null || call.name === name)) return call;
+    }
+    return null;
+  }
+
+  suspend(suspension: Suspension): Answer {
+    this.suspension = suspension;
+    return { status: 'suspended', message: `script suspended awaiting ${suspension.awaiting}` };
+  }
+
+  /** A refused call: one line for the user, nothing recorded. */
+  refuse(message: string): never {
+    throw new UsageError(message);
+  }
+
+  scope(entity: string | undefined): string {
+    return entity ? `entity:${entity}` : `run:${this.run.id}`;
+  }
+}
+
+/** step and step_fn share names; everything else is its own family. */
+function family(verb: string): string {
+  return verb === 'step_fn' ? 'step' : verb;
+}
+
+function describe(verb: string, name: string): string {
+  return name ? `\`${verb} ${name}\`` : `\`${verb}\``;
+}
