@@ -32,6 +32,12 @@ export default tseslint.config(
             message: `src/${lower} is below the operator, the server and the CLI`,
           })),
           {
+            target: './src/common',
+            from: './src',
+            except: ['./common'],
+            message: 'src/common imports nothing of Hyperspool but src/common',
+          },
+          {
             target: './src/cli/script',
             from: './src',
             except: ['./cli/script', './common', './engine/protocol.ts'],

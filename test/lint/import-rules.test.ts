@@ -33,6 +33,11 @@ describe('import rules', { timeout: 120_000 }, () => {
     expect(await ruleIds('src/common/ids.ts', "import { isCluster } from '../cli/control/target.js';\nexport const cluster = isCluster;\n")).toContain('import-x/no-restricted-paths');
   });
 
+  test('common imports nothing of Hyperspool but common', async () => {
+    const ids = await ruleIds('src/common/ids.ts', "import { EXIT } from '../engine/protocol.js';\nexport const exit = EXIT;\n");
+    expect(ids).toContain('import-x/no-restricted-paths');
+  });
+
   test('a type-only import counts against a zone', async () => {
     const ids = await ruleIds('src/engine/limits.ts', "import type { ServerContext } from '../server/context.js';\nexport type Context = ServerContext;\n");
     expect(ids).toContain('import-x/no-restricted-paths');
