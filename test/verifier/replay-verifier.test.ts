@@ -4,7 +4,7 @@ import { removeTempDirs } from '../support/spool.js';
 import { check, type Violation } from './check.js';
 import { generate } from './generate.js';
 import { Random, freshSeed } from './random.js';
-import { runWorkflow, type Client } from './run.js';
+import { runWorkflow, type Form } from './run.js';
 
 /**
  * The replay verifier (issue 28): random workflows from every in-script verb, each run twice with
@@ -12,29 +12,38 @@ import { runWorkflow, type Client } from './run.js';
  * once with the runner, its agent and its scripts killed at random moments and resumed, and the
  * invariants checked on both (check.ts). A new seed every run, printed; VERIFY_SEED=N runs one,
  * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
- * Seeds that once failed are in seeds.json and run every time.
+ * Seeds that once failed are in seeds.json and run every time. Each seed picks its form (seed % 3):
+ * bash through the native client, bash through the Node client, or Python through its SDK.
  */
 
 afterAll(removeTempDirs);
 
-const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number }[] }).seeds.map(
-  (each) => each.seed,
-);
+const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form }[] }).seeds;
+const FORMS: readonly Form[] = ['native', 'node', 'python'];
+/**
+ * A seed's form: the one it failed in, for a saved seed (those saved without one were bash, when the
+ * form was seed % 2 of native and node); else seed % 3.
+ */
+function formOf(seed: number): Form {
+  const kept = saved.find((each) => each.seed === seed);
+  if (kept) return kept.form ?? (seed % 2 === 0 ? 'native' : 'node');
+  return FORMS[seed % 3] ?? 'native';
+}
 const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
-const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved, ...Array.from({ length: count }, freshSeed)];
+const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
 
 /** One seed: its workflow run uninterrupted, then with faults, both checked. */
 async function verify(seed: number): Promise<Violation[]> {
   const random = new Random(seed);
   const workflow = generate(seed, random);
-  const client: Client = seed % 2 === 0 ? 'native' : 'node';
-  const reference = await runWorkflow(workflow, client, null);
-  const faulted = await runWorkflow(workflow, client, new Random(seed ^ 0x5bd1e995));
+  const form = formOf(seed);
+  const reference = await runWorkflow(workflow, form, null);
+  const faulted = await runWorkflow(workflow, form, new Random(seed ^ 0x5bd1e995));
   const violations = [...check(workflow, reference, null), ...check(workflow, faulted, reference)];
   if (violations.length) {
     process.stderr.write(
-      `replay verifier: seed ${seed} (${client} client; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +
+      `replay verifier: seed ${seed} (${form === 'python' ? 'Python SDK' : `bash, ${form} client`}; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +
         `  ops: ${workflow.ops.map((op) => `${op.kind} ${op.id}`).join(', ')}\n` +
         `  faults: ${faulted.faults.join(', ') || 'none'}\n` +
         violations.map((each) => `  ${each.invariant}: ${each.detail}`).join('\n') +
@@ -51,7 +60,7 @@ describe('the replay verifier', () => {
       const failed: number[] = [];
       while (Date.now() < deadline) {
         const seed = freshSeed();
-        process.stderr.write(`replay verifier: seed ${seed}\n`);
+        process.stderr.write(`replay verifier: seed ${seed} (${formOf(seed)})\n`);
         if ((await verify(seed)).length) failed.push(seed);
       }
       expect(failed).toEqual([]);
@@ -59,7 +68,7 @@ describe('the replay verifier', () => {
     return;
   }
   it.each(seeds)('holds its invariants for seed %i', async (seed) => {
-    process.stderr.write(`replay verifier: seed ${seed}\n`);
+    process.stderr.write(`replay verifier: seed ${seed} (${formOf(seed)})\n`);
     expect((await verify(seed)).map((each) => `${each.invariant}: ${each.detail}`)).toEqual([]);
   }, 400_000);
 });

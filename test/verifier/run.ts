@@ -4,9 +4,15 @@ import type { JournalEntry, RunRecord } from '../../src/store/types.js';
 import { isAlive, recorded, runIdOf, startSpool, tempDir, type SpoolProcess } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import type { Workflow } from './generate.js';
+import { pythonScript } from './python.js';
 import type { Random } from './random.js';
 
-export type Client = 'native' | 'node';
+/** How a workflow is written and run: bash through the native or the Node client, or Python through its SDK. */
+export type Form = 'native' | 'node' | 'python';
+
+/** The script's file name (its extension picks the interpreter) and text. */
+const scriptOf = (workflow: Workflow, form: Form): [string, string] =>
+  form === 'python' ? ['wf.py', pythonScript(workflow)] : ['wf.sh', bashScript(workflow)];
 
 /** Everything one run of a workflow did and saw: the history the invariants are checked on. */
 export interface History {
@@ -30,7 +36,7 @@ interface CaseDir {
 }
 
 /** A directory for one run: the script, its data files, the bundle, and where the script writes what it saw. */
-function prepare(workflow: Workflow, client: Client): CaseDir {
+function prepare(workflow: Workflow, form: Form, script: [string, string]): CaseDir {
   const dir = tempDir('spool-verify-');
   const data = join(dir, 'data-files');
   const out = join(dir, 'seen');
@@ -39,12 +45,13 @@ function prepare(workflow: Workflow, client: Client): CaseDir {
   mkdirSync(join(dir, 'bundle'));
   for (const op of workflow.ops) if ('payload' in op) writeFileSync(join(data, op.id), op.payload);
   writeFileSync(join(dir, 'bundle', 'co.bin'), workflow.checkoutFile);
-  writeFileSync(join(dir, 'wf.sh'), bashScript(workflow));
+  writeFileSync(join(dir, script[0]), script[1]);
   return {
     dir,
     out,
     env: {
-      SPOOL_CLIENT: client,
+      // The Python form's `spool` subprocesses (the verbs its SDK lacks) use the native client.
+      SPOOL_CLIENT: form === 'python' ? 'native' : form,
       SPOOL_MAX_ARTIFACT_BYTES: String(ARTIFACT_LIMIT_BYTES),
       VERIFY_CASE: dir,
       VERIFY_OUT: out,
@@ -92,14 +99,15 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
  * Runs the workflow with `spool run --fresh-dir` (each pass in a new, empty directory, as a pod),
  * and with `faults` kills everything at random moments and carries on with `spool resume`.
  */
-export async function runWorkflow(workflow: Workflow, client: Client, faults: Random | null): Promise<History> {
-  const { dir, out, env } = prepare(workflow, client);
+export async function runWorkflow(workflow: Workflow, form: Form, faults: Random | null): Promise<History> {
+  const script = scriptOf(workflow, form);
+  const { dir, out, env } = prepare(workflow, form, script);
   const dataDir = join(dir, 'store');
-  const label = `${client} client, ${faults ? 'with faults' : 'uninterrupted'}`;
+  const label = `${form === 'python' ? 'Python SDK' : `${form} client`}, ${faults ? 'with faults' : 'uninterrupted'}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
   let output = '';
-  let runner: SpoolProcess = startSpool(['run', 'wf.sh', '--fresh-dir', '--with', 'bundle', '--data-dir', dataDir], { cwd: dir, env });
+  let runner: SpoolProcess = startSpool(['run', script[0], '--fresh-dir', '--with', 'bundle', '--data-dir', dataDir], { cwd: dir, env });
   // Faults start once the run is recorded (its id printed): a runner killed before that left nothing to resume.
   await until(() => /^ {2}run: /m.test(runner.output()) || !isAlive(runner.pid), 60_000);
   let runId: string | null = null;
