@@ -187,6 +187,15 @@ describe('an in-script verb outside any script', () => {
     expect(output).toMatch(/^spool step: no agent to talk to \(SPOOL_SOCKET is not set\)/);
     expect(code).toBe(69);
   }, 30_000);
+
+  it('given SPOOL_SOCKET naming no socket, when spool step is called, then it exits 69 (unavailable) with one line', async () => {
+    const dir = tempDir();
+    const missing = join(dir, 'no-agent.sock');
+    const { code, output } = await spool(['step', 'a', '--', 'true'], { cwd: dir, env: { SPOOL_SOCKET: missing } });
+
+    expect(linesOf(output)).toEqual([`spool: cannot reach the agent at ${missing}: connect ENOENT ${missing}`]);
+    expect(code).toBe(69);
+  }, 30_000);
 });
 
 describe('a bad SPOOL_* setting', () => {

@@ -1,8 +1,13 @@
 import { connect, type Socket } from 'node:net';
+import { RetryableError } from '../../common/errors.js';
 import type { Answer, Request } from '../../engine/protocol.js';
 
 /** The agent could not be reached, or went away mid-call: exit 69, the run replays elsewhere. */
-export class AgentUnavailable extends Error {}
+export class AgentUnavailable extends RetryableError {
+  constructor(message: string) {
+    super('unavailable', message);
+  }
+}
 
 /** One connection to the pass's agent; requests on it are answered in order. */
 export class AgentClient {

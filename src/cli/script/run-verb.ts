@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
-import { UsageError } from '../../common/errors.js';
+import { exitCodeOf } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
 import { bytesField } from '../../common/output-bytes.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
@@ -85,7 +85,7 @@ export async function runScriptVerb(args: string[]): Promise<number> {
   } catch (error) {
     // The message may quote an argument, which may hold a line break: still one line.
     process.stderr.write(`${oneLine((error as Error).message)}\n`);
-    return error instanceof UsageError ? EXIT.usage : EXIT.failure;
+    return exitCodeOf(error);
   }
   const socketPath = process.env.SPOOL_SOCKET;
   if (!socketPath) {
@@ -130,7 +130,7 @@ export async function runScriptVerb(args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof AgentUnavailable) {
       process.stderr.write(`spool: ${error.message}\n`);
-      return EXIT.unavailable;
+      return exitCodeOf(error);
     }
     throw error;
   } finally {
