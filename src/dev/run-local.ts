@@ -1,12 +1,8 @@
-import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { checkInterpreter, interpreterFor } from '../common/interpreters.js';
 import { endAllScripts } from '../agent/script-process.js';
 import { UsageError } from '../common/errors.js';
-import { readTextFile } from '../common/text-file.js';
+import { readWorkflowFile } from '../workflow-file/check.js';
 import { checkProject } from '../engine/request-schema.js';
-import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
-import { parsePipeline } from '../pipeline/parse.js';
 import { newRunId } from '../common/ids.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -41,22 +37,6 @@ export function parseInput(text: string | undefined): unknown {
   }
 }
 
-/**
- * Checks a workflow file before anything is recorded: it exists, and its interpreter is installed
- * or, for a pipeline, the document is valid.
- */
-export function readScript(file: string): { script: string; interpreter: string } {
-  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
-  if (isPipelineFile(file)) {
-    const script = readTextFile(file);
-    parsePipeline(script, file);
-    return { script, interpreter: PIPELINE };
-  }
-  const interpreter = interpreterFor(file);
-  checkInterpreter(interpreter, file);
-  return { script: readTextFile(file), interpreter: interpreter.join(' ') };
-}
-
 /** A run a pipeline started for one of its jobs (or one item of a fan_out): `<pipeline file>#<job>`. */
 function isPipelineJob(run: RunRecord): boolean {
   return run.parentId !== null && run.workflow.includes('#');
@@ -80,7 +60,7 @@ function resolvesLocally(run: RunRecord): boolean {
 /** `spool run FILE`: records a run on the local store and takes it through as many passes as it needs. */
 export async function runLocal(file: string, options: LocalRunOptions): Promise<number> {
   checkStartSettings();
-  const { script, interpreter } = readScript(file);
+  const { script, interpreter } = readWorkflowFile(file);
   const input = parseInput(options.input);
   const limit = maxResultBytes(options.maxResultBytes);
   const project = options.project ?? 'default';

@@ -1,4 +1,4 @@
-import { PIPELINE } from '../pipeline/admission.js';
+import { runsInProcess } from '../common/workflow-file.js';
 import type { RunRecord } from '../store/types.js';
 
 /**
@@ -23,7 +23,7 @@ export function substateOf(run: Pick<RunRecord, 'status' | 'awaiting' | 'wait' |
   switch (run.wait.kind) {
     case 'lease':
       // A pipeline's only lease is its concurrency group, taken before its first job.
-      return run.interpreter === PIPELINE ? 'queued' : 'awaiting_lease';
+      return runsInProcess(run) ? 'queued' : 'awaiting_lease';
     case 'child':
     case 'children':
       return 'awaiting_children';

@@ -8,7 +8,7 @@ import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
-import { PIPELINE } from '../pipeline/admission.js';
+import { runsInProcess } from '../common/workflow-file.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
 import { runActivityAttempt } from './activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
@@ -262,7 +262,7 @@ export class Executor {
     let outcome: RunOutcome;
     try {
       outcome =
-        run.interpreter === PIPELINE || !this.options.runPass
+        runsInProcess(run) || !this.options.runPass
           ? await this.runHere(run, signal)
           : await this.options.runPass(run, this.host, signal);
     } catch (error) {
@@ -288,7 +288,7 @@ export class Executor {
       const lenient = this.options.lenient ? { lenient: true } : {};
       const freshDir = this.options.freshDir ? { freshDir: true } : {};
       const streams = { stdout: output.stdout, stderr: output.stderr };
-      return run.interpreter === PIPELINE
+      return runsInProcess(run)
         ? await runPipelinePass(this.store, run, this.host, { output: output.stdout, ...lenient })
         : await runPass(this.store, run, this.host, { output: streams, signal, ...lenient, ...freshDir });
     } finally {

@@ -1,6 +1,5 @@
-import { interpreterFor } from '../common/interpreters.js';
-import { isPipelineFile, PIPELINE } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
+import { interpreterOf, runsInProcess } from '../common/workflow-file.js';
 import { BODIES, type PinnedBody } from '../pipeline/pinned-bodies.js';
 import type { Workflow } from './api/generated.js';
 import type { ScriptSource } from '../store/types.js';
@@ -37,7 +36,7 @@ export async function withFanOutBodies(
   bundle: BundleFiles | null = null,
   depth = 0,
 ): Promise<ResolvedSource> {
-  if (!resolved.ready || resolved.source.interpreter !== PIPELINE) return resolved;
+  if (!resolved.ready || !runsInProcess(resolved.source)) return resolved;
   const { source } = resolved;
   let names: string[];
   try {
@@ -80,7 +79,7 @@ async function bundleBody(
   const script = bundle ? await bundle.read(fileName(name)) : null;
   if (script === null) return null;
   const file = fileName(name);
-  const interpreter = isPipelineFile(file) ? PIPELINE : interpreterFor(file).join(' ');
+  const interpreter = interpreterOf(file);
   return { resolved: { ready: true, source: { ...parent, workflow: `${parent.workflow.split('/')[0] ?? ''}/${file}`, interpreter, script } }, bundle };
 }
 

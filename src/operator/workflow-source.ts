@@ -1,8 +1,7 @@
-import { interpreterFor } from '../common/interpreters.js';
-import { PIPELINE, isPipelineFile } from '../pipeline/admission.js';
 import type { ScriptSource } from '../store/types.js';
 import { ensureError } from '../common/errors.js';
-import { parsePipeline } from '../pipeline/parse.js';
+import { checkDocument } from '../workflow-file/check.js';
+import { interpreterOf, kindOf } from '../common/workflow-file.js';
 import type { EnvFrom, EnvVar, Template, Workflow } from './api/generated.js';
 import type { Readiness } from './ready-condition.js';
 import { workflowScript, type ReadConfigMap, type WorkflowScript } from './workflow-script.js';
@@ -41,7 +40,7 @@ export function workflowSource(workflow: Workflow, script: string): ScriptSource
   };
   return {
     workflow: `${workflow.metadata.name ?? ''}/${filename}`,
-    interpreter: isPipelineFile(filename) ? PIPELINE : interpreterFor(filename).join(' '),
+    interpreter: interpreterOf(filename),
     script,
     cwd: null,
     runner: Object.keys(pod).length > 0 ? { ...pod } : null,
@@ -56,9 +55,9 @@ export function workflowReadiness(workflow: Workflow, script: WorkflowScript): R
   const { filename } = workflow.spec;
   if (!script.ok) return { ready: false, reason: script.reason, message: script.message };
   const from = script.from ? ` from ${script.from}` : '';
-  if (!isPipelineFile(filename)) return { ready: true, reason: 'Valid', message: `runs ${filename}${from} with ${interpreterFor(filename).join(' ')}` };
+  if (kindOf(filename) !== 'pipeline') return { ready: true, reason: 'Valid', message: `runs ${filename}${from} with ${interpreterOf(filename)}` };
   try {
-    parsePipeline(script.script, filename);
+    checkDocument(filename, script.script);
     return { ready: true, reason: 'Valid', message: `pipeline ${filename}${from}` };
   } catch (error) {
     return { ready: false, reason: 'InvalidPipeline', message: ensureError(error).message };

@@ -3,11 +3,6 @@ import { interpolate } from './expressions.js';
 import { parsePipeline } from './parse.js';
 import { concurrencyPolicy } from './settings.js';
 
-/** The interpreter recorded for a pipeline run: its passes run in-process, not as a script. */
-export const PIPELINE = 'pipeline';
-
-export const isPipelineFile = (file: string): boolean => /\.ya?ml$/i.test(file);
-
 /** What a pipeline asks of admission, with its `${{ input.* }}` parts filled in from the run's input. */
 export function admissionRules(text: string, file: string, input: unknown): { concurrency: ConcurrencyRule | null; throttle: Throttle | null } {
   const pipeline = parsePipeline(text, file);

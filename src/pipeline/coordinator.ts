@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import { resolve } from 'node:path';
-import { interpreterFor } from '../common/interpreters.js';
+import { interpreterOf } from '../common/workflow-file.js';
 import type { PassOutcome } from '../agent/run-pass.js';
 import { Pass, type PassHost } from '../engine/pass.js';
 import type { Answer, Request } from '../engine/protocol.js';
@@ -197,7 +197,7 @@ export class Coordinator {
           return;
         } else {
           const file = resolve(this.run.cwd ?? '.', spec.workflow);
-          await this.spawn(job, readTextFile(file), interpreterFor(file).join(' '), item, `[${index}]`);
+          await this.spawn(job, readTextFile(file), interpreterOf(file), item, `[${index}]`);
         }
       } else {
         await this.spawn(job, stepsScript(job, spec.steps ?? [], { ...this.scope, item }), 'bash -eu', item, `[${index}]`);

@@ -4,7 +4,7 @@ import { MAX_DURATION_MS } from '../common/duration.js';
 import { checkValueSize, maxValueBytes } from '../engine/limits.js';
 import { jsonValueProblem } from '../common/json-text.js';
 import { NAME_RULE, NUL_MESSAGE, PROJECT_RULE, describeError, fieldWithNul } from '../engine/request-schema.js';
-import { PIPELINE } from '../pipeline/admission.js';
+import { RECORDED_INTERPRETERS } from '../common/workflow-file.js';
 import { HttpError, badRequest } from './http-error.js';
 
 /**
@@ -21,7 +21,7 @@ const ANY = { description: 'any JSON' } as const;
 const WHOLE = (max: number) => ({ type: 'string', description: `a whole number, at most ${max}` });
 
 /** The interpreters a script may name: the ones spool picks by file extension, and pipelines. */
-export const INTERPRETERS = ['bash -eu', 'python3', 'node', PIPELINE];
+export const INTERPRETERS = RECORDED_INTERPRETERS;
 
 const SCRIPT_SOURCE = {
   workflow: { ...TEXT, description: 'the script file name, which names the workflow' },

@@ -1,6 +1,6 @@
 import { cancelRun } from '../engine/cancel.js';
 import { wakeIfOver } from '../engine/wake.js';
-import { PIPELINE } from '../pipeline/admission.js';
+import { runsInProcess } from '../common/workflow-file.js';
 import type { GateInput } from '../pipeline/job-scripts.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { gateTimeoutMs } from '../pipeline/settings.js';
@@ -72,7 +72,7 @@ const REJECTED = /^rejected at (\S+)(?: by (.+))?$/;
 
 /** The approval gates a pipeline run has started, in the order it started them (none for a script run). */
 export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gate[]> {
-  if (run.interpreter !== PIPELINE) return [];
+  if (!runsInProcess(run)) return [];
   // The form and prompt are in each gate's input; runs started before gates had one fall back to the document.
   let document: Map<string, { prompt: string; timeoutMs: number | null; form: FormField[] }> | null = null;
   const declared = (job: string) => {

@@ -6,7 +6,8 @@ import { attachCheckout } from './checkout-store.js';
 import { cancelRun } from '../engine/cancel.js';
 import { substateOf } from '../engine/substate.js';
 import { wakeIfOver } from '../engine/wake.js';
-import { PIPELINE, admissionRules } from '../pipeline/admission.js';
+import { admissionRules } from '../pipeline/admission.js';
+import { runsInProcess } from '../common/workflow-file.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
 import type { Store } from '../store/store.js';
@@ -53,7 +54,7 @@ export function runsRoutes(ctx: ServerContext): Router {
       throw badRequest(`no checkout '${checkout}': upload the bundle with POST /v1/checkouts first`);
     }
     // A pipeline's own concurrency and throttle come from its document, filled in from the input.
-    const rules = source.interpreter === PIPELINE ? unprocessable('invalid_pipeline', () => admissionRules(source.script, source.workflow, input)) : null;
+    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => admissionRules(source.script, source.workflow, input)) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {

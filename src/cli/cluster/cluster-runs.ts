@@ -37,11 +37,11 @@ const ADMISSION_TIMEOUT_MS = 60_000;
  * new Run of it is created. A FILE that is not a local file names a Workflow already there.
  */
 export async function submitToCluster(target: ClusterTarget, file: string, options: ClusterSubmit): Promise<RunRow> {
-  const { readScript } = await import('../../dev/run-local.js');
+  const { readWorkflowFile } = await import('../../workflow-file/check.js');
   let workflow: string;
   if (existsSync(file)) {
     workflow = options.workflow ?? workflowNameOf(file);
-    const { script } = readScript(file);
+    const { script } = readWorkflowFile(file);
     const filename = basename(file);
     await applyWorkflow(target, workflow, filename, script);
   } else {

@@ -1,4 +1,4 @@
-import { findOnPath } from '../../common/interpreters.js';
+import { findOnPath } from '../../workflow-file/check.js';
 import { PLATFORM, scriptClient } from '../../agent/script-client.js';
 
 /** `spool doctor`: what scripts get on this machine, so a person can tell why a call is slow or missing. */

@@ -4,10 +4,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
-import { PIPELINE } from '../../pipeline/admission.js';
 import { runPath } from './http.js';
 import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
+import { runsInProcess } from '../../common/workflow-file.js';
 
 type Run = { id: string; status: string; substate?: string | null; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
@@ -37,8 +37,8 @@ const shownStatus = (run: { status?: unknown; substate?: unknown }): string => (
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 async function source(file: string) {
-  const { readScript } = await import('../../dev/run-local.js');
-  return { workflow: file, ...readScript(file), cwd: process.cwd() };
+  const { readWorkflowFile } = await import('../../workflow-file/check.js');
+  return { workflow: file, ...readWorkflowFile(file), cwd: process.cwd() };
 }
 
 function parseThrottle(spec: string | undefined, key: string | undefined) {
@@ -197,7 +197,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
     );
     // Every answer its approval gates got (issue 28): the first is final, later ones were refused.
-    if (shown.interpreter === PIPELINE) {
+    if (runsInProcess({ interpreter: String(shown.interpreter) })) {
       const { approvals } = await to.api<{ approvals: { job: string; answers?: GateAnswerLine[] }[] }>('GET', `${runPath(id)}/approvals`);
       approvals
         .flatMap((gate) => (gate.answers ?? []).map((answer) => `${gate.job}: ${answerLine(answer)}`))

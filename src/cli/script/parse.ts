@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { interpreterFor } from '../../common/interpreters.js';
+import { interpreterOf } from '../../common/workflow-file.js';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { notUtf8 } from '../../common/text-file.js';
@@ -172,7 +172,7 @@ function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
   }
   const input = json(verb, '--input', str(values.input));
   return {
-    request: { verb, workflow: file, script, interpreter: interpreterFor(file).join(' '), ...(input === undefined ? {} : { input }) },
+    request: { verb, workflow: file, script, interpreter: interpreterOf(file), ...(input === undefined ? {} : { input }) },
   };
 }
 

@@ -1,0 +1,55 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { UsageError } from '../common/errors.js';
+import { readTextFile } from '../common/text-file.js';
+import { parsePipeline } from '../pipeline/parse.js';
+import { PIPELINE, interpreterOf, isPipelineFile, scriptOf } from '../common/workflow-file.js';
+
+/** Where a command is on PATH, or null: how `spool run` and `spool doctor` tell an interpreter is installed. */
+export function findOnPath(command: string, path = process.env.PATH ?? ''): string | null {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * Checks a file's text as a workflow, wherever it will run: a pipeline document must be valid
+ * (the error names its line and column). A script's text is not checked: its interpreter does that.
+ */
+export function checkDocument(file: string, text: string): void {
+  if (isPipelineFile(file)) parsePipeline(text, file);
+  else scriptOf(file);
+}
+
+/** Refuses a script whose interpreter is not installed here, before anything is recorded. */
+export function checkInstalled(file: string): void {
+  if (isPipelineFile(file)) return;
+  const [command] = scriptOf(file).command;
+  if (command && !findOnPath(command)) {
+    throw new UsageError(`${file} needs ${command}, which is not installed here (not found on PATH)`);
+  }
+}
+
+/**
+ * Reads a workflow file to run here, checking it before anything is recorded: it exists, and its
+ * interpreter is installed or, for a pipeline, the document is valid.
+ */
+export function readWorkflowFile(file: string): { script: string; interpreter: string } {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
+  if (isPipelineFile(file)) {
+    const script = readTextFile(file);
+    checkDocument(file, script);
+    return { script, interpreter: PIPELINE };
+  }
+  const interpreter = interpreterOf(file);
+  checkInstalled(file);
+  return { script: readTextFile(file), interpreter };
+}
