@@ -200,14 +200,20 @@ async function withFile<T>(name: string, text: string, use: (path: string) => Pr
  */
 export async function deployHyperspool(cluster: Cluster): Promise<void> {
   // The global setup built the images of this checkout (unless they were preloaded).
-  const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
+  const build = inject('e2eBuild');
   await givenVolumeForTheDatabase(cluster);
   let manifests = await cluster.kubectl('kustomize', join(repo, 'test', 'e2e', 'deploy'));
   const postgresImage = process.env.HYPERSPOOL_E2E_POSTGRES_IMAGE;
   if (postgresImage) manifests = manifests.replace('image: hyperspool/postgres:dev', `image: ${postgresImage}`);
   await withFile('install.yaml', manifests, (path) => cluster.kubectl('apply', '--server-side', '--force-conflicts', '-f', path));
-  // Replicas left from an earlier run still run the image that had this tag then.
-  if (rebuilt) await cluster.kubectl('-n', SYSTEM, 'rollout', 'restart', 'deployment/hyperspool-operator');
+  // Replicas left from an earlier run still run the image that had this tag then: the pod template
+  // names the build, so the first file of a run replaces them and the next files change nothing
+  // (a rollout per file cost each half a minute, and would pull the operator from under a file
+  // running alongside).
+  if (build) {
+    const template = { spec: { template: { metadata: { annotations: { 'hyperspool.dev/e2e-build': build } } } } };
+    await cluster.kubectl('-n', SYSTEM, 'patch', 'deployment/hyperspool-operator', '--type=merge', '-p', JSON.stringify(template));
+  }
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-postgres', '--timeout=180s');
   // The artifacts' bucket (test/e2e/deploy/s3.yaml): an operator checks it when it starts.
   await cluster.kubectl('-n', SYSTEM, 'rollout', 'status', 'deployment/hyperspool-s3', '--timeout=120s');
@@ -280,7 +286,8 @@ async function givenVolumeForTheDatabase(cluster: Cluster): Promise<void> {
       hostPath: { path, type: 'Directory' },
     },
   };
-  await withFile('volume.json', JSON.stringify(volume), (file) => cluster.kubectl('apply', '-f', file));
+  // Again if another file, deploying at the same moment, created it between this apply's get and its create.
+  await eventually('the database volume', () => withFile('volume.json', JSON.stringify(volume), (file) => cluster.kubectl('apply', '-f', file)), 30_000);
 }
 
 /** The pod that holds the operator's leader Lease. */
