@@ -208,8 +208,7 @@ export async function deployHyperspool(cluster: Cluster): Promise<void> {
   await withFile('install.yaml', manifests, (path) => cluster.kubectl('apply', '--server-side', '--force-conflicts', '-f', path));
   // Replicas left from an earlier run still run the image that had this tag then: the pod template
   // names the build, so the first file of a run replaces them and the next files change nothing
-  // (a rollout per file cost each half a minute, and would pull the operator from under a file
-  // running alongside).
+  // (a rollout per file cost each half a minute).
   if (build) {
     const template = { spec: { template: { metadata: { annotations: { 'hyperspool.dev/e2e-build': build } } } } };
     await cluster.kubectl('-n', SYSTEM, 'patch', 'deployment/hyperspool-operator', '--type=merge', '-p', JSON.stringify(template));
@@ -286,8 +285,7 @@ async function givenVolumeForTheDatabase(cluster: Cluster): Promise<void> {
       hostPath: { path, type: 'Directory' },
     },
   };
-  // Again if another file, deploying at the same moment, created it between this apply's get and its create.
-  await eventually('the database volume', () => withFile('volume.json', JSON.stringify(volume), (file) => cluster.kubectl('apply', '-f', file)), 30_000);
+  await withFile('volume.json', JSON.stringify(volume), (file) => cluster.kubectl('apply', '-f', file));
 }
 
 /** The pod that holds the operator's leader Lease. */
