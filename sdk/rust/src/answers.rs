@@ -12,6 +12,9 @@ pub(crate) struct Answer {
     pub(crate) status: String,
     #[serde(default)]
     pub(crate) stdout: Option<String>,
+    /// The recorded stdout when it is not plain text (a NUL, bytes that are not UTF-8).
+    #[serde(default)]
+    pub(crate) stdout_base64: Option<String>,
     #[serde(default)]
     pub(crate) stderr: Option<String>,
     #[serde(default)]
@@ -39,9 +42,21 @@ impl Answer {
         self.exit_code.unwrap_or(0)
     }
 
-    /// The recorded stdout as it is (a step's or an activity's output keeps its newline).
+    /// The recorded stdout as it is (a step's or an activity's output keeps its newline), as text:
+    /// bytes that are not UTF-8 read as U+FFFD, the same on every pass.
     pub(crate) fn raw_stdout(&self) -> String {
-        self.stdout.clone().unwrap_or_default()
+        match &self.stdout_base64 {
+            Some(_) => String::from_utf8_lossy(&self.stdout_bytes()).into_owned(),
+            None => self.stdout.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The recorded stdout byte for byte.
+    pub(crate) fn stdout_bytes(&self) -> Vec<u8> {
+        match &self.stdout_base64 {
+            Some(encoded) => crate::artifacts::base64_decode(encoded).unwrap_or_default(),
+            None => self.stdout.clone().unwrap_or_default().into_bytes(),
+        }
     }
 
     /// A text answer without the one newline the agent ends it with: `yes`, not `yes\n`.

@@ -14,8 +14,13 @@ use crate::errors::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepOutput {
+    /// The command's stdout as text: bytes that are not UTF-8 read as U+FFFD.
     pub stdout: String,
     pub exit_code: i32,
+    /// The command's stdout byte for byte, on every pass (recorded as `stdoutBase64` when it is
+    /// not plain text).
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
 }
 
 /// How an activity is placed and retried (`activity_submit_with`, `activity_with`).
@@ -112,13 +117,23 @@ impl Client {
             return Ok(StepOutput {
                 stdout: answer.raw_stdout(),
                 exit_code: answer.exit_code(),
+                bytes: answer.stdout_bytes(),
             });
         }
         let (position, key) = execution(&answer)?;
-        let (stdout, exit_code) = command::run(&argv, &key);
-        let done = json!({ "verb": "done", "position": position, "stdout": stdout, "exitCode": exit_code });
+        let (bytes, exit_code) = command::run(&argv, &key);
+        let stdout = String::from_utf8_lossy(&bytes).into_owned();
+        let done = if is_plain_text(&bytes) {
+            json!({ "verb": "done", "position": position, "stdout": stdout, "exitCode": exit_code })
+        } else {
+            json!({ "verb": "done", "position": position, "stdoutBase64": crate::artifacts::base64_encode(&bytes), "exitCode": exit_code })
+        };
         self.call(&done)?;
-        Ok(StepOutput { stdout, exit_code })
+        Ok(StepOutput {
+            stdout,
+            exit_code,
+            bytes,
+        })
     }
 
     pub(crate) fn step(&self, name: &str, argv: Vec<String>) -> Result<String> {
@@ -445,4 +460,10 @@ fn execution(answer: &Answer) -> Result<(u64, String)> {
             answer.status
         ))),
     }
+}
+
+/// Whether output travels as text: UTF-8 with no NUL (as src/common/output-bytes.ts's isPlainText);
+/// other output travels as `stdoutBase64`.
+fn is_plain_text(bytes: &[u8]) -> bool {
+    !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
 }

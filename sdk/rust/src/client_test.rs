@@ -237,3 +237,35 @@ fn a_spawned_script_named_by_its_extension_runs_with_that_interpreter() {
     ));
     agent.finish(client).unwrap();
 }
+
+/// Issue 28, bug 4: output that is not plain text is recorded as stdoutBase64 and comes back byte
+/// for byte on a replay (it was recorded lossily, with U+FFFD).
+#[test]
+fn output_that_is_not_plain_text_is_recorded_and_replayed_byte_for_byte() {
+    let agent = FakeAgent::start(vec![
+        (json!({ "verb": "step", "name": "latin" }), execute(0)),
+        (
+            json!({ "verb": "done", "position": 0, "stdoutBase64": "Y2Fm6Q==", "exitCode": 0 }),
+            ok(),
+        ),
+        (
+            json!({ "verb": "step", "name": "nul" }),
+            json!({ "status": "ok", "exitCode": 0, "stdoutBase64": "eAB5Cg==", "replayed": true }),
+        ),
+    ])
+    .unwrap();
+    let client = agent.client();
+    let first = client
+        .step_output("latin", vec!["printf".into(), "caf\\351".into()])
+        .unwrap();
+    assert_eq!(
+        (first.bytes.as_slice(), first.stdout.as_str()),
+        (&b"caf\xe9"[..], "caf\u{fffd}")
+    );
+    let replayed = client.step_output("nul", vec!["false".into()]).unwrap();
+    assert_eq!(
+        (replayed.bytes.as_slice(), replayed.stdout.as_str()),
+        (&b"x\0y\n"[..], "x\0y\n")
+    );
+    agent.finish(client).unwrap();
+}

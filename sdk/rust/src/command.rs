@@ -6,9 +6,9 @@ use std::process::{Command, Stdio};
 /// stdout captured, `SPOOL_IDEMPOTENCY_KEY` set. A command that cannot be started is reported the
 /// way a shell would (127 not found, 126 not runnable), so it is recorded as a failed step rather
 /// than failing the script.
-pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (String, i32) {
+pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (Vec<u8>, i32) {
     let Some((program, args)) = argv.split_first() else {
-        return (String::new(), 127);
+        return (Vec::new(), 127);
     };
     let output = Command::new(program)
         .args(args)
@@ -24,7 +24,7 @@ pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (String, i32) {
                 .code()
                 .or_else(|| output.status.signal().map(|s| 128 + s))
                 .unwrap_or(1);
-            (String::from_utf8_lossy(&output.stdout).into_owned(), code)
+            (output.stdout, code)
         }
         Err(e) => {
             eprintln!("spool: {program}: {e}");
@@ -33,7 +33,7 @@ pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (String, i32) {
             } else {
                 126
             };
-            (String::new(), code)
+            (Vec::new(), code)
         }
     }
 }
