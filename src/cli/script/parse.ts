@@ -74,10 +74,28 @@ function splitCommand(args: string[]): { own: string[]; command: string[] | null
   return at < 0 ? { own: args, command: null } : { own: args.slice(0, at), command: args.slice(at + 1) };
 }
 
+/**
+ * parseArgs calls `--by -3` ambiguous (a value that looks like an option); no option is a digit,
+ * so a negative number after an option that takes a value is that value: `--by=-3`.
+ */
+function joinNegativeValues(args: string[], options: Options): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    const next = args[i + 1];
+    const takesValue = arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 function parse(verb: string, args: string[], options: Options, positionals: [min: number, max: number]) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args: joinNegativeValues(args, options), options, strict: true, allowPositionals: true });
   } catch (error) {
     fail(verb, (error as Error).message.split('\n')[0]?.replace(/\. To specify a positional.*$/, '') ?? 'bad arguments');
   }

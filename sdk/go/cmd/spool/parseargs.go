@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -107,7 +108,8 @@ func parseArgs(args []string, spec optionSpec) (*parsedArgs, string) {
 		if kind == boolOption && token.hasValue {
 			return nil, "Option '--" + token.name + "' does not take an argument"
 		}
-		if !token.inline && nodecompat.Len16(token.value) > 1 && token.value[0] == '-' {
+		// No option is a digit: a negative number is a value (--by -3), as the Node client takes it.
+		if !token.inline && nodecompat.Len16(token.value) > 1 && token.value[0] == '-' && !negativeNumber.MatchString(token.value) {
 			return nil, "Option '" + token.rawName + "' argument is ambiguous."
 		}
 		switch kind {
@@ -121,3 +123,5 @@ func parseArgs(args []string, spec optionSpec) (*parsedArgs, string) {
 	}
 	return parsed, ""
 }
+
+var negativeNumber = regexp.MustCompile(`^-[0-9]`)

@@ -36,7 +36,7 @@ c('state','set','k','v'); c('state','set','k','-1'); c('state','set','k','-'); c
 c('state','list'); c('state','list','p/'); c('state','list',''); c('state','list','--entity=e','--entity','f'); c('state','list','a','b')
 c('state','add','k'); c('state','add','k','v'); c('state','add','k',''); c('state','add','k','v','--entity','e'); c('state','add','k','v','w')
 c('state','incr','k'); c('state','incr','k','--by','5'); c('state','incr','k','--by','-5'); c('state','incr','k','--by=-5'); c('state','incr','k','--by','x'); c('state','incr','k','--by=-9007199254740993')
-c('state','incr','k','--by=-9007199254740991'); c('state','incr','k','--by','123456789012345678901234'); c('state','incr','k','--by=-0'); c('state','incr','k','--op','o1','--entity','e'); c('state','incr','k','--op=')
+c('state','incr','k','--by=-9007199254740991'); c('state','incr','k','--by','123456789012345678901234'); c('state','incr','k','--by=-0'); c('state','incr','k','--op','o1','--entity','e'); c('state','incr','k','--op='); c('state','incr','k','--op','-x')
 c('state','cas','k','','v'); c('state','cas','k','old','new','--op','o'); c('state','cas','k','a'); c('state','cas','k','a','b','--entity','e')
 c('state','frob'); c('state')
 # event
