@@ -63,7 +63,6 @@ export class SpoolError extends Error {
     this.name = new.target.name;
     this.code = options?.code ?? KINDS[kind].wire;
   }
-
 }
 
 /** What the CLI exits with for an error: its kind's exit code, 1 for an error of no kind. */

@@ -287,10 +287,9 @@ export class Executor {
     try {
       const lenient = this.options.lenient ? { lenient: true } : {};
       const freshDir = this.options.freshDir ? { freshDir: true } : {};
-      const streams = { stdout: output.stdout, stderr: output.stderr };
       return runsInProcess(run)
         ? await runPipelinePass(this.store, run, this.host, { output: output.stdout, ...lenient })
-        : await runPass(this.store, run, this.host, { output: streams, signal, ...lenient, ...freshDir });
+        : await runPass(this.store, run, this.host, { output, signal, ...lenient, ...freshDir });
     } finally {
       await output.close?.();
     }
