@@ -182,7 +182,10 @@ async function benchSteps(prefix, label, steps, storeArgs, withNode) {
   writeFileSync(file, script);
   log(`spool run on ${label}: ${steps} fresh steps (pass 1), then ${steps} replayed (pass 2)`);
   const t0 = Date.now();
-  const { code, stderr } = await runProcess('node', [SPOOL, 'run', file, ...storeArgs], { cwd: scratch });
+  // The Node client, whose start-up the interpretation below weighs; the native one, the default
+  // where it is built, is `npm run bench:client`'s (the side-by-side section).
+  const env = { ...process.env, SPOOL_CLIENT: 'node' };
+  const { code, stderr } = await runProcess('node', [SPOOL, 'run', file, ...storeArgs], { cwd: scratch, env });
   const wall = Date.now() - t0;
   if (code !== 0) throw new Error(`spool run on ${label} failed (${code}):\n${stderr}`);
   const pass1 = parseSamples(readFileSync(`${out}.1`, 'utf8'));
@@ -466,7 +469,7 @@ magnitude and ratios, not as precise figures. Re-run \`npm run bench\` to regene
 ## Method
 
 - **Fresh and replayed \`spool step\`.** \`node bin/spool run bench.sh --data-dir DIR\` runs a bash script (\`bash -eu\`,
-  \`spool\` found on the PATH \`spool run\` gives it) whose loop calls \`spool step s$i -- true\` ${STEPS} times, each
+  the Node client, \`SPOOL_CLIENT=node\`, as \`spool\` on the PATH \`spool run\` gives it; the native client is measured beside it in its own section) whose loop calls \`spool step s$i -- true\` ${STEPS} times, each
   with a new name, then \`spool sleep 1ms\`. Pass 1 records every step (fresh calls); the sleep ends the pass, and pass 2
   re-runs the script from the top, so every step is answered from the journal (replayed calls). Each iteration also
   times, just before its step, a builtin \`true\`, \`/bin/true\`, \`node -e 0\` and \`SPOOL_SOCKET= spool step x -- true\`
