@@ -55,7 +55,7 @@ const VALID: string[][] = [
 
 /** Arguments worth trying anywhere: flags no verb takes, durations and JSON gone wrong, huge, not UTF-8. */
 const token = fc.oneof(
-  fc.constantFrom('--', '--lable', '--timeout', '--by', '--payload', '--input', '--entity', '-x', '--=', '5 minutes', '5x', '-1s', '1e309s', '999999999999d', '0s', '1.5', 'NaN', '{bad', '{"a":', '[1,', 'null', '', ' ', '\t', '\n', 'a\nb', '-', '..', '/etc/passwd'),
+  fc.constantFrom('--', '--lable', '--timeout', '--by', '--payload', '--input', '--entity', '-x', '--=', '5 minutes', '5x', '-1s', '-5', '1e309s', '999999999999d', '0s', '1.5', 'NaN', '{bad', '{"a":', '[1,', 'null', '', ' ', '\t', '\n', 'a\nb', '-', '..', '/etc/passwd'),
   fc.constantFrom('x'.repeat(20_000), `{"a":"${'y'.repeat(20_000)}"}`, '9'.repeat(400)),
   fc.string({ maxLength: 12 }),
   // Bytes that are not UTF-8 (argv cannot hold NUL).
