@@ -15,6 +15,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // The JSON report is what scripts/slowest-tests.mjs reads (docs/testing.md's slowest tests).
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/unit.json' },
     projects: [
       { extends: true, test: { name: 'native-client', include: IN_SCRIPT, env: { SPOOL_CLIENT: 'native' } } },
       { extends: true, test: { name: 'node-client', include: IN_SCRIPT, env: { SPOOL_CLIENT: 'node' } } },

@@ -22,5 +22,7 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 300_000,
     hookTimeout: 600_000,
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/e2e.json' },
   },
 });
