@@ -38,6 +38,12 @@ export default tseslint.config(
             message: 'src/common imports nothing of Hyperspool but src/common',
           },
           {
+            target: './src/api',
+            from: './src',
+            except: ['./api', './common', './engine/request-schema.ts'],
+            message: "src/api (the API's shapes) imports only src/api, src/common and the name rule (src/engine/request-schema.ts)",
+          },
+          {
             target: './src/cli/script',
             from: './src',
             except: ['./cli/script', './common', './engine/protocol.ts'],

@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { authorizeRequests } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { artifactRoutes } from './artifact-routes.js';
-import { checkApiRequests } from './api-schema.js';
+import { checkApiRequests } from './check-requests.js';
 import { chatRoutes } from './chat/routes.js';
 import { checkoutRoutes } from './checkout-routes.js';
 import { compressJson } from './compress.js';

@@ -10,7 +10,7 @@ import {
 import { ARTIFACT_PART_BYTES } from '../engine/protocol.js';
 import { NAME_RULE, PROJECT_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
 import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
-import { API_ROUTES, type ApiRoute } from './api-schema.js';
+import { API_ROUTES, type ApiRoute } from '../api/requests.js';
 import { BODY_LIMIT } from './http-error.js';
 
 /**

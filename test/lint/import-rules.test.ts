@@ -33,6 +33,8 @@ const CASES: [what: string, file: string, text: string, rule: string, reported: 
   ['the in-script client may import the protocol', 'src/cli/script/client.ts', importing('EXIT', '../../engine/protocol.js'), ZONE, false],
   ['the in-script client may import common', 'src/cli/script/client.ts', importing('oneLine', '../../common/one-line.js'), ZONE, false],
   ['the in-script client may not import the verbs', 'src/cli/script/client.ts', importing('VERBS', '../../engine/verbs/index.js'), ZONE, true],
+  ["the API's shapes may import the name rule", 'src/api/requests.ts', importing('NAME_RULE', '../engine/request-schema.js'), ZONE, false],
+  ["the API's shapes may not import the server", 'src/api/requests.ts', importing('badRequest', '../server/http-error.js'), ZONE, true],
   ['the in-script client may not import the control CLI', 'src/cli/script/client.ts', importing('isCluster', '../control/target.js'), ZONE, true],
 ];
 

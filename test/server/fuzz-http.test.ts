@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev/dev-server.js';
-import { API_ROUTES } from '../../src/server/api-schema.js';
+import { API_ROUTES } from '../../src/api/requests.js';
 import type { SqlClient } from '../../src/store/sql.js';
 import { startDev } from '../support/dev.js';
 import { propertyRuns } from '../support/property.js';
