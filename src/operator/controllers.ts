@@ -1,6 +1,6 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { jsonLogger, type Logger } from '../common/json-log.js';
-import { ensureError } from '../common/errors.js';
+import { ensureError, TerminalError } from '../common/errors.js';
 import { failureOf, httpStatus } from './kube/request-options.js';
 import { untilItAnswers } from './kube/backoff.js';
 import { tmpdir } from 'node:os';
@@ -136,14 +136,16 @@ export class Controllers {
     this.queue = createWorkQueue({
       workers: 4,
       process: (key) => this.reconcile(key),
+      // Bad input only a change of the object mends: not retried until the object changes.
+      terminal: (error) => error instanceof TerminalError,
       // Every failure is counted and retried with per-key backoff; it is logged once per key
       // and distinct error (a Run retention may not delete would otherwise be a line a second).
-      onError: (error, key, { attempt, delayMs, previous }) => {
+      onError: (error, key, { attempt, delayMs, previous, terminal }) => {
         const [kind = '', namespace = '', name = ''] = key.split('/');
         const failure = failureOf(error);
         metrics.reconcileErrors.inc({ kind, namespace, reason: failure.reason });
         if (previous !== undefined && failureOf(previous).message === failure.message) return;
-        log.error('reconcile failed', new Error(failure.message), { kind, namespace, name, attempt, retryInMs: delayMs });
+        log.error('reconcile failed', new Error(failure.message), { kind, namespace, name, attempt, ...(terminal ? {} : { retryInMs: delayMs }) });
       },
     });
     this.runs = new RunReconciler({

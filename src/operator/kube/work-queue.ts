@@ -7,10 +7,21 @@ import { backoffDelay, type BackoffPolicy } from './backoff.js';
  * workers at once (the reconciler reads the latest state anyway). A key added while it is being
  * reconciled is run once more afterwards, because the change may have landed after the reconciler
  * read the object.
+ *
+ * As controller-runtime's Result, a reconcile may ask to be run again later (`requeueAfterMs`: a
+ * Run asleep until its wake time), and a failure is either retried with per-key backoff or, when
+ * `terminal` says so (bad input that only a change of the object can mend), not retried at all.
  */
 export interface WorkQueueOptions {
-  /** Reconciles one key. A throw or rejection requeues the key with per-key backoff. */
-  process: (key: string) => Promise<void> | void;
+  /**
+   * Reconciles one key. A throw or rejection requeues the key with per-key backoff, unless
+   * `terminal` calls the error terminal; `requeueAfterMs` runs it again after that long.
+   */
+  process: (key: string) => Promise<ReconcileResult | void> | ReconcileResult | void;
+  /** Whether an error is terminal: not retried; the key runs again only when `add`ed (a change). */
+  terminal?: (error: unknown) => boolean;
+  /** Told how each reconcile ended, for metrics. */
+  onResult?: (key: string, result: ReconcileOutcome) => void;
   /** How many keys are reconciled at once (distinct keys only). 1 unless set. */
   workers?: number;
   /**
@@ -18,10 +29,18 @@ export interface WorkQueueOptions {
    * error of the failure before it (none on a first failure), so a caller can log a key's error
    * once rather than at every retry.
    */
-  onError?: (error: unknown, key: string, retry: { attempt: number; delayMs: number; previous?: unknown }) => void;
+  onError?: (error: unknown, key: string, retry: { attempt: number; delayMs: number; previous?: unknown; terminal?: true }) => void;
   /** Per-key retry delays: 100 ms doubling to 60 s unless set. */
   backoff?: BackoffPolicy;
 }
+
+export interface ReconcileResult {
+  /** Run the key again after this many milliseconds (the earliest of several asks wins). */
+  requeueAfterMs?: number;
+}
+
+/** How a reconcile ended: `requeue` asked to run again later, `error` is retried with backoff. */
+export type ReconcileOutcome = 'success' | 'requeue' | 'error' | 'terminal';
 
 export interface WorkQueue {
   /** Queues `key` unless it is already waiting; if it is running, runs it once more afterwards. */
@@ -29,8 +48,9 @@ export interface WorkQueue {
   /** Adds `key` after `ms` (a due time, a retry). Of several pending delays for one key the earliest wins. */
   addAfter(key: string, ms: number): void;
   /**
-   * `add`, unless the key failed and waits for (or is in) its retry: a periodic sweep looks at
-   * every object again and must not undo a failing key's backoff. A change uses `add`.
+   * `add`, unless the key failed and waits for (or is in) its retry, or failed terminally: a
+   * periodic sweep looks at every object again and must not undo a failing key's backoff. A nudge
+   * while the key runs is dropped if that run fails. A change uses `add`.
    */
   nudge(key: string): void;
   /** Keys waiting to run now (delayed keys not counted): the `queue_depth` metric. */
@@ -48,6 +68,7 @@ export interface WorkQueue {
 }
 
 const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 60_000 };
+const MAX_DELAY_MS = 2 ** 31 - 1;
 
 export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const workers = Math.max(1, Math.floor(options.workers ?? 1));
@@ -57,8 +78,10 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const running = new Set<string>();
   // Keys added while running: they go back into `waiting` when their run ends.
   const dirty = new Set<string>();
+  // Keys nudged while running: they go back into `waiting` only if their run succeeds.
+  const nudged = new Set<string>();
   const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  /** Per failing key, how many times in a row it failed and the last error. */
+  /** Per failing key (terminal failures too), how many times in a row it failed and the last error. */
   const failures = new Map<string, { attempt: number; error: unknown }>();
   let shuttingDown = false;
   let draining = false;
@@ -81,6 +104,9 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       add(key);
       return;
     }
+    // setTimeout fires at once past 2^31 - 1 ms (24.8 days): a Run asleep longer is looked at then
+    // and asks again.
+    ms = Math.min(ms, MAX_DELAY_MS);
     const at = Date.now() + ms;
     const pending = timers.get(key);
     if (pending && pending.at <= at) return;
@@ -103,26 +129,49 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   }
 
   async function run(key: string): Promise<void> {
+    let failed = false;
     try {
-      await options.process(key);
+      const result = await options.process(key);
       failures.delete(key);
+      const requeueAfterMs = result ? result.requeueAfterMs : undefined;
+      tell(key, requeueAfterMs === undefined ? 'success' : 'requeue');
+      if (requeueAfterMs !== undefined) addAfter(key, requeueAfterMs);
     } catch (error) {
+      failed = true;
       const before = failures.get(key);
       const attempt = (before?.attempt ?? 0) + 1;
+      const terminal = options.terminal?.(error) === true;
       failures.set(key, { attempt, error });
-      const delayMs = backoffDelay(attempt, policy);
+      const delayMs = terminal ? 0 : backoffDelay(attempt, policy);
+      tell(key, terminal ? 'terminal' : 'error');
       try {
-        options.onError?.(error, key, { attempt, delayMs, ...(before ? { previous: before.error } : {}) });
+        options.onError?.(error, key, { attempt, delayMs, ...(before ? { previous: before.error } : {}), ...(terminal ? { terminal } : {}) });
       } catch {
         // A failing error reporter must not stop the retry.
       }
-      addAfter(key, delayMs);
+      if (!terminal) addAfter(key, delayMs);
     } finally {
       running.delete(key);
-      if (dirty.delete(key) && !shuttingDown) waiting.add(key);
+      // A nudge during a run that failed would undo the backoff the failure just set.
+      const again = dirty.delete(key) || (nudged.delete(key) && !failed);
+      if (again && !shuttingDown) waiting.add(key);
       pump();
       if (shuttingDown && running.size === 0 && (!draining || waiting.size === 0)) idle?.();
     }
+  }
+
+  function tell(key: string, result: ReconcileOutcome): void {
+    try {
+      options.onResult?.(key, result);
+    } catch {
+      // Metrics must not change what the queue does.
+    }
+  }
+
+  function nudge(key: string): void {
+    if (shuttingDown || failures.has(key)) return;
+    if (running.has(key)) nudged.add(key);
+    else add(key);
   }
 
   async function shutdown(shutdownOptions: { drain?: boolean } = {}): Promise<void> {
@@ -132,6 +181,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       for (const { timer } of timers.values()) clearTimeout(timer);
       timers.clear();
       dirty.clear();
+      nudged.clear();
       if (!draining) waiting.clear();
     }
     if (running.size === 0 && waiting.size === 0) return;
@@ -147,9 +197,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   return {
     add,
     addAfter,
-    nudge: (key) => {
-      if (!failures.has(key)) add(key);
-    },
+    nudge,
     get depth() {
       return waiting.size;
     },

@@ -155,6 +155,103 @@ describe('work queue', () => {
     await queue.shutdown();
   });
 
+  it('a nudge that comes while a key runs and fails does not run it before its retry', async () => {
+    const inFlight = gate();
+    let runs = 0;
+    const queue = createWorkQueue({
+      backoff: { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
+      process: async () => {
+        runs += 1;
+        await inFlight.promise;
+        throw new Error('boom');
+      },
+    });
+    queue.add('a');
+    await until(() => queue.inFlight === 1);
+    // The sweep looks while the key's first reconcile is under way (not yet known to fail).
+    queue.nudge('a');
+    inFlight.open();
+    await until(() => queue.inFlight === 0 && queue.delayed === 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(1);
+    expect(queue.depth).toBe(0);
+    await queue.shutdown();
+  });
+
+  it('a nudge that comes while a key runs and succeeds runs it once more', async () => {
+    const inFlight = gate();
+    let runs = 0;
+    const queue = createWorkQueue({
+      process: async () => {
+        runs += 1;
+        if (runs === 1) await inFlight.promise;
+      },
+    });
+    queue.add('a');
+    await until(() => queue.inFlight === 1);
+    queue.nudge('a');
+    inFlight.open();
+    await until(() => runs === 2 && queue.inFlight === 0);
+    await queue.shutdown();
+  });
+
+  it('a reconcile that asks for requeueAfterMs is run again then, and each end is told by its result', async () => {
+    const results: string[] = [];
+    let runs = 0;
+    const queue = createWorkQueue({
+      process: () => {
+        runs += 1;
+        return runs === 1 ? { requeueAfterMs: 30 } : undefined;
+      },
+      onResult: (key, result) => results.push(`${key}:${result}`),
+    });
+    queue.add('a');
+    await until(() => runs === 1 && queue.inFlight === 0);
+    expect(queue.delayed).toBe(1);
+    await until(() => runs === 2 && queue.inFlight === 0);
+    expect(results).toEqual(['a:requeue', 'a:success']);
+    expect(queue.delayed).toBe(0);
+    await queue.shutdown();
+  });
+
+  it('a terminal failure is not retried, nor run by a nudge; a change (add) runs it again', async () => {
+    const results: string[] = [];
+    const told: { attempt: number; terminal?: true }[] = [];
+    let runs = 0;
+    const queue = createWorkQueue({
+      backoff: { initialMs: 1, maxMs: 1, jitter: 0 },
+      terminal: (error) => error instanceof RangeError,
+      process: () => {
+        runs += 1;
+        throw new RangeError('bad spec');
+      },
+      onResult: (_key, result) => results.push(result),
+      onError: (_error, _key, { attempt, terminal }) => told.push({ attempt, ...(terminal ? { terminal } : {}) }),
+    });
+    queue.add('a');
+    await until(() => runs === 1 && queue.inFlight === 0);
+    queue.nudge('a');
+    // With a 1 ms backoff, a retried key would have run many times over by now.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(runs).toBe(1);
+    expect(queue.delayed).toBe(0);
+    queue.add('a');
+    await until(() => runs === 2 && queue.inFlight === 0);
+    expect(results).toEqual(['terminal', 'terminal']);
+    expect(told).toEqual([{ attempt: 1, terminal: true }, { attempt: 2, terminal: true }]);
+    await queue.shutdown();
+  });
+
+  it('addAfter longer than a timer can hold (a sleep of 30 days) does not run the key at once', async () => {
+    let runs = 0;
+    const queue = createWorkQueue({ process: () => void (runs += 1) });
+    queue.addAfter('a', 30 * 24 * 3600_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(0);
+    expect(queue.delayed).toBe(1);
+    await queue.shutdown();
+  });
+
   it('addAfter delays a key and keeps the earliest of several delays', async () => {
     const runs: { key: string; at: number }[] = [];
     const queue = createWorkQueue({ process: (key) => void runs.push({ key, at: Date.now() }) });
