@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { maxValueBytes } from '../engine/limits.js';
 import { activityId } from '../engine/verbs/activities.js';
 import { settleActivityAttempt } from '../executor/activity-attempts.js';
+import type { ResponseOf } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { object } from './body.js';
 import { HttpError, badRequest } from './http-error.js';
@@ -69,7 +70,7 @@ export function activityReportRoutes(ctx: ServerContext): Router {
       );
     agents.reported(identity);
     ctx.poke();
-    res.json({ recorded: true });
+    res.json({ recorded: true } satisfies ResponseOf<'POST /agent/runs/:run/activities/:name/attempts/:attempt'>);
   });
 
   return router;

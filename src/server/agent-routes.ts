@@ -3,6 +3,7 @@ import { Router, type Request } from 'express';
 import { inputDocument } from '../engine/input.js';
 import { EXIT, type Answer, type Request as CallRequest } from '../engine/protocol.js';
 import { activityReportRoutes } from './activity-report-routes.js';
+import type { ResponseOf } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { object } from './body.js';
 import { HttpError, badRequest } from './http-error.js';
@@ -52,7 +53,7 @@ export function agentRoutes(ctx: ServerContext): Router {
       interpreter: run.interpreter,
       script: run.script,
       input: inputDocument(run),
-    });
+    } satisfies ResponseOf<'GET /agent/runs/:run/passes/:pass'>);
   });
 
   router.post('/agent/runs/:run/passes/:pass/calls', async (req, res) => {
@@ -63,7 +64,7 @@ export function agentRoutes(ctx: ServerContext): Router {
     } catch {
       answer = { status: 'error', kind: 'usage', message: 'malformed request: not one JSON object', exitCode: EXIT.usage };
     }
-    res.json(answer);
+    res.json(answer satisfies ResponseOf<'POST /agent/runs/:run/passes/:pass/calls'>);
   });
 
   // Output is kept even when it arrives after the pass ended (the script's last words).
@@ -74,7 +75,7 @@ export function agentRoutes(ctx: ServerContext): Router {
     if (typeof text !== 'string' && typeof textBase64 !== 'string') throw badRequest(`'text' or 'textBase64' (a string) is required`);
     const output = typeof textBase64 === 'string' ? Buffer.from(textBase64, 'base64') : String(text);
     if (output.length) await ctx.store.appendLog(runId, pass, output);
-    res.json({ ok: true });
+    res.json({ ok: true } satisfies ResponseOf<'POST /agent/runs/:run/passes/:pass/logs'>);
   });
 
   router.post('/agent/runs/:run/passes/:pass/exit', async (req, res) => {
@@ -84,7 +85,7 @@ export function agentRoutes(ctx: ServerContext): Router {
     const signal = body.signal === null || typeof body.signal === 'string' ? body.signal : undefined;
     if (code === undefined || signal === undefined) throw badRequest(`'code' (a number or null) and 'signal' (a string or null) are required`);
     remote.reportExit({ code, signal });
-    res.json({ ok: true });
+    res.json({ ok: true } satisfies ResponseOf<'POST /agent/runs/:run/passes/:pass/exit'>);
   });
 
   return router;

@@ -6,6 +6,7 @@ import { parsePipeline } from '../pipeline/parse.js';
 import { gateTimeoutMs } from '../pipeline/settings.js';
 import type { FormField } from '../pipeline/types.js';
 import { TERMINAL_STATUSES, type GateAnswerRecord, type RunRecord } from '../store/types.js';
+import type { Gate } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { HttpError, badRequest, notFound } from './http-error.js';
 
@@ -19,27 +20,7 @@ export interface GateAnswer {
   values: Record<string, FormValue>;
 }
 
-/** An approval gate of a pipeline run, waiting or settled, as the run page and the approvals API show it. */
-export interface Gate {
-  job: string;
-  /** The gate's own run (a child of the pipeline run). */
-  runId: string;
-  state: 'waiting' | 'approved' | 'rejected' | 'timed_out' | 'cancelled' | 'failed';
-  prompt: string;
-  form: FormField[];
-  timeoutMs: number | null;
-  /** When the gate began to wait. */
-  since: string;
-  /** When it stops waiting and succeeds with timed_out, if it has a timeout. */
-  deadline: string | null;
-  answeredBy: string | null;
-  answeredAt: string | null;
-  values: Record<string, FormValue> | null;
-  /** Every answer given, in order: the first is final, later ones were refused with 409 (and kept). */
-  answers: GateAnswerView[];
-}
-
-export type GateAnswerView = Omit<GateAnswerRecord, 'at'> & { at: string };
+export type { Gate } from '../api/responses.js';
 
 /** What an answer came through: the CLI, the run page, the API itself, or a chat service. */
 export type AnswerVia = 'cli' | 'page' | 'api' | 'slack' | 'mattermost';

@@ -1,12 +1,13 @@
 import { once } from 'node:events';
 import { Router } from 'express';
 import type { ArtifactRecord } from '../store/artifacts/types.js';
+import type { Artifact, ResponseOf } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { notFound } from './http-error.js';
 import { loadRun } from './runs-routes.js';
 
 /** What the API shows of an artifact (not where its parts are kept). */
-export function artifactView(artifact: ArtifactRecord): Record<string, unknown> {
+export function artifactView(artifact: ArtifactRecord): Artifact {
   return {
     name: artifact.name,
     size: artifact.size,
@@ -26,7 +27,7 @@ export function artifactRoutes(ctx: ServerContext): Router {
 
   router.get('/runs/:id/artifacts', async (req, res) => {
     const run = await loadRun(store, req.params.id);
-    res.json({ artifacts: (await store.artifacts.list(run.id)).map(artifactView) });
+    res.json({ artifacts: (await store.artifacts.list(run.id)).map(artifactView) } satisfies ResponseOf<'GET /runs/:id/artifacts'>);
   });
 
   router.get('/runs/:id/artifacts/:name', async (req, res) => {

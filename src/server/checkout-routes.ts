@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { maxCheckoutBytes } from '../engine/limits.js';
+import type { ResponseOf } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { CheckoutRefused, CheckoutTooBig, storeCheckout } from './checkout-store.js';
 import { HttpError, badRequest } from './http-error.js';
@@ -21,7 +22,7 @@ export function checkoutRoutes(ctx: ServerContext): Router {
     try {
       // Not destroyed when the check stops reading: the rest is read off and dropped (discardRest).
       const stored = await storeCheckout(ctx.store, `checkout-upload:${id}`, `checkout-upload/${id}/`, req.iterator({ destroyOnReturn: false }), maxCheckoutBytes());
-      res.status(201).json({ checkout: id, size: stored.size, sha256: stored.sha256 });
+      res.status(201).json({ checkout: id, size: stored.size, sha256: stored.sha256 } satisfies ResponseOf<'POST /checkouts'>);
     } catch (error) {
       if (error instanceof CheckoutTooBig || error instanceof CheckoutRefused) await discardRest(req);
       if (error instanceof CheckoutTooBig) throw new HttpError(413, 'too_large', error.message);

@@ -2,6 +2,7 @@ import { isUtf8 } from '../common/json-text.js';
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { KINDS, RetryableError, SpoolError, ensureError, kindOfStatus } from '../common/errors.js';
+import type { ErrorAnswer } from '../api/responses.js';
 
 /** An error with the HTTP status and the precise wire code a route answers with; its kind follows from its status. */
 export class HttpError extends SpoolError {
@@ -31,30 +32,32 @@ export function unprocessable<T>(code: string, check: () => T): T {
   }
 }
 
+const refusal = (code: string, message: string): ErrorAnswer => ({ error: { code, message } });
+
 /** Every error answers `{ "error": { "code", "message" } }`; a message a person can act on. */
 export function errorHandler(raw: unknown, req: Request, res: Response, next: NextFunction): void {
   void next;
   const error = ensureError(raw);
   if (error instanceof HttpError) {
-    res.status(error.status).json({ error: { code: error.code, message: error.message } });
+    res.status(error.status).json(refusal(error.code, error.message));
   } else if (error instanceof RetryableError) {
     // The database or the artifact store is away (restarting): nothing was recorded; the caller tries again.
     const seconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-    res.status(KINDS[error.kind].status).set('retry-after', String(seconds)).json({ error: { code: error.code, message: error.message } });
+    res.status(KINDS[error.kind].status).set('retry-after', String(seconds)).json(refusal(error.code, error.message));
   } else if (error instanceof SpoolError && error.kind !== 'internal') {
-    res.status(KINDS[error.kind].status).json({ error: { code: error.code, message: error.message } });
+    res.status(KINDS[error.kind].status).json(refusal(error.code, error.message));
   } else if ((raw as { type?: string }).type === 'entity.parse.failed') {
-    res.status(400).json({ error: { code: 'bad_json', message: 'the request body is not valid JSON' } });
+    res.status(400).json(refusal('bad_json', 'the request body is not valid JSON'));
   } else if ((raw as { type?: string }).type === 'entity.too.large') {
-    res.status(413).json({ error: { code: 'too_large', message: `the request body is over the ${BODY_LIMIT} limit` } });
+    res.status(413).json(refusal('too_large', `the request body is over the ${BODY_LIMIT} limit`));
   } else if (clientStatus(raw) !== null) {
     // Express's own refusals (a path whose percent-encoding is broken...) keep their 4xx.
-    res.status(clientStatus(raw) ?? 400).json({ error: { code: 'bad_request', message: error.message } });
+    res.status(clientStatus(raw) ?? 400).json(refusal('bad_request', error.message));
   } else {
     // Never a database's or a runtime's own words to the caller: an id to find them in the log.
     const id = randomUUID().slice(0, 8);
     process.stderr.write(`spool: internal error ${id} on ${req.method} ${req.path}: ${error.stack ?? error.message}\n`);
-    res.status(500).json({ error: { code: 'internal', message: `internal error ${id}; the server's log has the details` } });
+    res.status(500).json(refusal('internal', `internal error ${id}; the server's log has the details`));
   }
 }
 

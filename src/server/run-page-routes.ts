@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { Router, type Response } from 'express';
 import type { RunRecord } from '../store/types.js';
+import type { ResponseOf } from '../api/responses.js';
 import { answerGate, listGates } from './approvals.js';
 import { object, text } from './body.js';
 import type { ServerContext } from './context.js';
@@ -33,12 +34,12 @@ export function runPageRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/timeline', async (req, res) => {
     const run = await load(req.params.id);
     const [entries, times] = await Promise.all([store.readJournal(run.id), store.readJournalTimes(run.id)]);
-    res.json({ run: runView(run), timeline: timeline(entries, times) });
+    res.json({ run: runView(run), timeline: timeline(entries, times) } satisfies ResponseOf<'GET /runs/:id/timeline'>);
   });
 
   router.get('/runs/:id/approvals', async (req, res) => {
     const run = await load(req.params.id);
-    res.json({ approvals: await listGates(ctx, run) });
+    res.json({ approvals: await listGates(ctx, run) } satisfies ResponseOf<'GET /runs/:id/approvals'>);
   });
 
   router.post('/runs/:id/approvals/:job', async (req, res) => {
@@ -48,13 +49,17 @@ export function runPageRoutes(ctx: ServerContext): Router {
     if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
     const via = body.via === 'cli' || body.via === 'page' ? body.via : 'api';
     const { values } = await answerGate(ctx, run, req.params.job, decision, body.values, callerOf(ctx, res), via);
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values });
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
   });
 
   router.get('/workflows', async (req, res) => {
     // Where requests are authorized, a list was authorized for one project (accessOf): only it.
     const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : null;
-    res.json({ workflows: await store.listWorkflows(project) });
+    const workflows = (await store.listWorkflows(project)).map((workflow) => ({
+      ...workflow,
+      lastRun: { ...workflow.lastRun, createdAt: workflow.lastRun.createdAt.toISOString() },
+    }));
+    res.json({ workflows } satisfies ResponseOf<'GET /workflows'>);
   });
 
   return router;

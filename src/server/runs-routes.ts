@@ -11,15 +11,27 @@ import { runsInProcess } from '../common/workflow-file.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
 import type { Store } from '../store/store.js';
+import type { ResponseOf, Run, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
 const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
-/** A run as the API shows it; the script text only when asked for one run. */
-export function runView(run: RunRecord, withScript = false): Record<string, unknown> {
+const iso = (date: Date | null): string | null => date && date.toISOString();
+
+/** A run as the API shows it (its times as JSON writes them, in the same places); the script text only when asked for one run. */
+export function runView(run: RunRecord): Run;
+export function runView(run: RunRecord, withScript: true): RunWithScript;
+export function runView(run: RunRecord, withScript = false): Run | RunWithScript {
   const { script, ...rest } = run;
-  const view = { ...rest, substate: substateOf(run) };
+  const view: Run = {
+    ...rest,
+    wakeAt: iso(rest.wakeAt),
+    createdAt: rest.createdAt.toISOString(),
+    updatedAt: rest.updatedAt.toISOString(),
+    finishedAt: iso(rest.finishedAt),
+    substate: substateOf(run),
+  };
   return withScript ? { ...view, script } : view;
 }
 
@@ -72,7 +84,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     );
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.status(created ? 201 : 200).json({ run: runView(run), created });
+    res.status(created ? 201 : 200).json({ run: runView(run), created } satisfies ResponseOf<'POST /runs'>);
   });
 
   router.get('/runs', async (req, res) => {
@@ -95,11 +107,11 @@ export function runsRoutes(ctx: ServerContext): Router {
       ...(before ? { before } : {}),
       limit: queryInteger(req.query, 'limit', 100, 1, 1000),
     });
-    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next });
+    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next } satisfies ResponseOf<'GET /runs'>);
   });
 
   router.get('/runs/:id', async (req, res) => {
-    res.json({ run: runView(await load(req.params.id), true) });
+    res.json({ run: runView(await load(req.params.id), true) } satisfies ResponseOf<'GET /runs/:id'>);
   });
 
   router.post('/runs/:id/cancel', async (req, res) => {
@@ -107,18 +119,19 @@ export function runsRoutes(ctx: ServerContext): Router {
     const cancelled = await cancelRun(store, run.id, ctx.now());
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled: cancelled.length > 0 });
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled: cancelled.length > 0 } satisfies ResponseOf<'POST /runs/:id/cancel'>);
   });
 
   router.get('/runs/:id/logs', async (req, res) => {
     const run = await load(req.params.id);
     const lines = await store.readLogs(run.id, queryInteger(req.query, 'after', 0, 0, Number.MAX_SAFE_INTEGER));
-    res.json({ logs: lines, run: runView(run) });
+    const logs = lines.map((line) => ({ ...line, at: line.at.toISOString() }));
+    res.json({ logs, run: runView(run) } satisfies ResponseOf<'GET /runs/:id/logs'>);
   });
 
   router.get('/runs/:id/journal', async (req, res) => {
     const run = await load(req.params.id);
-    res.json({ journal: journalView(await store.readJournal(run.id)) });
+    res.json({ journal: journalView(await store.readJournal(run.id)) } satisfies ResponseOf<'GET /runs/:id/journal'>);
   });
 
   router.post('/runs/:id/signals', async (req, res) => {
@@ -131,7 +144,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     await store.sendSignal(run.id, name, typeof payload === 'string' ? payload : JSON.stringify(payload));
     await wakeIfOver(store, run.id, ctx.now());
     ctx.poke();
-    res.status(202).json({ queued: true, run: run.id, name });
+    res.status(202).json({ queued: true, run: run.id, name } satisfies ResponseOf<'POST /runs/:id/signals'>);
   });
 
   return router;

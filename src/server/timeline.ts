@@ -1,31 +1,6 @@
 import { journalView } from '../engine/journal-view.js';
 import type { JournalEntry, JournalTime } from '../store/types.js';
-
-/**
- * One durable call of a run as the run page's timeline shows it: the call and its result joined,
- * when it began and ended, which pass recorded it (the passes after it replayed it), and whether it
- * failed (a step or activity that exited non-zero) or timed out (a bounded wait).
- */
-export interface TimelineEntry {
-  position: number;
-  verb: string;
-  name: string;
-  occurrence: number;
-  /** `--label` of a step, the text of an annotation. */
-  label: string | null;
-  call: Record<string, unknown> | null;
-  result: Record<string, unknown> | null;
-  startedAt: string | null;
-  endedAt: string | null;
-  durationMs: number | null;
-  /** The pass that recorded the call; every later pass replayed it. Null for entries older than this field. */
-  pass: number | null;
-  exitCode: number | null;
-  failed: boolean;
-  timedOut: boolean;
-  /** Another run this call started or waited for (spawn, call, a pipeline's jobs). */
-  runIds: string[];
-}
+import type { TimelineEntry } from '../api/responses.js';
 
 const iso = (date: Date | undefined): string | null => (date ? date.toISOString() : null);
 
@@ -39,6 +14,11 @@ function runIdsOf(entry: { call: Record<string, unknown> | null; result: Record<
   return [...ids];
 }
 
+/**
+ * A run's durable calls as the run page's timeline shows them: each call and its result joined,
+ * when it began and ended, which pass recorded it (the passes after it replayed it), and whether it
+ * failed (a step or activity that exited non-zero) or timed out (a bounded wait).
+ */
 export function timeline(entries: JournalEntry[], times: JournalTime[]): TimelineEntry[] {
   const timeOf = new Map(times.map((time) => [`${time.position}:${time.kind}`, time]));
   const byPosition = new Map<number, { call?: JournalEntry; result?: JournalEntry }>();

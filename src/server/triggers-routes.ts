@@ -3,8 +3,22 @@ import { Router } from 'express';
 import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
 import { checkCron, nextTick, triggerSchedule } from '../engine/schedules.js';
 import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
+import type { Handler, ResponseOf, Schedule } from '../api/responses.js';
+import type { HandlerRecord, ScheduleRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { badRequest, notFound, unprocessable } from './http-error.js';
+
+/** A stored handler as the list shows it (the store reads every field; its type leaves `runner` optional for writers). */
+const handlerView = (handler: HandlerRecord): Handler => ({ ...handler, runner: handler.runner ?? null });
+
+/** A stored schedule as the list shows it, its next tick as JSON writes a time. */
+const scheduleView = (schedule: ScheduleRecord): Schedule => ({
+  ...schedule,
+  nextAt: schedule.nextAt.toISOString(),
+  runner: schedule.runner ?? null,
+  input: schedule.input ?? null,
+  overlap: schedule.overlap ?? 'skip',
+});
 
 /** Events, and what starts runs from them or from the clock: handlers and schedules. */
 export function triggersRoutes(ctx: ServerContext): Router {
@@ -24,27 +38,27 @@ export function triggersRoutes(ctx: ServerContext): Router {
     const runs = await deliverEvent(store, ctx.env, event);
     await wakeEventWaiters(store, event, ctx.now());
     ctx.poke();
-    res.status(202).json({ event, runs });
+    res.status(202).json({ event: { ...event, emittedAt: event.emittedAt.toISOString() }, runs } satisfies ResponseOf<'POST /events'>);
   });
 
   router.get('/handlers', async (req, res) => {
-    res.json({ handlers: await store.listHandlers(projectOf(req.query.project)) });
+    res.json({ handlers: (await store.listHandlers(projectOf(req.query.project))).map(handlerView) } satisfies ResponseOf<'GET /handlers'>);
   });
 
   router.put('/handlers/:name', async (req, res) => {
     const body = object(req.body);
     const handler = { project: projectOf(body.project), name: req.params.name, eventType: text(body, 'eventType'), ...scriptSource(body) };
     await store.putHandler(handler);
-    res.json({ handler });
+    res.json({ handler } satisfies ResponseOf<'PUT /handlers/:name'>);
   });
 
   router.delete('/handlers/:name', async (req, res) => {
     if (!(await store.deleteHandler(projectOf(req.query.project), req.params.name))) throw notFound(`handler ${req.params.name}`);
-    res.json({ deleted: req.params.name });
+    res.json({ deleted: req.params.name } satisfies ResponseOf<'DELETE /handlers/:name'>);
   });
 
   router.get('/schedules', async (req, res) => {
-    res.json({ schedules: await store.listSchedules(projectOf(req.query.project)) });
+    res.json({ schedules: (await store.listSchedules(projectOf(req.query.project))).map(scheduleView) } satisfies ResponseOf<'GET /schedules'>);
   });
 
   router.put('/schedules/:name', async (req, res) => {
@@ -63,42 +77,42 @@ export function triggersRoutes(ctx: ServerContext): Router {
     };
     await store.putSchedule(schedule);
     ctx.poke();
-    res.json({ schedule });
+    res.json({ schedule: { ...schedule, nextAt: schedule.nextAt.toISOString() } } satisfies ResponseOf<'PUT /schedules/:name'>);
   });
 
   router.delete('/schedules/:name', async (req, res) => {
     if (!(await store.deleteSchedule(projectOf(req.query.project), req.params.name))) throw notFound(`schedule ${req.params.name}`);
-    res.json({ deleted: req.params.name });
+    res.json({ deleted: req.params.name } satisfies ResponseOf<'DELETE /schedules/:name'>);
   });
 
   router.post('/schedules/:name/trigger', async (req, res) => {
     const runId = await triggerSchedule(store, ctx.env, projectOf(req.query.project), req.params.name, ctx.now());
     if (!runId) throw notFound(`schedule ${req.params.name}`);
     ctx.poke();
-    res.status(201).json({ run: runId });
+    res.status(201).json({ run: runId } satisfies ResponseOf<'POST /schedules/:name/trigger'>);
   });
 
   router.get('/state/:entity', async (req, res) => {
-    res.json({ cells: await store.listCells(projectOf(req.query.project), `entity:${req.params.entity}`) });
+    res.json({ cells: await store.listCells(projectOf(req.query.project), `entity:${req.params.entity}`) } satisfies ResponseOf<'GET /state/:entity'>);
   });
 
   router.get('/state/:entity/:key', async (req, res) => {
     const cell = await store.getCell(projectOf(req.query.project), `entity:${req.params.entity}`, req.params.key);
     if (!cell) throw notFound(`cell ${req.params.key} of ${req.params.entity}`);
-    res.json({ cell });
+    res.json({ cell } satisfies ResponseOf<'GET /state/:entity/:key'>);
   });
 
   router.put('/state/:entity/:key', async (req, res) => {
     const body = object(req.body);
     const value = body.value;
     if (typeof value !== 'string') throw badRequest(`'value' is required and must be a string`);
-    res.json({ cell: await store.setCell(projectOf(body.project), `entity:${req.params.entity}`, req.params.key, value) });
+    res.json({ cell: await store.setCell(projectOf(body.project), `entity:${req.params.entity}`, req.params.key, value) } satisfies ResponseOf<'PUT /state/:entity/:key'>);
   });
 
   router.delete('/state/:entity/:key', async (req, res) => {
     const deleted = await store.deleteCell(projectOf(req.query.project), `entity:${req.params.entity}`, req.params.key);
     if (!deleted) throw notFound(`cell ${req.params.key} of ${req.params.entity}`);
-    res.json({ deleted: req.params.key });
+    res.json({ deleted: req.params.key } satisfies ResponseOf<'DELETE /state/:entity/:key'>);
   });
 
   return router;

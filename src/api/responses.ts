@@ -1,0 +1,242 @@
+import type { FromSchema } from './from-schema.js';
+
+/**
+ * What each route of the HTTP API answers, declared once as the JSON Schema of its body, with its
+ * TypeScript type derived from it: the server's routes are typed with these (a route that answers
+ * another shape fails tsc), the control CLI and the web UI read them, test/api/responses.test.ts
+ * checks the server's real answers against the schemas, and docs/api.md lists their fields
+ * (`npm run gen:docs`). Every object is closed and lists every field it always has, so a field
+ * added, dropped or retyped fails that test. Plain objects only: the UI bundles this file.
+ */
+
+/** An object whose `required` fields are always there and `optional` ones may be left out; no others. */
+const shape = <const Required extends object, const Optional extends object = object>(
+  required: Required,
+  optional?: Optional,
+) =>
+  ({
+    type: 'object',
+    properties: { ...required, ...optional } as Required & Optional,
+    required: Object.keys(required) as (keyof Required & string)[],
+    additionalProperties: false,
+  }) as const;
+
+const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
+const listOf = <const S extends object>(items: S) => ({ type: 'array', items }) as const;
+
+const TEXT = { type: 'string' } as const;
+const WHOLE = { type: 'integer' } as const;
+const TIME = { type: 'string', description: 'a time (ISO 8601, UTC)' } as const;
+const ANY = { description: 'any JSON' } as const;
+const TEXTS = { type: 'object', additionalProperties: TEXT } as const;
+const DELETED = shape({ deleted: { type: 'string', description: 'the name deleted' } });
+const OK = shape({ ok: { const: true } });
+
+export const RUN_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+const RUN_FIELDS = {
+  id: TEXT,
+  status: { enum: RUN_STATUSES },
+  awaiting: nullable(TEXT),
+  wait: nullable({ type: 'object', description: 'what a waiting run waits for (kind, and what of it)' }),
+  passes: WHOLE,
+  error: nullable(TEXT),
+  project: TEXT,
+  workflow: TEXT,
+  interpreter: TEXT,
+  input: ANY,
+  subject: nullable(TEXT),
+  parentId: nullable(TEXT),
+  handler: nullable(TEXT),
+  idempotencyKey: nullable(TEXT),
+  wakeAt: nullable(TIME),
+  outputs: TEXTS,
+  lenient: { type: 'boolean' },
+  cwd: nullable(TEXT),
+  runner: nullable({ type: 'object', description: "on a cluster, the Workflow's image, env and service account" }),
+  createdAt: TIME,
+  updatedAt: TIME,
+  finishedAt: nullable(TIME),
+  substate: nullable({
+    enum: ['queued', 'awaiting_lease', 'awaiting_timer', 'awaiting_signal', 'awaiting_event', 'awaiting_activity', 'awaiting_children'],
+  }),
+} as const;
+
+/** A run as every route shows it, without its script. */
+export const RUN = shape(RUN_FIELDS);
+export type Run = FromSchema<typeof RUN>;
+/** One run, asked for by its id: with its script. */
+const RUN_WITH_SCRIPT = shape({ ...RUN_FIELDS, script: TEXT });
+export type RunWithScript = FromSchema<typeof RUN_WITH_SCRIPT>;
+
+const LOG_LINE = shape(
+  { seq: WHOLE, pass: WHOLE, text: { type: 'string', description: 'UTF-8, with a byte that is not text as U+FFFD' }, at: TIME },
+  { base64: { type: 'string', description: 'the exact bytes, where they are not plain text' } },
+);
+export type LogLine = FromSchema<typeof LOG_LINE>;
+
+const JOURNAL_ENTRY = shape({
+  runId: TEXT,
+  position: WHOLE,
+  kind: { enum: ['call', 'result'] },
+  verb: TEXT,
+  name: TEXT,
+  occurrence: WHOLE,
+  data: { type: 'object', description: 'the call or its result (docs/protocol.md)' },
+});
+export type JournalEntry = FromSchema<typeof JOURNAL_ENTRY>;
+
+const RECORDED = nullable({ type: 'object', description: 'as in the journal' });
+const TIMELINE_ENTRY = shape({
+  position: WHOLE,
+  verb: TEXT,
+  name: TEXT,
+  occurrence: WHOLE,
+  label: nullable({ type: 'string', description: "a step's --label, an annotation's text" }),
+  call: RECORDED,
+  result: RECORDED,
+  startedAt: nullable(TIME),
+  endedAt: nullable(TIME),
+  durationMs: nullable(WHOLE),
+  pass: nullable({ type: 'integer', description: 'the pass that recorded it (later ones replayed it)' }),
+  exitCode: nullable(WHOLE),
+  failed: { type: 'boolean' },
+  timedOut: { type: 'boolean' },
+  runIds: listOf({ type: 'string', description: 'runs it started or waited for' }),
+});
+/** One durable call of a run as the run page's timeline shows it (src/server/timeline.ts). */
+export type TimelineEntry = FromSchema<typeof TIMELINE_ENTRY>;
+
+const ARTIFACT = shape({ name: TEXT, size: WHOLE, sha256: TEXT, contentType: TEXT, createdAt: TIME });
+/** A file a run stored with `spool artifact put` (docs/artifacts.md). */
+export type Artifact = FromSchema<typeof ARTIFACT>;
+
+const FORM_VALUE = { type: ['string', 'number', 'boolean'] } as const;
+const FORM_VALUES = { type: 'object', additionalProperties: FORM_VALUE } as const;
+const FORM_FIELD = shape({
+  name: TEXT,
+  type: { enum: ['string', 'number', 'boolean'] },
+  label: TEXT,
+  required: { type: 'boolean' },
+  default: nullable(FORM_VALUE),
+  options: nullable(listOf(TEXT)),
+});
+export type FormField = FromSchema<typeof FORM_FIELD>;
+const DECISION = { enum: ['approve', 'reject'] } as const;
+export type Decision = FromSchema<typeof DECISION>;
+
+const GATE_ANSWER = shape({
+  decision: DECISION,
+  by: nullable(TEXT),
+  via: { type: 'string', description: 'cli, page, api, slack or mattermost' },
+  at: TIME,
+  values: nullable({ type: 'object', description: "the form's values" }),
+  final: { type: 'boolean', description: 'the first answer is final; later ones were refused (409) and kept' },
+});
+export type GateAnswerView = FromSchema<typeof GATE_ANSWER>;
+
+const GATE = shape({
+  job: TEXT,
+  runId: { type: 'string', description: "the gate's own run, a child of the pipeline run" },
+  state: { enum: ['waiting', 'approved', 'rejected', 'timed_out', 'cancelled', 'failed'] },
+  prompt: TEXT,
+  form: listOf(FORM_FIELD),
+  timeoutMs: nullable(WHOLE),
+  since: TIME,
+  deadline: nullable(TIME),
+  answeredBy: nullable(TEXT),
+  answeredAt: nullable(TIME),
+  values: nullable(FORM_VALUES),
+  answers: listOf(GATE_ANSWER),
+});
+/** An approval gate of a pipeline run, waiting or settled. */
+export type Gate = FromSchema<typeof GATE>;
+
+const WORKFLOW = shape({
+  name: TEXT,
+  interpreter: TEXT,
+  runs: WHOLE,
+  lastRun: shape({ id: TEXT, status: { enum: RUN_STATUSES }, createdAt: TIME }),
+});
+export type Workflow = FromSchema<typeof WORKFLOW>;
+
+const EVENT = shape({ seq: WHOLE, id: TEXT, project: TEXT, type: TEXT, subject: nullable(TEXT), payload: ANY, emittedAt: TIME });
+export type Event = FromSchema<typeof EVENT>;
+
+const SCRIPT_SOURCE = { workflow: TEXT, interpreter: TEXT, script: TEXT, cwd: nullable(TEXT) } as const;
+const RUNNER = nullable({ type: 'object', description: "on a cluster, the Workflow's image, env and service account" });
+/** A handler as `PUT /v1/handlers/:name` stored it. */
+const HANDLER_SET = shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE });
+const HANDLER = shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE, runner: RUNNER });
+export type Handler = FromSchema<typeof HANDLER>;
+
+const CADENCE = { everyMs: nullable(WHOLE), cron: nullable(TEXT) } as const;
+/** A schedule as `PUT /v1/schedules/:name` stored it. */
+const SCHEDULE_SET = shape({ project: TEXT, name: TEXT, ...CADENCE, ...SCRIPT_SOURCE, nextAt: TIME });
+const SCHEDULE = shape({
+  project: TEXT,
+  name: TEXT,
+  ...CADENCE,
+  ...SCRIPT_SOURCE,
+  nextAt: TIME,
+  lastRunId: nullable(TEXT),
+  skipped: { type: 'integer', description: 'ticks skipped while the last run went on' },
+  runner: RUNNER,
+  input: ANY,
+  overlap: { enum: ['skip', 'allow'] },
+});
+export type Schedule = FromSchema<typeof SCHEDULE>;
+
+const CELL = shape({ key: TEXT, value: TEXT, version: WHOLE });
+export type Cell = FromSchema<typeof CELL>;
+
+/** What a route answers that is not one of the shapes above, by route (as in src/api/requests.ts). */
+export const RESPONSES = {
+  'POST /runs': shape({ run: RUN, created: { type: 'boolean', description: 'false: the run an idempotency key named already' } }),
+  'GET /runs': shape({ runs: listOf(RUN), next: nullable({ type: 'string', description: "the next page's `before`" }) }),
+  'GET /runs/:id': shape({ run: RUN_WITH_SCRIPT }),
+  'POST /runs/:id/cancel': shape({ run: RUN, cancelled: { type: 'boolean', description: 'false: it had ended already' } }),
+  'GET /runs/:id/logs': shape({ logs: listOf(LOG_LINE), run: RUN }),
+  'GET /runs/:id/journal': shape({ journal: listOf(JOURNAL_ENTRY) }),
+  'GET /runs/:id/timeline': shape({ run: RUN, timeline: listOf(TIMELINE_ENTRY) }),
+  'GET /runs/:id/artifacts': shape({ artifacts: listOf(ARTIFACT) }),
+  'GET /runs/:id/artifacts/:name': { description: "the artifact's bytes, with its content type" },
+  'GET /runs/:id/approvals': shape({ approvals: listOf(GATE) }),
+  'POST /runs/:id/signals': shape({ queued: { const: true }, run: TEXT, name: TEXT }),
+  'POST /runs/:id/approvals/:job': shape({ run: RUN, job: TEXT, decision: DECISION, values: FORM_VALUES }),
+  'GET /workflows': shape({ workflows: listOf(WORKFLOW) }),
+  'POST /events': shape({ event: EVENT, runs: listOf({ type: 'string', description: 'the runs its handlers started' }) }),
+  'GET /handlers': shape({ handlers: listOf(HANDLER) }),
+  'PUT /handlers/:name': shape({ handler: HANDLER_SET }),
+  'DELETE /handlers/:name': DELETED,
+  'GET /schedules': shape({ schedules: listOf(SCHEDULE) }),
+  'PUT /schedules/:name': shape({ schedule: SCHEDULE_SET }),
+  'DELETE /schedules/:name': DELETED,
+  'POST /schedules/:name/trigger': shape({ run: { type: 'string', description: 'the run it started' } }),
+  'GET /state/:entity': shape({ cells: listOf(CELL) }),
+  'GET /state/:entity/:key': shape({ cell: CELL }),
+  'PUT /state/:entity/:key': shape({ cell: CELL }),
+  'DELETE /state/:entity/:key': DELETED,
+  'GET /agent/runs/:run/passes/:pass': shape({
+    run: TEXT,
+    pass: WHOLE,
+    filename: TEXT,
+    interpreter: TEXT,
+    script: TEXT,
+    input: { type: 'object', description: 'what $SPOOL_INPUT_FILE holds: run, subject, input, payload (and event)' },
+  }),
+  'POST /agent/runs/:run/passes/:pass/calls': { type: 'object', description: 'the answer to the call (docs/protocol.md)' },
+  'POST /agent/runs/:run/passes/:pass/logs': OK,
+  'POST /agent/runs/:run/passes/:pass/exit': OK,
+  'POST /agent/runs/:run/activities/:name/attempts/:attempt': shape({ recorded: { const: true } }),
+  /** Not in the route table: the bundle arrives as a tar archive (src/server/checkout-routes.ts). */
+  'POST /checkouts': shape({ checkout: TEXT, size: WHOLE, sha256: TEXT }),
+} as const;
+
+/** A route's answer, by its method and path as src/api/requests.ts writes them. */
+export type ResponseOf<Route extends keyof typeof RESPONSES> = FromSchema<(typeof RESPONSES)[Route]>;
+
+/** Every refusal: `{ "error": { "code", "message" } }` with a 4xx or 5xx status. */
+export const ERROR = shape({ error: shape({ code: TEXT, message: TEXT }) });
+export type ErrorAnswer = FromSchema<typeof ERROR>;
