@@ -44,6 +44,11 @@ export type ChildRequest = {
   input?: unknown;
   /** A fan_out body pinned with the run (its runner's fanOutBodies): the child runs with that body's pod settings. */
   body?: string;
+  /**
+   * Why the client could not read the file (`script` is empty then): a replayed call needs no file,
+   * so the client asks anyway, and a new call is refused with this reason, taking no position.
+   */
+  unreadable?: string;
 };
 /** Waits until any of these child runs has ended (a pipeline's jobs); answers which, as JSON. */
 export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[]; awaiting?: string };

@@ -128,3 +128,52 @@ spool sleep 1s
     expect(code).not.toBe(0);
   });
 });
+
+describe('a replayed call or spawn reads no file', () => {
+  it('given a child script a step made, which removes itself, when the next pass replays the call, then it answers the recorded outputs without the file', async () => {
+    // The call suspends the first pass; the child, running in the same directory, removes its file.
+    const { code, output, run, calls } = await runTwoPasses(`set -e
+spool step make -- sh -c 'printf "rm child.sh\\nspool output set y built\\n" > child.sh'
+spool call child.sh
+`);
+
+    expect(output).not.toContain('cannot read');
+    expect(output.match(/^\{"y":"built"\}$/gm)).toHaveLength(1);
+    expect(code).toBe(0);
+    expect(run?.passes).toBe(2);
+    expect(calls).toEqual(['step make', 'call']);
+  });
+
+  it('given a spawned child script that is gone on the next pass, when the pass replays the spawn, then it answers the same run id', async () => {
+    const { code, output, calls } = await runTwoPasses(`set -e
+spool step make -- sh -c 'echo true > child.sh'
+id=$(spool spawn child.sh)
+rm -f child.sh
+spool sleep 1s
+echo "spawned $id"
+`);
+
+    expect(output).not.toContain('cannot read');
+    expect(output).toMatch(/^spawned \S+:run-\w+$/m);
+    expect(code).toBe(0);
+    expect(calls).toEqual(['step make', 'spawn', 'sleep']);
+  });
+
+  it.each([
+    ['a missing file', 'spool call missing.sh', /^spool call: cannot read missing\.sh: no such file\nexit 2$/gm],
+    ['a file that is not UTF-8', "printf 'echo caf\\351\\n' > latin1.sh; spool spawn latin1.sh", /^spool spawn: latin1\.sh is not UTF-8 text \(line 1\)[^\n]*\nexit 2$/gm],
+    ['a pipeline document that is not valid', "printf 'name: bad\\njobs:\\n  one:\\n    stepz: []\\n' > bad.yaml; spool call bad.yaml", /^spool call: bad\.yaml:4:5: [^\n]+\nexit 2$/gm],
+  ])('given %s, caught, when the next pass reaches the call, then it is refused again in one line, taking no position', async (_, refused, message) => {
+    const { code, output, calls } = await runTwoPasses(`set +e
+${refused}
+echo "exit $?"
+spool step b -- echo b
+spool sleep 1s
+`);
+
+    expect(output.match(message)).toHaveLength(2);
+    expect(output).not.toContain('determinism');
+    expect(code).toBe(0);
+    expect(calls).toEqual(['step b', 'sleep']);
+  });
+});

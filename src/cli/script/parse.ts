@@ -173,24 +173,32 @@ function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; comma
   };
 }
 
+/**
+ * The child's script is read now (the run records the script it started, not a path that may change
+ * before a later pass). A file that cannot be read still goes to the agent with the reason: a
+ * replayed call needs no file (a new pod has none of the files the last pass made), and a new one
+ * is refused there, taking no position.
+ */
 function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
   const { values, positionals } = parse(verb, args, { input: { type: 'string' } }, [1, 1]);
   const file = positionals[0] ?? '';
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch {
-    fail(verb, `cannot read ${file}`);
-  }
-  let script: string;
-  try {
-    script = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    fail(verb, notUtf8(file, bytes));
-  }
   const input = json(verb, '--input', str(values.input));
+  const interpreter = interpreterOf(file);
+  let script = '';
+  let unreadable: string | undefined;
+  try {
+    const bytes = readFileSync(file);
+    try {
+      script = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      unreadable = `spool ${verb}: ${notUtf8(file, bytes)}`;
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    unreadable = `spool ${verb}: cannot read ${file}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a directory' : code ? `: ${code}` : ''}`;
+  }
   return {
-    request: { verb, workflow: file, script, interpreter: interpreterOf(file), ...(input === undefined ? {} : { input }) },
+    request: { verb, workflow: file, script, interpreter, ...(input === undefined ? {} : { input }), ...(unreadable === undefined ? {} : { unreadable }) },
   };
 }
 

@@ -2,6 +2,8 @@ import { UsageError } from '../../common/errors.js';
 import { derivedRunId, stableHash } from '../../common/ids.js';
 import { TERMINAL_STATUSES, type RunnerSettings } from '../../store/types.js';
 import { pinnedBody } from '../../pipeline/pinned-bodies.js';
+import { runsInProcess } from '../../common/workflow-file.js';
+import { checkDocument } from '../../workflow-file/check.js';
 import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest, WaitChildrenRequest } from '../protocol.js';
 import { EXIT } from '../protocol.js';
@@ -51,7 +53,25 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
   return childId;
 }
 
+/**
+ * A new child is refused, before the journal has a say and the same way on every pass, when the
+ * client could not read its file or a document in it is not valid; a recorded one needs neither
+ * (a new pod has none of the files the last pass made).
+ */
+function refuseBadChild(pass: Pass, request: ChildRequest): void {
+  if (pass.recordedNext(request.verb, '')) return;
+  if (request.unreadable !== undefined) pass.refuse(request.unreadable);
+  if (runsInProcess(request)) {
+    try {
+      checkDocument(request.workflow, request.script);
+    } catch (error) {
+      pass.refuse(`spool ${request.verb}: ${(error as Error).message}`);
+    }
+  }
+}
+
 export async function spawn(pass: Pass, request: ChildRequest): Promise<Answer> {
+  refuseBadChild(pass, request);
   const reached = pass.take(pass.peek('spawn', ''));
   if (reached.result) return textAnswer(String(reached.result.data.runId), true);
   const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);
@@ -74,6 +94,7 @@ function childAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
 
 /** Starts a child run and waits for it, holding no process. */
 export async function call(pass: Pass, request: ChildRequest): Promise<Answer> {
+  refuseBadChild(pass, request);
   const reached = pass.take(pass.peek('call', ''));
   if (reached.result) return childAnswer(reached.result.data, true);
   const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);

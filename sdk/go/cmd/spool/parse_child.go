@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -13,38 +15,63 @@ import (
 const supportedExtensions = ".sh, .bash, .py, .mjs, .js, .cjs"
 
 // parseChild reads the child's script now: the run records the script it started, not a path
-// that may change before a later pass.
+// that may change before a later pass. A file that cannot be read still goes to the agent with the
+// reason: a replayed call needs no file (a new pod has none of the files the last pass made), and
+// a new one is refused there, taking no position.
 func parseChild(verb string, args []string) (*scriptCall, error) {
 	parsed, err := parse(verb, args, optionSpec{"input": stringOption}, 1, 1)
 	if err != nil {
 		return nil, err
 	}
 	file := parsed.positionals[0]
-	script, err := os.ReadFile(file)
-	if err != nil {
-		return nil, usageFailure(verb, "cannot read "+file)
-	}
-	if !utf8.Valid(script) {
-		return nil, usageFailure(verb, notUTF8(file, script))
-	}
 	var input json.RawMessage
 	if text, ok := parsed.str("input"); ok {
 		if input, err = jsonValue(verb, "--input", text); err != nil {
 			return nil, err
 		}
 	}
-	interpreter, ok := hyperspool.InterpreterFor(extname(file))
+	interpreter, ok := childInterpreter(file)
 	if !ok {
 		return nil, &hyperspool.UsageError{Message: "cannot tell how to run " + file + ": its extension picks the interpreter (" + supportedExtensions + ")"}
 	}
+	script, unreadable := readChild(verb, file)
 	request := hyperspool.NewRequest(verb).
 		With("workflow", file).
-		With("script", string(script)).
+		With("script", script).
 		With("interpreter", interpreter)
 	if input != nil {
 		request.With("input", input)
 	}
+	if unreadable != "" {
+		request.With("unreadable", unreadable)
+	}
 	return &scriptCall{request: request}, nil
+}
+
+// childInterpreter is what runs the file: a pipeline document (.yaml, .yml) runs in the agent,
+// a script by the interpreter its extension picks, as the Node client's interpreterOf decides.
+func childInterpreter(file string) (string, bool) {
+	switch strings.ToLower(extname(file)) {
+	case ".yaml", ".yml":
+		return "pipeline", true
+	}
+	return hyperspool.InterpreterFor(extname(file))
+}
+
+// readChild is the file's text, or why it cannot be run as one, worded as the Node client words it.
+func readChild(verb, file string) (script, unreadable string) {
+	bytes, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "spool " + verb + ": cannot read " + file + ": no such file"
+	case err != nil && strings.Contains(err.Error(), "is a directory"):
+		return "", "spool " + verb + ": cannot read " + file + ": it is a directory"
+	case err != nil:
+		return "", "spool " + verb + ": cannot read " + file
+	case !utf8.Valid(bytes):
+		return "", "spool " + verb + ": " + notUTF8(file, bytes)
+	}
+	return string(bytes), ""
 }
 
 // extname is Node's path.extname: from the last dot of the last path element, except a dot
