@@ -24,7 +24,7 @@ import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
 import { userAuthorizer } from './auth/user-auth.js';
-import { Controllers } from './controllers.js';
+import { Controllers } from './controllers/index.js';
 import { hostPort, startHealthServer, type HealthServer } from './kube/health-server.js';
 import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
 import { createMetrics, type OperatorMetrics } from './kube/metrics.js';

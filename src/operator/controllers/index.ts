@@ -1,0 +1,341 @@
+import { CoreV1Api, CustomObjectsApi, BatchV1Api, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { jsonLogger, type Logger } from '../../common/json-log.js';
+import { TerminalError } from '../../common/errors.js';
+import type { Executor } from '../../executor/executor.js';
+import type { ActivityAgentIdentity } from '../../server/context.js';
+import type { RemotePasses } from '../../server/remote-passes.js';
+import type { Store } from '../../store/store.js';
+import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from '../api/generated.js';
+import { untilItAnswers } from '../kube/backoff.js';
+import { startInformer, type Informer } from '../kube/informer.js';
+import type { OperatorMetrics } from '../kube/metrics.js';
+import { splitKey } from '../kube/object-key.js';
+import { failureOf } from '../kube/request-options.js';
+import { createWorkQueue, type ReconcileResult, type WorkQueue } from '../kube/work-queue.js';
+import { LABELS, MANAGED_BY } from '../naming.js';
+import { clusterExecutor, type ClusterExecutor } from '../passes/cluster-executor.js';
+import type { PassJobSettings } from '../passes/job-builder.js';
+import { Resources } from '../resources.js';
+import { startArchivePruner } from '../runs/archive-pruner.js';
+import { startArtifactSweeper } from '../runs/artifact-sweeper.js';
+import { EventRecorder } from '../runs/events.js';
+import { TriggerReconciler } from '../triggers/trigger-reconciler.js';
+import { checkoutBundle, withFanOutBodies } from '../fan-out-bodies.js';
+import { workflowCheckout } from '../workflow-checkout.js';
+import { configMapReader } from '../workflow-script.js';
+import { resolveSource } from '../workflow-source.js';
+import { ActivityClassController } from './activity-class.js';
+import { queueKey, type ControllerContext, type Informers, type Kind } from './context.js';
+import { HandlerController } from './handler.js';
+import { RunController } from './run.js';
+import { ScheduleController } from './schedule.js';
+import { WorkflowController } from './workflow.js';
+
+export interface ControllersOptions {
+  kubeConfig: KubeConfig;
+  store: Store;
+  passes: RemotePasses;
+  metrics: OperatorMetrics;
+  jobs: PassJobSettings;
+  /** How often every unfinished Run is compared with the store, and store-born runs get a Run resource. */
+  sweepMs?: number;
+  /** How long a ConfigMap read for a Workflow's scriptFrom is kept (5 s unless set). */
+  configMapCacheMs?: number;
+  resyncPeriodMs?: number;
+  now?: () => Date;
+  /** The operator's structured log (JSON lines on stderr unless given). */
+  log?: Logger;
+  /** Seconds after it finished when a Run resource is deleted, unless its Workflow or itself says; null keeps them. */
+  runTtlSeconds?: number | null;
+  /** Seconds after it finished when a run leaves the store (journal, logs, outputs); null keeps them. */
+  archiveRetentionSeconds?: number | null;
+  /** How often the archive's retention runs (hourly unless set). */
+  archivePruneEveryMs?: number;
+  /** How often artifacts of deleted Runs and past their Workflow's retention are swept (every minute unless set). */
+  artifactSweepEveryMs?: number;
+  /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
+  maxRunningPasses?: number;
+}
+
+/**
+ * What only the leader does, as controller-runtime shapes it: one controller per kind (./run.ts,
+ * ./workflow.ts, ./handler.ts, ./schedule.ts, ./activity-class.ts), each with its informer
+ * handlers, its reconcile and its part of the sweep. This file only wires them: the informers, the
+ * work queue that hands each key to its kind's controller, the sweep's timer, and the executor
+ * that starts passes as Jobs (../passes/cluster-executor.ts).
+ */
+export class Controllers {
+  readonly executor: Executor;
+  private readonly informers: Informers;
+  private readonly queue: WorkQueue;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private readonly cluster: ClusterExecutor;
+  private readonly runs: RunController;
+  private readonly kinds: Record<Kind, { reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> }>;
+  private readonly workflows: WorkflowController;
+  private readonly schedules: ScheduleController;
+  private sweeper: NodeJS.Timeout | null = null;
+  /** The error of the sweep before, while sweeps fail: logged when it changes. */
+  private sweepFailure: string | null = null;
+  private pruner: { stop(): Promise<void> } | null = null;
+  private artifactSweeper: { stop(): Promise<void>; poke(): void } | null = null;
+  private stopped = false;
+  /** When each pass under way started, for the oldest-running-pass gauge. */
+  readonly passStarts = new Map<string, Date>();
+
+  constructor(private readonly options: ControllersOptions) {
+    const { kubeConfig, store, metrics } = options;
+    const log = (this.log = options.log ?? jsonLogger());
+    const now = (this.now = options.now ?? (() => new Date()));
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const batch = kubeConfig.makeApiClient(BatchV1Api);
+
+    this.queue = createWorkQueue({
+      workers: 4,
+      process: (key) => this.reconcile(key),
+      // Bad input only a change of the object mends: not retried until the object changes.
+      terminal: (error) => error instanceof TerminalError,
+      // Every failure is counted and retried with per-key backoff; it is logged once per key
+      // and distinct error (a Run retention may not delete would otherwise be a line a second).
+      onError: (error, key, { attempt, delayMs, previous, terminal }) => {
+        const [kind = '', namespace = '', name = ''] = key.split('/');
+        const failure = failureOf(error);
+        metrics.reconcileErrors.inc({ kind, namespace, reason: failure.reason });
+        if (previous !== undefined && failureOf(previous).message === failure.message) return;
+        log.error('reconcile failed', new Error(failure.message), { kind, namespace, name, attempt, ...(terminal ? {} : { retryInMs: delayMs }) });
+      },
+    });
+    const caches = (): Informers => this.informers;
+    const context: ControllerContext = {
+      store,
+      resources: new Resources(kubeConfig),
+      events: new EventRecorder(core),
+      metrics,
+      log,
+      now,
+      // The handlers, reconciles and sweeps that read the caches run only once they are started below.
+      get informers() {
+        return caches();
+      },
+      enqueue: (kind, object) => this.queue.add(queueKey(kind, object)),
+      nudge: (kind, object) => this.queue.nudge(queueKey(kind, object)),
+      poke: () => this.executor.poke(),
+    };
+
+    const readConfigMap = configMapReader(core, options.configMapCacheMs);
+    const workflow = (namespace: string, name: string): Workflow | null => this.informers.workflows.get(namespace, name) ?? null;
+    const read = (of: Workflow) => resolveSource(of, readConfigMap);
+    // A pipeline's fan_out bodies are Workflows or files of its checkoutFrom, read as the run starts and kept with it.
+    const bundle = (of: Workflow) => checkoutBundle(of, readConfigMap);
+    const source = async (of: Workflow) =>
+      withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, async (body) => ({ resolved: await read(body), bundle: bundle(body) }), bundle(of));
+    const triggers = new TriggerReconciler({ store, resources: context.resources, workflow, source, now, poke: context.poke });
+
+    const runs = (this.runs = new RunController(context, {
+      source,
+      checkout: (w) => workflowCheckout(core, w),
+      runTtlSeconds: options.runTtlSeconds ?? null,
+      passes: () => this.executor,
+      artifactsGone: () => this.artifactSweeper?.poke(),
+    }));
+    const workflows = (this.workflows = new WorkflowController(context, readConfigMap));
+    const handlers = new HandlerController(context, triggers);
+    const schedules = (this.schedules = new ScheduleController(context, triggers));
+    const activityClasses = new ActivityClassController(context);
+    this.kinds = { Run: runs, Workflow: workflows, Handler: handlers, Schedule: schedules };
+
+    this.cluster = clusterExecutor({
+      kubeConfig,
+      store,
+      passes: options.passes,
+      jobs: options.jobs,
+      metrics,
+      log,
+      now,
+      ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
+      activityClasses,
+      ownerOf: (run) => runs.ownerOf(run),
+      runName: (runId) => runs.runResource(runId)?.metadata.name,
+      onPassStarted: (run) => {
+        this.passStarts.set(run.id, now());
+        runs.enqueueRun(run.id);
+      },
+      onPassLost: (run, message) => runs.passLost(run, message),
+      onPodTrouble: (run, trouble) => runs.podTroubleChanged(run, trouble),
+      onPassEnd: (run) => {
+        this.passStarts.delete(run.id);
+        runs.enqueueRun(run.id);
+      },
+    });
+    this.executor = this.cluster.executor;
+
+    const resync = options.resyncPeriodMs ?? 5 * 60_000;
+    const custom$ = <T>(plural: string) => ({
+      kubeConfig,
+      path: `/apis/${GROUP}/${VERSION}/${plural}`,
+      list: async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<T & { metadata?: object }> as never,
+      resyncPeriodMs: resync,
+      onError: (error: Error) => log.error('watch failed', error, { resource: `${plural}.${GROUP}` }),
+    });
+    this.informers = {
+      workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), ...workflows.handlers }),
+      runs: startInformer<Run>({ ...custom$<Run>(RUN.plural), ...runs.handlers }),
+      handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER.plural), ...handlers.handlers }),
+      schedules: startInformer<Schedule>({ ...custom$<Schedule>(SCHEDULE.plural), ...schedules.handlers }),
+      // Only to tell why a pass's pod cannot start (its waiting reason, or that no node can take it).
+      pods: startInformer<V1Pod>({
+        kubeConfig,
+        path: '/api/v1/pods',
+        labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A finished pod can no longer fail to start: the API server drops it from the watch.
+        fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
+        list: (query) => core.listPodForAllNamespaces(query),
+        resyncPeriodMs: resync,
+        onAdd: (pod) => this.cluster.podChanged(pod),
+        onUpdate: (pod) => this.cluster.podChanged(pod),
+        onError: (error) => log.error('watch failed', error, { resource: 'pods' }),
+      }),
+      jobs: startInformer<V1Job>({
+        kubeConfig,
+        path: '/apis/batch/v1/jobs',
+        labelSelector: `${LABELS.managedBy}=${MANAGED_BY}`,
+        // A Job that ended has told its pass so; kept, it would only make the cache grow until its
+        // TTL (the last pass's Job stays for kubectl logs; the others are deleted when they end).
+        retain: (job) => !job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True'),
+        list: (query) => batch.listJobForAllNamespaces(query),
+        resyncPeriodMs: resync,
+        onAdd: (job) => this.cluster.jobChanged(job),
+        onUpdate: (job) => this.cluster.jobChanged(job),
+        onDelete: (job) => this.cluster.jobChanged(job, true),
+        onError: (error) => log.error('watch failed', error, { resource: 'jobs.batch' }),
+      }),
+      // What activities may require, and the pods their attempts run in (cluster-scoped).
+      activityClasses: startInformer<ActivityClass>({ ...custom$<ActivityClass>(ACTIVITY_CLASS.plural), ...activityClasses.handlers }),
+    };
+  }
+
+  async start(): Promise<void> {
+    for (const informer of this.caches()) await informer.waitForSync();
+    // A replica may come to lead while the database is away: until these land, nothing starts
+    // (given up, this leader would hold the Lease and start no pass at all).
+    let recovered: string[] = [];
+    await untilItAnswers(
+      async () => {
+        // Passes that were under way when the previous leader went are dispatched again, and replay.
+        recovered = await this.options.store.recoverInterruptedRuns(this.now());
+        // Attempts under way under the previous leader are tried again as new attempts (their Jobs
+        // are ended then): a report from one of them no longer lands.
+        await this.options.store.requeueRunningActivities();
+      },
+      {
+        onFailure: (error, failedBefore) => {
+          if (failedBefore === 0) this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error);
+        },
+        stopped: () => this.stopped,
+      },
+    );
+    if (this.stopped) return;
+    for (const id of recovered) {
+      const run = await this.options.store.getRun(id).catch(() => null);
+      if (run) this.runs.passLost(run, `pass ${run.passes} lost: the operator replica that ran it stopped leading`);
+    }
+    this.executor.start();
+    this.sweep();
+    this.artifactSweeper = startArtifactSweeper({
+      store: this.options.store,
+      log: this.log,
+      runResource: (runId) => this.runs.runResource(runId),
+      workflow: (namespace, name) => this.informers.workflows.get(namespace, name),
+      onDeletionFailed: (namespace) => this.options.metrics.artifactDeletionsFailed.inc({ namespace }),
+      ...(this.options.artifactSweepEveryMs ? { everyMs: this.options.artifactSweepEveryMs } : {}),
+      ...(this.options.now ? { now: this.options.now } : {}),
+    });
+    const retention = this.options.archiveRetentionSeconds;
+    if (retention !== null && retention !== undefined) {
+      this.pruner = startArchivePruner({ store: this.options.store, retentionMs: retention * 1000, log: this.log, ...(this.options.archivePruneEveryMs ? { everyMs: this.options.archivePruneEveryMs } : {}), ...(this.options.now ? { now: this.options.now } : {}) });
+    }
+  }
+
+  synced(): boolean {
+    return this.caches().every((informer) => informer.hasSynced());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweeper) clearTimeout(this.sweeper);
+    await this.pruner?.stop();
+    await this.artifactSweeper?.stop();
+    await Promise.all(this.caches().map((informer) => informer.stop()));
+    // Passes under way are left as they are: the next leader dispatches their runs again.
+    await this.executor.abandon();
+    await this.queue.shutdown();
+  }
+
+  poke(): void {
+    this.executor.poke();
+  }
+
+  /** When the oldest pass under way started (for hyperspool_oldest_running_pass_seconds). */
+  oldestPassStartedAt(): Date | undefined {
+    let oldest: Date | undefined;
+    for (const started of this.passStarts.values()) if (!oldest || started < oldest) oldest = started;
+    return oldest;
+  }
+
+  abortPass(runId: string): void {
+    this.executor.abortPass(runId);
+  }
+
+  /** The API recorded an activity attempt's result, which its pod reported. */
+  activityReported(identity: ActivityAgentIdentity): void {
+    this.cluster.activityReported(identity.runId, identity.name, identity.attempt);
+  }
+
+  private caches(): Informer<KubernetesObject>[] {
+    return Object.values(this.informers) as Informer<KubernetesObject>[];
+  }
+
+  /** A key of the work queue, `Kind/namespace/name`, to the controller of its kind. */
+  private async reconcile(key: string): Promise<ReconcileResult | void> {
+    const slash = key.indexOf('/');
+    const kind = key.slice(0, slash) as Kind;
+    this.options.metrics.reconciles.inc({ kind });
+    const { namespace, name } = splitKey(key.slice(slash + 1));
+    return this.kinds[kind].reconcile(namespace, name);
+  }
+
+  /**
+   * Every few seconds, each controller's look at what no event tells of (the store's runs, a
+   * ConfigMap, a schedule's ticks), and the gauges.
+   */
+  private sweep(): void {
+    void this.sweepOnce()
+      .then(() => {
+        this.sweepFailure = null;
+      })
+      .catch((error: unknown) => {
+        // Said once until the error changes: a database away fails every sweep, each second
+        // (hyperspool_database_up says how long it lasts).
+        const { message } = failureOf(error);
+        if (message !== this.sweepFailure) this.log.error('sweep failed', new Error(message));
+        this.sweepFailure = message;
+      })
+      .finally(() => {
+        if (!this.stopped) this.sweeper = setTimeout(() => this.sweep(), this.options.sweepMs ?? 1000);
+      });
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const { metrics } = this.options;
+    this.schedules.sweep();
+    this.workflows.sweep();
+    try {
+      await this.runs.sweep();
+    } finally {
+      metrics.queueDepth.set(this.queue.depth);
+      for (const [resource, informer] of Object.entries(this.informers) as [string, Informer<KubernetesObject>][]) metrics.informerObjects.set({ resource }, informer.list().length);
+    }
+  }
+}

@@ -1,0 +1,265 @@
+import { ensureError } from '../../common/errors.js';
+import { projectOfRunId } from '../../common/ids.js';
+import { cancelRun } from '../../engine/cancel.js';
+import { TERMINAL_STATUSES, type RunRecord } from '../../store/types.js';
+import { RUN, type Run, type Workflow } from '../api/generated.js';
+import { keyOf } from '../kube/object-key.js';
+import { httpStatus } from '../kube/request-options.js';
+import type { ReconcileResult } from '../kube/work-queue.js';
+import { CLUSTER_ENV, LABELS, runKey, workflowOf } from '../naming.js';
+import type { PodTrouble } from '../passes/pod-trouble.js';
+import type { EventTarget } from '../runs/events.js';
+import { expiredRuns, type Expired } from '../runs/retention.js';
+import { RunReconciler } from '../runs/run-reconciler.js';
+import { isFinishedPhase } from '../runs/run-status.js';
+import { runIdentity } from '../runs/store-born.js';
+import type { WorkflowCheckout } from '../workflow-checkout.js';
+import type { ResolvedSource } from '../workflow-source.js';
+import { queueKey, type ControllerContext } from './context.js';
+
+export interface RunControllerOptions {
+  /** What a run of that Workflow starts from (its script, and a pipeline's fan_out bodies). */
+  source: (workflow: Workflow) => Promise<ResolvedSource>;
+  /** The files of the Workflow's checkoutFrom, if it names one. */
+  checkout: (workflow: Workflow) => Promise<WorkflowCheckout>;
+  /** Seconds after it finished when a Run resource is deleted, unless its Workflow or itself says; null keeps them. */
+  runTtlSeconds: number | null;
+  /** The passes under way on this leader: a cancelled run's is ended. */
+  passes(): { abortPass(runId: string): void; runsUnderWay(): string[] };
+  /** A Run was deleted: its artifacts go now rather than at the next minute's sweep. */
+  artifactsGone: () => void;
+}
+
+/**
+ * Runs: a new Run is admitted as a run in the store and its status follows the store's record
+ * (RunReconciler); a deleted Run cancels its run; a run born in the store (a Handler's, a
+ * Schedule's, a child) gets a Run; finished Runs past their retention are deleted.
+ */
+export class RunController {
+  private readonly reconciler: RunReconciler;
+  /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
+  private readonly deletedRuns = new Set<string>();
+  /** Per admitted unfinished run, its state in the store at the last sweep. */
+  private sweptStates = new Map<string, string>();
+  /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
+  private readonly podTroubles = new Map<string, PodTrouble>();
+  /** Finished Runs that retention found expired at the last sweep, by queue key: their reconcile deletes them. */
+  private expired = new Map<string, { uid: string | undefined; reason: string }>();
+
+  constructor(
+    private readonly context: ControllerContext,
+    private readonly options: RunControllerOptions,
+  ) {
+    const { store, resources, events, metrics, log, now } = context;
+    this.reconciler = new RunReconciler({
+      store,
+      resources,
+      events,
+      workflow: (namespace, name) => context.informers.workflows.get(namespace, name) ?? null,
+      source: options.source,
+      checkout: options.checkout,
+      now,
+      poke: () => context.poke(),
+      onPhase: (run) => {
+        if (run.status === 'failed') metrics.runsFailed.inc({ namespace: run.project });
+        if (!TERMINAL_STATUSES.includes(run.status)) return;
+        const ended = run.finishedAt ?? now();
+        log.info('run finished', {
+          kind: 'Run', namespace: run.project, name: this.runResource(run.id)?.metadata.name, runId: run.id,
+          phase: run.status, passes: run.passes, seconds: Math.round((ended.getTime() - run.createdAt.getTime()) / 1000), message: run.error ?? undefined,
+        });
+      },
+      podTrouble: (runId) => this.podTroubles.get(runId),
+    });
+  }
+
+  readonly handlers = {
+    onAdd: (run: Run): void => this.context.enqueue('Run', run),
+    onUpdate: (run: Run): void => this.context.enqueue('Run', run),
+    onDelete: (run: Run): void => void this.deleted(run),
+  };
+
+  async reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> {
+    const resource = this.context.informers.runs.get(namespace, name);
+    const key = `Run/${keyOf(namespace, name)}`;
+    const expired = this.expired.get(key);
+    if (resource && expired && expired.uid === resource.metadata.uid) {
+      await this.deleteExpired(resource, expired.reason);
+      this.expired.delete(key);
+      return;
+    }
+    // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update.
+    if (resource) await this.reconciler.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
+  }
+
+  /** The Run of a run changes when its run does (a pass started or ended, a pod in trouble). */
+  enqueueRun(runId: string): void {
+    const resource = this.runResource(runId);
+    if (resource) this.context.enqueue('Run', resource);
+  }
+
+  /** Why a pass's pod cannot start its script, or null once it can: on its Run, and an Event. */
+  podTroubleChanged(run: RunRecord, trouble: PodTrouble | null): void {
+    if (trouble) this.podTroubles.set(run.id, trouble);
+    else this.podTroubles.delete(run.id);
+    this.enqueueRun(run.id);
+    const target = this.eventTarget(run.id);
+    if (trouble && target) void this.context.events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
+  }
+
+  /** Why a run takes a pass more, where people look: the operator's log and an Event on its Run. */
+  passLost(run: RunRecord, message: string): void {
+    const target = this.eventTarget(run.id);
+    this.context.log.error('pass lost; the run replays in a new pass', new Error(message), { kind: 'Run', namespace: run.project, name: target?.name, runId: run.id, pass: run.passes });
+    if (target) void this.context.events.record(target, 'Warning', 'PassLost', message).catch(() => undefined);
+  }
+
+  runResource(runId: string): Run | undefined {
+    const namespace = projectOfRunId(runId);
+    const key = runKey(runId);
+    return this.context.informers.runs.list(namespace).find((run) => run.metadata.labels?.[LABELS.run] === key || RunReconciler.runIdOf(run) === runId);
+  }
+
+  /**
+   * The Run resource of a run, made now if the run began in the store (a handler's, a schedule's,
+   * a child run): every run on the cluster is visible with `kubectl get runs`.
+   */
+  async ownerOf(run: RunRecord): Promise<{ name: string; uid: string }> {
+    const { informers, resources } = this.context;
+    const known = this.runResource(run.id);
+    if (known?.metadata.uid) return { name: known.metadata.name ?? '', uid: known.metadata.uid };
+    if (this.deletedRuns.has(run.id)) throw new Error(`the Run of ${run.id} was deleted; the run is being cancelled`);
+    const identity = runIdentity(run, {
+      handler: (namespace, name) => informers.handlers.get(namespace, name),
+      schedule: (namespace, name) => informers.schedules.get(namespace, name),
+      run: (runId) => this.runResource(runId),
+    });
+    const resource = (name: string): Run => ({
+      apiVersion: 'hyperspool.dev/v1alpha1',
+      kind: 'Run',
+      metadata: { name, namespace: run.project, labels: identity.labels, ...(identity.ownerReferences.length ? { ownerReferences: identity.ownerReferences } : {}) },
+      spec: { workflowRef: { name: workflowOf(run).name }, ...(run.input !== null && run.input !== undefined ? { input: run.input as never } : {}) },
+    });
+    let created = await resources.create<Run>(RUN.plural, run.project, resource(identity.name));
+    // A name taken by another run's Run (or by someone's own): this one goes by its key.
+    if (created.metadata.labels?.[LABELS.run] !== runKey(run.id)) created = await resources.create<Run>(RUN.plural, run.project, resource(runKey(run.id)));
+    return { name: created.metadata.name ?? '', uid: created.metadata.uid ?? '' };
+  }
+
+  /**
+   * Unfinished Runs are compared with the store (a signal, an event or a timer may have moved
+   * them), store-born runs get their Run resource, expired Runs are found, and the Run gauges set.
+   */
+  async sweep(): Promise<void> {
+    const { metrics, store, informers } = this.context;
+    // One light query for every unfinished run: a Run is reconciled when its run changed since the
+    // last sweep (or finished, or left the store), not every second. With a thousand Runs asleep,
+    // reconciling each every second (a read of its whole record) kept the work queue full for good.
+    const states = new Map((await store.listUnfinishedRunStates(`${CLUSTER_ENV}:`)).map((state) => [state.id, JSON.stringify(state)]));
+    const swept = new Map<string, string>();
+    const withResource = new Set<string>();
+    const phases = new Map<string, Map<string, number>>();
+    for (const run of informers.runs.list()) {
+      const phase = run.status?.phase ?? 'Pending';
+      const namespace = run.metadata.namespace ?? 'default';
+      const counts = phases.get(namespace) ?? new Map<string, number>();
+      phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
+      const runId = RunReconciler.runIdOf(run);
+      withResource.add(runId);
+      if (isFinishedPhase(phase)) continue;
+      // Not admitted yet (its Workflow, script or checkout still to come): it looks again every sweep.
+      if (!run.metadata.labels?.[LABELS.run]) {
+        this.context.nudge('Run', run);
+        continue;
+      }
+      const state = states.get(runId) ?? 'finished, or not in the store';
+      swept.set(runId, state);
+      if (this.sweptStates.get(runId) !== state) this.context.enqueue('Run', run);
+    }
+    this.sweptStates = swept;
+    // A namespace whose last Run went leaves no series behind.
+    metrics.runs.reset();
+    for (const [namespace, counts] of phases) {
+      for (const phase of ['Pending', 'Running', 'Waiting', 'Succeeded', 'Failed', 'Cancelled']) metrics.runs.set({ namespace, phase }, counts.get(phase) ?? 0);
+      // A counter's series must exist at 0 before its first increment: increase() over a series
+      // that appears at 1 sees no increase, and the first failure of a namespace would never alert.
+      metrics.runsFailed.inc({ namespace }, 0);
+      metrics.passesLost.inc({ namespace }, 0);
+    }
+    this.countPodTroubles();
+    this.findExpiredRuns();
+    // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
+    for (const runId of states.keys()) {
+      if (withResource.has(runId) || this.deletedRuns.has(runId)) continue;
+      const run = await store.getRun(runId);
+      if (run && !TERMINAL_STATUSES.includes(run.status)) await this.ownerOf(run);
+    }
+    // A run cancelled through another replica (or by a pipeline's cancel-running) still has its pod here.
+    const passes = this.options.passes();
+    for (const runId of passes.runsUnderWay()) {
+      const run = await store.getRun(runId);
+      if (run && TERMINAL_STATUSES.includes(run.status)) passes.abortPass(runId);
+    }
+  }
+
+  private countPodTroubles(): void {
+    const { metrics } = this.context;
+    const notStarting = new Map<string, number>();
+    for (const [runId, trouble] of this.podTroubles) {
+      const key = JSON.stringify([projectOfRunId(runId), trouble.reason]);
+      notStarting.set(key, (notStarting.get(key) ?? 0) + 1);
+    }
+    metrics.passPodsNotStarting.reset();
+    for (const [key, count] of notStarting) {
+      const [namespace = '', reason = ''] = JSON.parse(key) as string[];
+      metrics.passPodsNotStarting.set({ namespace, reason }, count);
+    }
+  }
+
+  /** `kubectl delete run` cancels the run (its Jobs go with it, through their owner reference). */
+  private async deleted(resource: Run): Promise<void> {
+    const runId = RunReconciler.runIdOf(resource);
+    this.deletedRuns.add(runId);
+    try {
+      const cancelled = await cancelRun(this.context.store, runId, this.context.now(), `its Run ${resource.metadata.name ?? ''} was deleted`);
+      for (const id of cancelled) this.options.passes().abortPass(id);
+      this.deletedRuns.delete(runId);
+      // Its artifacts go now rather than at the next minute's sweep (which retries if this fails).
+      this.options.artifactsGone();
+    } catch (error) {
+      this.context.log.error('cancelling the run of a deleted Run failed', error, { kind: 'Run', namespace: resource.metadata.namespace, name: resource.metadata.name, runId });
+    }
+  }
+
+  /** The Run resource of a run, as an Event's object (undefined while it has none). */
+  private eventTarget(runId: string): EventTarget | undefined {
+    const resource = this.runResource(runId);
+    const name = resource?.metadata.name;
+    if (!resource || !name) return undefined;
+    return { kind: 'Run', name, namespace: projectOfRunId(runId), ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
+  }
+
+  /**
+   * Finished Runs past their TTL or their trigger's history limit go (their runs stay in the
+   * store): each through the work queue, so a delete that fails is retried with backoff, counted
+   * and logged once, not every sweep.
+   */
+  private findExpiredRuns(): void {
+    const { informers } = this.context;
+    const lookups = {
+      workflow: (namespace: string, name: string) => informers.workflows.get(namespace, name),
+      handler: (namespace: string, name: string) => informers.handlers.get(namespace, name),
+      schedule: (namespace: string, name: string) => informers.schedules.get(namespace, name),
+      defaultTtlSeconds: this.options.runTtlSeconds,
+    };
+    const found = expiredRuns(informers.runs.list(), lookups, this.context.now());
+    this.expired = new Map(found.map(({ run, reason }) => [queueKey('Run', run), { uid: run.metadata.uid, reason }]));
+    for (const { run } of found) this.context.nudge('Run', run);
+  }
+
+  private async deleteExpired(run: Expired['run'], reason: string): Promise<void> {
+    const { namespace = 'default', name = '', uid } = run.metadata;
+    await this.context.resources.delete(RUN.plural, namespace, name, uid);
+    this.context.log.info('finished Run deleted', { kind: 'Run', namespace, name, runId: run.status?.runId, reason });
+  }
+}
