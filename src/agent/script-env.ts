@@ -10,11 +10,16 @@ export interface ScriptContext {
   output: 'inherit' | number;
 }
 
-/** The SPOOL_* variables of a script's environment, the same wherever its pass runs. */
+/**
+ * The SPOOL_* variables of a script's environment, the same wherever its pass runs.
+ * SPOOL_ACTIVITY_ID is one constant for the whole job (its run, every pass), as an activity's is for
+ * its attempts: the seeds warn against it as an idempotency key, which is SPOOL_IDEMPOTENCY_KEY's job.
+ */
 export function scriptEnv(context: ScriptContext): Record<string, string> {
   return {
     SPOOL_SOCKET: context.socket,
     SPOOL_RUN_ID: context.runId,
+    SPOOL_ACTIVITY_ID: context.runId,
     SPOOL_PASS: String(context.pass),
     SPOOL_INPUT_FILE: context.inputFile,
     SPOOL_LOG_ID: outputIdentity(context.output),
