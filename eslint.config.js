@@ -44,6 +44,14 @@ export default tseslint.config(
             message: "src/api (the API's shapes) imports only src/api, src/common and the name rule (src/engine/request-schema.ts)",
           },
           {
+            // The web UI is bundled for a browser (scripts/build-ui.mjs): of the rest of src, only
+            // the API's answers, which are plain schemas and the types derived from them.
+            target: './src/ui',
+            from: './src',
+            except: ['./ui', './api/responses.ts', './api/from-schema.ts'],
+            message: "the web UI imports only src/ui and the API's answers (src/api/responses.ts)",
+          },
+          {
             target: './src/cli/script',
             from: './src',
             except: ['./cli/script', './common', './engine/protocol.ts'],

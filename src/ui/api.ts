@@ -1,114 +1,13 @@
 /** The HTTP API (docs/api.md) as the pages use it: same origin, JSON, errors with a code and a message. */
 
-export type Phase = 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+import type { RunStatus } from '../api/responses.js';
 
-export const PHASES: Phase[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
-export const ENDED: Phase[] = ['succeeded', 'failed', 'cancelled'];
+// The API's shapes are declared once, in src/api/responses.ts; types only, so the bundle takes none of it.
+export type { Artifact, FormField, Gate, LogLine, ResponseOf, Run, TimelineEntry } from '../api/responses.js';
+export type Phase = RunStatus;
 
-export interface Run {
-  id: string;
-  project: string;
-  workflow: string;
-  interpreter: string;
-  status: Phase;
-  awaiting: string | null;
-  wakeAt: string | null;
-  passes: number;
-  error: string | null;
-  input: unknown;
-  outputs: Record<string, string>;
-  subject: string | null;
-  handler: string | null;
-  parentId: string | null;
-  idempotencyKey: string | null;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-}
-
-/** A file the run stored with `spool artifact put` (docs/artifacts.md). */
-export interface Artifact {
-  name: string;
-  size: number;
-  sha256: string;
-  contentType: string;
-  createdAt: string;
-}
-
-export interface TimelineEntry {
-  position: number;
-  verb: string;
-  name: string;
-  occurrence: number;
-  label: string | null;
-  call: Record<string, unknown> | null;
-  result: Record<string, unknown> | null;
-  startedAt: string | null;
-  endedAt: string | null;
-  durationMs: number | null;
-  pass: number | null;
-  exitCode: number | null;
-  failed: boolean;
-  timedOut: boolean;
-  runIds: string[];
-}
-
-export interface LogLine {
-  seq: number;
-  pass: number;
-  text: string;
-  at: string;
-}
-
-export interface FormField {
-  name: string;
-  type: 'string' | 'number' | 'boolean';
-  label: string;
-  required: boolean;
-  default: string | number | boolean | null;
-  options: string[] | null;
-}
-
-export interface Gate {
-  job: string;
-  runId: string;
-  state: 'waiting' | 'approved' | 'rejected' | 'timed_out' | 'cancelled' | 'failed';
-  prompt: string;
-  form: FormField[];
-  timeoutMs: number | null;
-  since: string;
-  deadline: string | null;
-  answeredBy: string | null;
-  answeredAt: string | null;
-  values: Record<string, string | number | boolean> | null;
-  /** Every answer given: the first is final, later ones were refused (409) and kept. */
-  answers?: { decision: 'approve' | 'reject'; by: string | null; via: string; at: string; final: boolean }[];
-}
-
-export interface Handler {
-  name: string;
-  eventType: string;
-  workflow: string;
-  interpreter: string;
-}
-
-export interface Schedule {
-  name: string;
-  everyMs: number | null;
-  cron: string | null;
-  workflow: string;
-  nextAt: string;
-  lastRunId: string | null;
-  skipped: number;
-  overlap?: 'skip' | 'allow';
-}
-
-export interface Workflow {
-  name: string;
-  interpreter: string;
-  runs: number;
-  lastRun: { id: string; status: Phase; createdAt: string };
-}
+export const PHASES: readonly Phase[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
+export const ENDED: readonly Phase[] = ['succeeded', 'failed', 'cancelled'];
 
 /** An answer the API refused, or a server that could not be reached (status 0). */
 export class ApiError extends Error {

@@ -35,6 +35,9 @@ const CASES: [what: string, file: string, text: string, rule: string, reported: 
   ['the in-script client may not import the verbs', 'src/cli/script/client.ts', importing('VERBS', '../../engine/verbs/index.js'), ZONE, true],
   ["the API's shapes may import the name rule", 'src/api/requests.ts', importing('NAME_RULE', '../engine/request-schema.js'), ZONE, false],
   ["the API's shapes may not import the server", 'src/api/requests.ts', importing('badRequest', '../server/http-error.js'), ZONE, true],
+  ["the web UI may import the API's answers", 'src/ui/api.ts', importing('Run', '../api/responses.js', 'type '), ZONE, false],
+  ['the web UI may not import the route table (it brings ajv and the engine)', 'src/ui/api.ts', importing('API_ROUTES', '../api/requests.js'), ZONE, true],
+  ['the web UI may not import the server', 'src/ui/api.ts', importing('runView', '../server/runs-routes.js'), ZONE, true],
   ['the in-script client may not import the control CLI', 'src/cli/script/client.ts', importing('isCluster', '../control/target.js'), ZONE, true],
 ];
 

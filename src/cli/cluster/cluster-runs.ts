@@ -8,6 +8,7 @@ import { validateManifest } from '../../operator/api/validate.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
 import { kubeError, type ClusterTarget } from './kube-target.js';
 import { RUN_KEY, runKey, workflowOf } from '../../operator/naming.js';
+import type { ResponseOf, Run as StoreRun } from '../../api/responses.js';
 
 /** A run as the control verbs print it, from its Run resource. */
 export interface RunRow {
@@ -88,19 +89,8 @@ export async function listClusterRuns(target: ClusterTarget, statuses?: string[]
 export async function listArchivedRuns(target: ClusterTarget, shown: RunRow[], statuses?: string[]): Promise<RunRow[]> {
   const known = new Set(shown.map((row) => row.id));
   const query = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
-  const { runs } = await target.api<{ runs: StoreRun[] }>('GET', `/runs?limit=1000${query}`);
+  const { runs } = await target.api<ResponseOf<'GET /runs'>>('GET', `/runs?limit=1000${query}`);
   return runs.filter((run) => !known.has(run.id)).map(archivedRow);
-}
-
-/** A run as the operator's API answers it (from the store). */
-interface StoreRun {
-  id: string;
-  status: string;
-  awaiting: string | null;
-  passes: number;
-  createdAt: string;
-  workflow: string;
-  error: string | null;
 }
 
 /** An archived run goes by its key (the aggregated API finds it by that) and its Workflow's name. */
@@ -121,7 +111,7 @@ export async function clusterRunStatus(target: ClusterTarget, arg: string): Prom
   const run = await (arg.includes(':') ? findByRunId(target, arg) : target.getRun(arg)).catch(async (error: unknown) => {
     // No Run: an archived run (the store keeps it after its Run is deleted) answers from the store.
     if (!(error instanceof SpoolError && error.kind === 'not_found') || !(arg.includes(':') || RUN_KEY.test(arg))) throw error;
-    const stored = await target.api<{ run: StoreRun }>('GET', `/runs/${encodeURIComponent(await target.runId(arg))}`).catch(() => Promise.reject(error));
+    const stored = await target.api<ResponseOf<'GET /runs/:id'>>('GET', `/runs/${encodeURIComponent(await target.runId(arg))}`).catch(() => Promise.reject(error));
     return stored.run;
   });
   if (!('metadata' in run)) return { ...archivedRow(run), namespace: target.namespace, archived: 'its Run resource was deleted; the store keeps the run' };

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { errorOfAnswer } from '../../common/errors.js';
 import { ServerUnavailable, serverUrl } from './http.js';
+import type { ErrorAnswer, ResponseOf } from '../../api/responses.js';
 
 /**
  * `spool submit FILE --with DIR`: the files under DIR (minus .gitignore's) uploaded as a tar
@@ -23,7 +24,7 @@ export async function uploadCheckout(server: string | undefined, dir: string): P
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     throw new ServerUnavailable(url, cause?.code ?? cause?.message ?? (error as Error).message);
   }
-  const answer = (await response.json().catch(() => ({}))) as { checkout?: string; error?: { code?: string; message?: string } };
+  const answer = (await response.json().catch(() => ({}))) as Partial<ResponseOf<'POST /checkouts'> & ErrorAnswer>;
   if (!response.ok || !answer.checkout) {
     throw errorOfAnswer(response.status, answer.error?.code, `--with ${dir}: ${answer.error?.message ?? `the server answered ${response.status}`}`);
   }

@@ -1,4 +1,5 @@
 import { RetryableError, errorOfAnswer } from '../../common/errors.js';
+import type { ErrorAnswer } from '../../api/responses.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7456';
 
@@ -26,7 +27,7 @@ export async function api<T = Record<string, unknown>>(server: string, method: s
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     throw new ServerUnavailable(server, cause?.code ?? cause?.message ?? (error as Error).message);
   }
-  const answer = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+  const answer = (await response.json().catch(() => ({}))) as Partial<ErrorAnswer>;
   // Rebuilt through the table of kinds: a 400 or 422 is the person's to fix (exit 2), a 503 may pass (exit 69).
   if (!response.ok) throw errorOfAnswer(response.status, answer.error?.code, answer.error?.message ?? `the server answered ${response.status}`);
   return answer as T;

@@ -1,13 +1,7 @@
+import type { LogLine } from '../../api/responses.js';
 /** A run's log as `spool logs` prints it: the text as the script wrote it, or annotated. */
-export interface LogChunk {
-  seq: number;
-  pass: number;
-  text: string;
-  /** The exact bytes, where they are not plain text: printed as they are unless with timestamps. */
-  base64?: string;
-  /** ISO time the chunk reached the store. */
-  at: string;
-}
+/** A piece of a run's log as the API answers it: `base64`, where it is there, is printed as it is unless with timestamps. */
+export type LogChunk = LogLine;
 
 export interface LogOptions {
   /** Each line starts with the time its text was logged. */

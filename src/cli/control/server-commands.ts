@@ -1,5 +1,5 @@
 import { stringify as stringifyYaml } from 'yaml';
-import { LogPrinter, type LogChunk } from './log-format.js';
+import { LogPrinter } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
@@ -8,8 +8,8 @@ import { runPath } from './http.js';
 import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
+import type { GateAnswerView, JournalEntry, ResponseOf } from '../../api/responses.js';
 
-type Run = { id: string; status: string; substate?: string | null; awaiting: string | null; passes: number; createdAt: string; error: string | null; workflow: string };
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
 type Options = Record<string, string | boolean | undefined>;
 type SetExit = (code: number) => void;
@@ -17,16 +17,7 @@ type SetExit = (code: number) => void;
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 const out = (text: string | Uint8Array): void => void process.stdout.write(text);
 const json = (value: unknown): void => out(`${JSON.stringify(value, null, 2)}\n`);
-interface GateAnswerLine {
-  decision: string;
-  by: string | null;
-  via: string;
-  at: string;
-  values: Record<string, unknown> | null;
-  final: boolean;
-}
-
-const answerLine = (answer: GateAnswerLine): string =>
+const answerLine = (answer: GateAnswerView): string =>
   `${answer.decision} by ${answer.by ?? 'someone'} (${answer.via}) at ${answer.at}` +
   (answer.values && Object.keys(answer.values).length ? ` ${JSON.stringify(answer.values)}` : '') +
   (answer.final ? '' : ' — refused: the first answer is final');
@@ -55,7 +46,7 @@ function parseThrottle(spec: string | undefined, key: string | undefined) {
 export async function follow(target: Target, runId: string, printer = new LogPrinter({})): Promise<number> {
   let after = 0;
   for (;;) {
-    const { logs, run } = await target.api<{ logs: LogChunk[]; run: Run }>('GET', `${runPath(runId)}/logs?after=${after}`);
+    const { logs, run } = await target.api<ResponseOf<'GET /runs/:id/logs'>>('GET', `${runPath(runId)}/logs?after=${after}`);
     for (const line of logs) {
       out(printer.format(line));
       after = line.seq;
@@ -102,7 +93,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   ).action(async (file: string, options: Options) => {
     const { parseInput } = await import('../../dev/run-local.js');
     const input = parseInput(str(options.input));
-    let run: Run;
+    let run: { id: string };
     // An empty key would name every keyless submit after the first the same run (issue 28, bug 8).
     if (options.idempotencyKey === '') throw new UsageError('--idempotency-key takes a key of one or more characters');
     let created = true;
@@ -126,7 +117,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),
         lenient: options.lenient === true,
       };
-      ({ run, created } = await to.api<{ run: Run; created: boolean }>('POST', '/runs', body));
+      ({ run, created } = await to.api<ResponseOf<'POST /runs'>>('POST', '/runs', body));
     }
     if (options.json) json({ run, created });
     else if (options.follow) process.stderr.write(`  run: ${run.id}${created ? '' : ' (existing run for this idempotency key)'}\n`);
@@ -155,7 +146,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         const listed = options.all ? [...resources, ...(await runs.listArchivedRuns(clusterTarget, resources, status?.split(',')))].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) : resources;
         return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
-      const { runs } = await (await target(options)).api<{ runs: Run[] }>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
+      const { runs } = await (await target(options)).api<ResponseOf<'GET /runs'>>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
       // A queued run (behind its concurrency group or over its rate) shows as queued, as the seeds say.
       return { json: runs, rows: runs.map((run) => [run.id, shownStatus(run), run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
     };
@@ -174,7 +165,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       const { target: clusterTarget, runs } = await cluster(options);
       run = await runs.clusterRunStatus(clusterTarget, runId);
     } else {
-      ({ run } = await (await target(options)).api<{ run: Run & Record<string, unknown> }>('GET', runPath(runId)));
+      ({ run } = await (await target(options)).api<ResponseOf<'GET /runs/:id'>>('GET', runPath(runId)));
     }
     if (options.json) return json(run);
     const { script, ...shown } = run;
@@ -185,20 +176,21 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const id = await to.runId(runId);
     // A running run says which call it is in: the journal's last call without a result.
     if (shown.status === 'running') {
-      const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string }[] }>('GET', `${runPath(id)}/journal`);
+      const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
       const running = inProgress(journal);
       if (running) shown.running = running;
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
     // On a cluster, the aggregated API's runs/artifacts subresource.
-    const { artifacts } = await to.api<{ artifacts: { name: string; size: number; sha256: string; contentType: string }[] }>('GET', `${runPath(id)}/artifacts`);
+    const { artifacts } = await to.api<ResponseOf<'GET /runs/:id/artifacts'>>('GET', `${runPath(id)}/artifacts`);
     artifacts.forEach((artifact, index) =>
       out(`${(index === 0 ? 'artifacts' : '').padEnd(15)} ${artifact.name}  ${artifact.size} bytes  sha256 ${artifact.sha256.slice(0, 12)}  ${artifact.contentType}\n`),
     );
     // Every answer its approval gates got (issue 28): the first is final, later ones were refused.
     if (runsInProcess({ interpreter: String(shown.interpreter) })) {
-      const { approvals } = await to.api<{ approvals: { job: string; answers?: GateAnswerLine[] }[] }>('GET', `${runPath(id)}/approvals`);
+      // A server older than answers (issue 28) lists gates without them.
+      const { approvals } = await to.api<{ approvals: (Omit<ResponseOf<'GET /runs/:id/approvals'>['approvals'][number], 'answers'> & { answers?: GateAnswerView[] })[] }>('GET', `${runPath(id)}/approvals`);
       approvals
         .flatMap((gate) => (gate.answers ?? []).map((answer) => `${gate.job}: ${answerLine(answer)}`))
         .forEach((line, index) => out(`${(index === 0 ? 'answers' : '').padEnd(15)} ${line}\n`));
@@ -207,7 +199,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
 
   withServer(program.command('journal <run>').description("show a run's journal").option('--json', 'print JSON')).action(async (runId: string, options: Options) => {
     const to = await target(options);
-    const { journal } = await to.api<{ journal: { position: number; kind: string; verb: string; name: string; data: unknown }[] }>('GET', `${runPath(await to.runId(runId))}/journal`);
+    const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(await to.runId(runId))}/journal`);
     if (options.json) return json(journal);
     out(table(['POS', 'KIND', 'VERB', 'NAME', 'DATA'], journal.map((e) => [String(e.position + 1), e.kind, e.verb, e.name, JSON.stringify(e.data)])));
   });
@@ -224,13 +216,13 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const id = await to.runId(runId);
     const printer = new LogPrinter({ timestamps: options.timestamps === true, passes: options.passes === true });
     if (options.follow) return setExit(await follow(to, id, printer));
-    const { logs } = await to.api<{ logs: LogChunk[] }>('GET', `${runPath(id)}/logs`);
+    const { logs } = await to.api<ResponseOf<'GET /runs/:id/logs'>>('GET', `${runPath(id)}/logs`);
     for (const line of logs) out(printer.format(line));
   });
 
   withServer(program.command('cancel <run>').description('cancel a run')).action(async (runId: string, options: Options) => {
     const to = await target(options);
-    const { cancelled, run } = await to.api<{ cancelled: boolean; run: Run }>('POST', `${runPath(await to.runId(runId))}/cancel`);
+    const { cancelled, run } = await to.api<ResponseOf<'POST /runs/:id/cancel'>>('POST', `${runPath(await to.runId(runId))}/cancel`);
     out(cancelled ? `cancelled ${run.id}\n` : `${run.id} had already ended (${run.status})\n`);
   });
 
@@ -282,7 +274,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         throw new UsageError(`--payload is not valid JSON: ${text}`);
       }
     }
-    const answer = await (await target(options)).api<{ event: { id: string }; runs: string[] }>('POST', '/events', {
+    const answer = await (await target(options)).api<ResponseOf<'POST /events'>>('POST', '/events', {
       type,
       subject: str(options.key) ?? null,
       payload,
@@ -301,7 +293,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     },
   );
   withServer(handler.command('list').description('list handlers').option('--json', 'print JSON')).action(async (options: Options) => {
-    const { handlers } = await (await target(options)).api<{ handlers: { name: string; eventType: string; workflow: string }[] }>('GET', '/handlers');
+    const { handlers } = await (await target(options)).api<ResponseOf<'GET /handlers'>>('GET', '/handlers');
     if (options.json) return json(handlers);
     out(table(['NAME', 'ON', 'WORKFLOW'], handlers.map((h) => [h.name, h.eventType, h.workflow])));
   });
@@ -325,16 +317,16 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     if ((every === undefined) === (cron === undefined)) throw new UsageError('give exactly one of --every and --cron');
     const body = { ...(await source(file)), ...(every ? { everyMs: parseDuration(every) } : { cron }) };
     notOnCluster(options, 'a schedule is a Schedule resource: kubectl apply it (docs/crds.md)');
-    const { schedule: created } = await (await target(options)).api<{ schedule: { name: string; nextAt: string } }>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
+    const { schedule: created } = await (await target(options)).api<ResponseOf<'PUT /schedules/:name'>>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
     out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
   });
   withServer(schedule.command('trigger <name>').description('start a run of a schedule now; its next tick stays where it was')).action(async (name: string, options: Options) => {
     notOnCluster(options, `a Schedule's run is a Run of its Workflow: kubectl create one (or set spec.runOnCreate)`);
-    const { run } = await (await target(options)).api<{ run: string }>('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
+    const { run } = await (await target(options)).api<ResponseOf<'POST /schedules/:name/trigger'>>('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
     out(`${run}\n`);
   });
   withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
-    const { schedules } = await (await target(options)).api<{ schedules: { name: string; everyMs: number | null; cron: string | null; nextAt: string; skipped: number; workflow: string }[] }>('GET', '/schedules');
+    const { schedules } = await (await target(options)).api<ResponseOf<'GET /schedules'>>('GET', '/schedules');
     if (options.json) return json(schedules);
     out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? formatDuration(s.everyMs ?? 0), s.nextAt, String(s.skipped), s.workflow])));
   });
@@ -346,7 +338,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
 }
 
 /** The call a pass is in: the last journal position reached but not yet answered (a step running, say). */
-function inProgress(journal: { position: number; kind: string; verb: string; name: string }[]): string | null {
+function inProgress(journal: JournalEntry[]): string | null {
   const answered = new Set(journal.filter((entry) => entry.kind === 'result').map((entry) => entry.position));
   const open = journal.filter((entry) => entry.kind === 'call' && !answered.has(entry.position)).at(-1);
   return open ? `${open.verb === 'step_fn' ? 'step_fn' : open.verb} ${open.name} (call ${open.position + 1})` : null;

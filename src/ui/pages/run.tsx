@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type Run, type TimelineEntry } from '../api.js';
+import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type TimelineEntry } from '../api.js';
 import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
@@ -19,10 +19,10 @@ async function loadDetails(id: string): Promise<RunData> {
   const path = runPath(id);
   // All at once: a script run has no gates, and its approvals answer is an empty list.
   const [{ run: latest, timeline }, { runs: children }, { approvals }, { artifacts }] = await Promise.all([
-    api.get<{ run: Run; timeline: TimelineEntry[] }>(`${path}/timeline`),
-    api.get<{ runs: Run[] }>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
-    api.get<{ approvals: Gate[] }>(`${path}/approvals`),
-    api.get<{ artifacts: Artifact[] }>(`${path}/artifacts`),
+    api.get<ResponseOf<'GET /runs/:id/timeline'>>(`${path}/timeline`),
+    api.get<ResponseOf<'GET /runs'>>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
+    api.get<ResponseOf<'GET /runs/:id/approvals'>>(`${path}/approvals`),
+    api.get<ResponseOf<'GET /runs/:id/artifacts'>>(`${path}/artifacts`),
   ]);
   if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
   return { run: latest, timeline, approvals, children: children.reverse(), artifacts };
@@ -35,7 +35,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
   // The run itself (one small answer) shows its heading and summary at once; its timeline, child
   // runs and gates (the large answers), asked for at the same time, follow, and are read again
   // while the run goes on.
-  const first = usePoll(() => api.get<{ run: Run }>(runPath(id)).then((answer) => answer.run), [id], 0, () => false);
+  const first = usePoll(() => api.get<ResponseOf<'GET /runs/:id'>>(runPath(id)).then((answer) => answer.run), [id], 0, () => false);
   const details = usePoll(() => loadDetails(id), [id], 1500, (loaded) => !ended(loaded?.run));
   const reload = details.reload;
   const now = useNow(1000);
@@ -413,7 +413,7 @@ function Log({ run }: { run: Run }): JSX.Element {
     const poll = async () => {
       const endedBefore = state.current.ended;
       try {
-        const { logs } = await api.get<{ logs: LogLine[] }>(`${runPath(run.id)}/logs?after=${state.current.after}`);
+        const { logs } = await api.get<ResponseOf<'GET /runs/:id/logs'>>(`${runPath(run.id)}/logs?after=${state.current.after}`);
         if (stopped) return;
         setError(null);
         if (logs.length > 0) {

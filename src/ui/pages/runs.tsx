@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ENDED, PHASES, type Run } from '../api.js';
+import { api, ENDED, PHASES, type ResponseOf } from '../api.js';
 import { Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link, navigate, type Location } from '../router.js';
@@ -85,7 +85,7 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
   const before = location.query.get('before');
   const key = `${apiQuery(filters, before)}`;
   // The first page follows new runs as they come; an older page holds still while it is read.
-  const { data, error } = usePoll(() => api.get<{ runs: Run[]; next: string | null }>(`/runs?${key}`), [key], 2000, () => !before);
+  const { data, error } = usePoll(() => api.get<ResponseOf<'GET /runs'>>(`/runs?${key}`), [key], 2000, () => !before);
   const now = useNow();
   useEffect(() => {
     if (data) performance.mark('spool:runs-rendered');

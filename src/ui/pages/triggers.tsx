@@ -1,12 +1,12 @@
 import type { JSX } from 'preact';
-import { api, type Handler, type Schedule, type Workflow } from '../api.js';
+import { api, type ResponseOf } from '../api.js';
 import { Code, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { formatDuration } from '../format.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
 
 export function HandlersPage(): JSX.Element {
-  const { data, error } = usePoll(() => api.get<{ handlers: Handler[] }>('/handlers'), [], 5000, () => true);
+  const { data, error } = usePoll(() => api.get<ResponseOf<'GET /handlers'>>('/handlers'), [], 5000, () => true);
   return (
     <section aria-labelledby="page-title">
       <Title text="Handlers">
@@ -53,7 +53,7 @@ export function HandlersPage(): JSX.Element {
 }
 
 export function SchedulesPage(): JSX.Element {
-  const { data, error } = usePoll(() => api.get<{ schedules: Schedule[] }>('/schedules'), [], 5000, () => true);
+  const { data, error } = usePoll(() => api.get<ResponseOf<'GET /schedules'>>('/schedules'), [], 5000, () => true);
   const now = useNow(1000);
   return (
     <section aria-labelledby="page-title">
@@ -105,7 +105,7 @@ export function SchedulesPage(): JSX.Element {
 }
 
 export function WorkflowsPage(): JSX.Element {
-  const { data, error } = usePoll(() => api.get<{ workflows: Workflow[] }>('/workflows'), [], 5000, () => true);
+  const { data, error } = usePoll(() => api.get<ResponseOf<'GET /workflows'>>('/workflows'), [], 5000, () => true);
   const now = useNow();
   return (
     <section aria-labelledby="page-title">
