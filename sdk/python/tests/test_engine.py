@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+from pathlib import Path
 
 from conftest import Engine
+from engine import require_engine, spool
 
 
 def test_a_function_that_raises_records_nothing_and_its_own_error_reaches_the_script(engine: Engine) -> None:
@@ -67,3 +70,51 @@ def test_an_artifact_put_in_one_pass_is_got_back_in_the_next_and_its_replayed_pu
     assert "refused: usage: no artifact 'nope' in this run (it has 'models/model.bin')" in run.stdout
     [result] = run.results("artifact.put", "models/model.bin")
     assert result["data"]["size"] == 1_300_000
+
+
+CHECKOUT_FLOW = """
+import hashlib, os
+from hyperspool import script
+from hyperspool.errors import ScriptError
+
+files = script.checkout("src")
+data = open("src/data/blob.bin", "rb").read()
+executable = os.access("src/tool.sh", os.X_OK)
+print(f"pass {os.environ['SPOOL_PASS']}: {files} files, blob {hashlib.sha256(data).hexdigest()[:12]}, tool executable {executable}", flush=True)
+script.sleep(0.001)
+"""
+
+NO_BUNDLE_FLOW = """
+from hyperspool import script
+from hyperspool.errors import ScriptError
+
+try:
+    script.checkout()
+except ScriptError as error:
+    print(f"refused: {error.kind}: {error.message}", flush=True)
+"""
+
+
+def test_checkout_gives_every_pass_in_a_new_directory_the_bundled_files_byte_for_byte(tmp_path: Path) -> None:
+    require_engine()
+    bundle = tmp_path / "bundle"
+    (bundle / "data").mkdir(parents=True)
+    blob = bytes(range(256)) * 4000 + b"\xff\xfe\x00"
+    (bundle / "data" / "blob.bin").write_bytes(blob)
+    (bundle / "tool.sh").write_text("echo tool\n")
+    (bundle / "tool.sh").chmod(0o755)
+    (tmp_path / "flow.py").write_text(CHECKOUT_FLOW)
+    done = spool("run", "flow.py", "--with", "bundle", "--fresh-dir", "--data-dir", str(tmp_path / "data"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    digest = hashlib.sha256(blob).hexdigest()[:12]
+    # Each pass runs in a new, empty directory (as each pod does), so both unpacked the bundle.
+    assert f"pass 1: 2 files, blob {digest}, tool executable True" in done.stdout
+    assert f"pass 2: 2 files, blob {digest}, tool executable True" in done.stdout
+
+
+def test_checkout_in_a_run_without_a_bundle_is_refused_as_usage(tmp_path: Path) -> None:
+    require_engine()
+    (tmp_path / "flow.py").write_text(NO_BUNDLE_FLOW)
+    done = spool("run", "flow.py", "--data-dir", str(tmp_path / "data"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "refused: usage: this run has no checkout: start it with 'spool run FILE --with DIR'" in done.stdout

@@ -8,7 +8,7 @@ between them cheap and free of side effects and put the real work in ``step_fn``
 from __future__ import annotations
 
 from .activities import activity, activity_collect, activity_submit, activity_wait_all
-from .artifacts import artifact_get, artifact_list, artifact_put
+from .artifacts import artifact_get, artifact_list, artifact_put, checkout
 from .errors import AgentUnavailable, HyperspoolError, ScriptError, StepFailed
 from .records import annotate, emit, output_set, spawn
 from .state import state_add, state_delete, state_get, state_list, state_set
@@ -38,6 +38,7 @@ __all__ = [
     "artifact_put",
     "artifact_get",
     "artifact_list",
+    "checkout",
     "StepResult",
     "Lock",
     "JsonValue",
