@@ -4,13 +4,15 @@ import { removeTempDirs } from '../support/spool.js';
 import { check, type Violation } from './check.js';
 import { generate } from './generate.js';
 import { Random, freshSeed } from './random.js';
+import type { Killed } from './hosts.js';
 import { runWorkflow, type Form } from './run.js';
 
 /**
  * The replay verifier (issue 28): random workflows from every in-script verb, each run twice with
- * `spool run --fresh-dir` (every pass in a new, empty directory, as a pod): once uninterrupted and
- * once with the runner, its agent and its scripts killed at random moments and resumed, and the
- * invariants checked on both (check.ts). A new seed every run, printed; VERIFY_SEED=N runs one,
+ * every pass in a new, empty directory, as a pod: once uninterrupted (`spool run --fresh-dir`) and
+ * once with faults, and the invariants checked on both (check.ts). The faults kill, at random
+ * moments, either the runner (the agent) and its scripts, carried on with `spool resume`, or a
+ * `spool dev --fresh-dir` the run was submitted to, with its scripts, started again on its data dir. A new seed every run, printed; VERIFY_SEED=N runs one,
  * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
  * Seeds that once failed are in seeds.json and run every time. Each seed picks its form (seed % 3):
  * bash through the native client, bash through the Node client, or Python through its SDK.
@@ -18,7 +20,7 @@ import { runWorkflow, type Form } from './run.js';
 
 afterAll(removeTempDirs);
 
-const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form }[] }).seeds;
+const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form; kills?: Killed }[] }).seeds;
 const FORMS: readonly Form[] = ['native', 'node', 'python'];
 /**
  * A seed's form: the one it failed in, for a saved seed (those saved without one were bash, when the
@@ -29,6 +31,16 @@ function formOf(seed: number): Form {
   if (kept) return kept.form ?? (seed % 2 === 0 ? 'native' : 'node');
   return FORMS[seed % 3] ?? 'native';
 }
+/**
+ * What a seed's faults kill: what they killed when it failed, for a saved seed (the runner unless it
+ * says so); else the runner or the dev server by floor(seed / 3) % 2, so each form gets both.
+ */
+function killedBy(seed: number): Killed {
+  const kept = saved.find((each) => each.seed === seed);
+  if (kept) return kept.kills ?? 'runner';
+  return Math.floor(seed / 3) % 2 === 0 ? 'runner' : 'dev-server';
+}
+const described = (seed: number): string => `${formOf(seed)}, kills the ${killedBy(seed) === 'runner' ? 'runner' : 'dev server'}`;
 const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
@@ -39,11 +51,12 @@ async function verify(seed: number): Promise<Violation[]> {
   const workflow = generate(seed, random);
   const form = formOf(seed);
   const reference = await runWorkflow(workflow, form, null);
-  const faulted = await runWorkflow(workflow, form, new Random(seed ^ 0x5bd1e995));
+  const faulted = await runWorkflow(workflow, form, new Random(seed ^ 0x5bd1e995), killedBy(seed));
   const violations = [...check(workflow, reference, null), ...check(workflow, faulted, reference)];
+  process.stderr.write(`replay verifier: seed ${seed}: ${faulted.faults.join(', ') || 'no fault (the run ended first)'}\n`);
   if (violations.length) {
     process.stderr.write(
-      `replay verifier: seed ${seed} (${form === 'python' ? 'Python SDK' : `bash, ${form} client`}; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +
+      `replay verifier: seed ${seed} (${faulted.label}; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +
         `  ops: ${workflow.ops.map((op) => `${op.kind} ${op.id}`).join(', ')}\n` +
         `  faults: ${faulted.faults.join(', ') || 'none'}\n` +
         violations.map((each) => `  ${each.invariant}: ${each.detail}`).join('\n') +
@@ -60,7 +73,7 @@ describe('the replay verifier', () => {
       const failed: number[] = [];
       while (Date.now() < deadline) {
         const seed = freshSeed();
-        process.stderr.write(`replay verifier: seed ${seed} (${formOf(seed)})\n`);
+        process.stderr.write(`replay verifier: seed ${seed} (${described(seed)})\n`);
         if ((await verify(seed)).length) failed.push(seed);
       }
       expect(failed).toEqual([]);
@@ -68,7 +81,7 @@ describe('the replay verifier', () => {
     return;
   }
   it.each(seeds)('holds its invariants for seed %i', async (seed) => {
-    process.stderr.write(`replay verifier: seed ${seed} (${formOf(seed)})\n`);
+    process.stderr.write(`replay verifier: seed ${seed} (${described(seed)})\n`);
     expect((await verify(seed)).map((each) => `${each.invariant}: ${each.detail}`)).toEqual([]);
   }, 400_000);
 });

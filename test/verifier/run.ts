@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry, RunRecord } from '../../src/store/types.js';
-import { isAlive, recorded, runIdOf, startSpool, tempDir, type SpoolProcess } from '../support/spool.js';
+import { recorded, tempDir } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import type { Workflow } from './generate.js';
+import { hostFor, type Killed } from './hosts.js';
+import { killAll, until } from './processes.js';
 import { pythonScript } from './python.js';
 import type { Random } from './random.js';
 
@@ -43,6 +45,7 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
   mkdirSync(data);
   mkdirSync(out);
   mkdirSync(join(dir, 'bundle'));
+  mkdirSync(join(dir, 'tmp'));
   for (const op of workflow.ops) if ('payload' in op) writeFileSync(join(data, op.id), op.payload);
   writeFileSync(join(dir, 'bundle', 'co.bin'), workflow.checkoutFile);
   writeFileSync(join(dir, script[0]), script[1]);
@@ -57,83 +60,40 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
       VERIFY_OUT: out,
       VERIFY_DATA: data,
       VERIFY_COUNT: join(dir, 'count'),
+      // The passes' new directories and agent sockets: a killed pass leaves its own behind, removed with the case.
+      TMPDIR: join(dir, 'tmp'),
     },
   };
 }
 
-/** Every process of this case (the runner, its scripts and their children), found by its environment. */
-function processesOf(dir: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`).includes(`VERIFY_CASE=${dir}\0`)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/** A lost node: the runner (the agent), its scripts and their children, all at once, unwarned. */
-function killAll(dir: string): void {
-  for (const pid of processesOf(dir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return check();
-}
-
 /**
- * Runs the workflow with `spool run --fresh-dir` (each pass in a new, empty directory, as a pod),
- * and with `faults` kills everything at random moments and carries on with `spool resume`.
+ * Runs the workflow with each pass in a new, empty directory (as a pod): by `spool run`, or with
+ * `faults` on `killed`'s host, where everything is killed at random moments and the run carried on
+ * (`spool resume`, or `spool dev` started again).
  */
-export async function runWorkflow(workflow: Workflow, form: Form, faults: Random | null): Promise<History> {
+export async function runWorkflow(workflow: Workflow, form: Form, faults: Random | null, killed: Killed = 'runner'): Promise<History> {
   const script = scriptOf(workflow, form);
   const { dir, out, env } = prepare(workflow, form, script);
   const dataDir = join(dir, 'store');
-  const label = `${form === 'python' ? 'Python SDK' : `${form} client`}, ${faults ? 'with faults' : 'uninterrupted'}`;
+  const host = hostFor(faults ? killed : 'runner')({ dir, dataDir, script: script[0], env });
+  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${faults ? `killing ${host.what}` : 'uninterrupted'}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
-  let output = '';
-  let runner: SpoolProcess = startSpool(['run', script[0], '--fresh-dir', '--with', 'bundle', '--data-dir', dataDir], { cwd: dir, env });
-  // Faults start once the run is recorded (its id printed): a runner killed before that left nothing to resume.
-  await until(() => /^ {2}run: /m.test(runner.output()) || !isAlive(runner.pid), 60_000);
-  let runId: string | null = null;
+  // Faults start once the run is recorded (its id known): a kill before that left nothing to carry on.
+  const runId = await host.start();
   const count = faults ? faults.int(1, 2) : 0;
   for (let fault = 0; faults && fault < count; fault += 1) {
     const after = faults.int(200, 3000);
-    const ended = await until(() => !isAlive(runner.pid), after);
-    if (ended) break;
-    runId ??= runIdOf(runner.output());
-    // Again until none is left: the runner may start a pass's script between a look and the kill.
-    await until(() => {
-      killAll(dir);
-      return processesOf(dir).length === 0;
-    }, 10_000);
-    await runner.done;
-    output += runner.output();
-    faultLog.push(`killed after ${after} ms`);
+    if (await until(host.ended, after, 50)) break;
+    await killAll(dir);
+    faultLog.push(`killed ${host.what} after ${after} ms`);
+    await host.lost();
     snapshots.push((await recorded(dataDir, runId)).journal);
-    runner = startSpool(['resume', runId, '--fresh-dir', '--data-dir', dataDir], { cwd: dir, env });
+    await host.restart(runId);
   }
-  const finished = await Promise.race([runner.done, new Promise<null>((resolve) => setTimeout(() => resolve(null), 150_000))]);
-  if (!finished) killAll(dir);
-  output += runner.output();
-  runId ??= runIdOf(output);
+  await host.finish(150_000);
   const { run, journal } = await recorded(dataDir, runId);
-  return { label, run, journal, snapshots, seen: seenBy(out), executions: executionsIn(env.VERIFY_COUNT ?? ''), faults: faultLog, output };
+  return { label, run, journal, snapshots, seen: seenBy(out), executions: executionsIn(env.VERIFY_COUNT ?? ''), faults: faultLog, output: host.output() };
 }
 
 function seenBy(out: string): History['seen'] {

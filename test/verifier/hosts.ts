@@ -1,0 +1,122 @@
+import { TERMINAL, freePort, getRun, logOf, submit } from '../support/dev.js';
+import { isAlive, runIdOf, startSpool, type SpoolProcess } from '../support/spool.js';
+import { killAll, until } from './processes.js';
+
+/** What a faulted run kills: the runner of `spool run` (the agent), or a `spool dev` server. */
+export type Killed = 'runner' | 'dev-server';
+
+/**
+ * Where a run's passes run, each in a new, empty directory (--fresh-dir, as a pod), and how the run
+ * carries on after everything there was killed.
+ */
+export interface Host {
+  /** What a fault kills, as the failure report says it. */
+  readonly what: string;
+  /** Starts the run; answers its id once it is recorded (a kill before that leaves nothing to carry on). */
+  start: () => Promise<string>;
+  /** Whether the run is over (or nothing is left to run it). */
+  ended: () => boolean | Promise<boolean>;
+  /** After killAll: waits for the killed process to be gone (the store is free once it is). */
+  lost: () => Promise<void>;
+  /** Carries the run on after lost(). */
+  restart: (runId: string) => void | Promise<void>;
+  /** Waits up to ms for the run to end, then stops whatever is left. */
+  finish: (ms: number) => Promise<void>;
+  /** What it printed (for a dev server, the run's log too). */
+  output: () => string;
+}
+
+export interface CaseFiles {
+  dir: string;
+  dataDir: string;
+  script: string;
+  env: Record<string, string>;
+}
+
+/** `spool run --fresh-dir`, carried on with `spool resume --fresh-dir` after a kill. */
+export function spoolRun({ dir, dataDir, script, env }: CaseFiles): Host {
+  let runner: SpoolProcess | null = null;
+  let output = '';
+  const started = (args: string[]): SpoolProcess => (runner = startSpool([...args, '--fresh-dir', '--data-dir', dataDir], { cwd: dir, env }));
+  const done = async (): Promise<void> => {
+    if (runner) output += (await runner.done).output;
+    runner = null;
+  };
+  return {
+    what: 'the runner',
+    async start() {
+      const first = started(['run', script, '--with', 'bundle']);
+      await until(() => /^ {2}run: /m.test(first.output()) || !isAlive(first.pid), 60_000);
+      return runIdOf(first.output());
+    },
+    ended: () => !runner || !isAlive(runner.pid),
+    lost: done,
+    restart: (runId) => void started(['resume', runId]),
+    async finish(ms) {
+      const running = runner;
+      if (running && !(await until(() => !isAlive(running.pid), ms, 100))) await killAll(dir);
+      await done();
+    },
+    output: () => output,
+  };
+}
+
+const LISTENING = /spool dev listening on (http:\S+)/;
+
+/**
+ * A run submitted (`spool submit --with bundle`) to `spool dev --fresh-dir`; after a kill (the
+ * server, its passes' scripts and its activities at once: a lost machine), `spool dev` is started
+ * again on the same data dir and port and must carry the run on by itself.
+ */
+export function devServer({ dir, dataDir, script, env }: CaseFiles): Host {
+  let server: SpoolProcess | null = null;
+  let url = '';
+  let runId = '';
+  let output = '';
+  const up = async (port: number): Promise<void> => {
+    const started = startSpool(['dev', '--port', String(port), '--fresh-dir', '--data-dir', dataDir], { cwd: dir, env });
+    server = started;
+    await until(() => LISTENING.test(started.output()) || !isAlive(started.pid), 60_000, 50);
+    url = LISTENING.exec(started.output())?.[1] ?? '';
+    if (!url) throw new Error(`spool dev did not start:\n${output}${started.output()}`);
+  };
+  const done = async (): Promise<void> => {
+    if (server) output += (await server.done).output;
+    server = null;
+  };
+  const ended = async (): Promise<boolean> => {
+    if (!server || !isAlive(server.pid)) return true;
+    // A server too busy to answer has not ended the run.
+    return TERMINAL.includes((await getRun(url, runId).catch(() => null))?.status ?? '');
+  };
+  return {
+    what: 'the dev server',
+    async start() {
+      await up(await freePort());
+      runId = await submit(url, dir, script, '--with', 'bundle');
+      return runId;
+    },
+    ended,
+    lost: done,
+    restart: () => up(Number(new URL(url).port)),
+    async finish(ms) {
+      // Polled less often than a runner: each look is a request the loaded server answers.
+      await until(ended, ms, 100);
+      const running = server;
+      let log = '';
+      if (running && isAlive(running.pid)) {
+        log = `  the run's log:\n${await logOf(url, runId).catch((error: unknown) => String(error))}`;
+        process.kill(running.pid, 'SIGTERM');
+        if (!(await until(() => !isAlive(running.pid), 10_000, 50))) await killAll(dir);
+      }
+      await done();
+      output += log;
+      // A pass the server was still running when stopped (the run did not end in time).
+      await killAll(dir);
+    },
+    output: () => output,
+  };
+}
+
+/** The host of a run with these faults. */
+export const hostFor = (killed: Killed): ((files: CaseFiles) => Host) => (killed === 'dev-server' ? devServer : spoolRun);
