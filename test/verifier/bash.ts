@@ -53,7 +53,7 @@ function line(op: Op): string {
     case 'lock':
       return `spool lock ${id}-group -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"' ${saw(id)}`;
     case 'call':
-      return `printf 'spool step c -- echo child-${id}\\n' > ${id}.sh; spool call ${id}.sh ${saw(id)}`;
+      return `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; printf "spool step c -- echo child-${id}\\n" > ${id}.sh'\nspool call ${id}.sh ${saw(id)}`;
     case 'activity':
       return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}' ${saw(id)}`;
     case 'checkout':

@@ -52,7 +52,7 @@ function refusedName(op: Op): string | null {
 /** Bodies counted outside the engine: each must run once, and again only when a fault came first. */
 function bodiesOf(op: Op): string[] {
   if (op.kind === 'step' || op.kind === 'lock' || op.kind === 'activity') return [op.id];
-  if (op.kind === 'put-file') return [`${op.id}-make`];
+  if (op.kind === 'put-file' || op.kind === 'call') return [`${op.id}-make`];
   return [];
 }
 

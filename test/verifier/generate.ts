@@ -24,7 +24,7 @@ export type Op =
   | { kind: 'wait-timeout'; id: string }
   | { kind: 'emit'; id: string }
   | { kind: 'lock'; id: string; payload: Buffer }
-  /** A child run of a file the script writes (every pass: the directory is new). */
+  /** A child run of a file a step makes: a replayed call has no file (the step did not run again). */
   | { kind: 'call'; id: string }
   | { kind: 'activity'; id: string }
   /** `spool checkout` of the bundle the run was started with. */

@@ -50,13 +50,12 @@ function line(op: Op): string {
       return `with script.lock('${id}-group'):\n    r = script.step('${id}', ${body(id, '')})\nsaw('${id}', ${bytesOf('r')}, 0)`;
     case 'call':
       // The SDK spawns a child run but has no call (start and wait): `spool call` as a subprocess.
-      return `with open('${id}.sh', 'w') as f:\n    f.write('spool step c -- echo child-${id}\\n')\nr = spool('call', '${id}.sh')\nsaw('${id}', r.stdout, r.returncode)`;
+      return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; printf "spool step c -- echo child-${id}\\\\n" > ${id}.sh'])\nr = spool('call', '${id}.sh')\nsaw('${id}', r.stdout, r.returncode)`;
     case 'activity':
       return `r = script.activity('${id}', ['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}'])\nsaw('${id}', r.encode(), 0)`;
     case 'checkout':
-      // The SDK has no checkout: `spool checkout` as a subprocess.
       return [
-        `c = spool('checkout', '${id}-co').returncode`,
+        `c = checkout('${id}-co')`,
         `saw('${id}', open('${id}-co/co.bin', 'rb').read() if os.path.exists('${id}-co/co.bin') else b'', c)`,
       ].join('\n');
   }
@@ -95,6 +94,15 @@ def got(id, code):
     """The artifact read back with the SDK, written as what the script saw, with the put's code."""
     target = script.artifact_get(id, os.path.join(O, f'{id}.{P}'))
     saw(id, open(target, 'rb').read(), code)
+
+
+def checkout(dest):
+    """The SDK's checkout, its refusal caught: the code bash's spool checkout exits with."""
+    try:
+        script.checkout(dest)
+        return 0
+    except script.ScriptError as error:
+        return error.exit_code
 
 
 def spool(*argv):
