@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes the generated reference sections of docs/ (api.md's fields, protocol.md's fields,
+// Writes the generated reference sections of docs/ (api.md's fields and answers, protocol.md's fields,
 // limits.md's table) from the schemas and constants the code checks requests against
 // (src/server/reference-docs.ts), so the documentation says what is enforced.
 //

@@ -21,12 +21,14 @@ const shape = <const Required extends object, const Optional extends object = ob
     additionalProperties: false,
   }) as const;
 
+/** A shape with a name, which docs/api.md lists once and names wherever an answer holds it. */
+const named = <const S extends object>(title: string, schema: S) => ({ title, ...schema }) as const;
 const nullable = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
 const listOf = <const S extends object>(items: S) => ({ type: 'array', items }) as const;
 
 const TEXT = { type: 'string' } as const;
 const WHOLE = { type: 'integer' } as const;
-const TIME = { type: 'string', description: 'a time (ISO 8601, UTC)' } as const;
+const TIME = { type: 'string', description: 'ISO 8601, UTC' } as const;
 const ANY = { description: 'any JSON' } as const;
 const TEXTS = { type: 'object', additionalProperties: TEXT } as const;
 const DELETED = shape({ deleted: { type: 'string', description: 'the name deleted' } });
@@ -39,7 +41,7 @@ const RUN_FIELDS = {
   id: TEXT,
   status: { enum: RUN_STATUSES },
   awaiting: nullable(TEXT),
-  wait: nullable({ type: 'object', description: 'what a waiting run waits for (kind, and what of it)' }),
+  wait: nullable({ type: 'object', description: 'what a waiting run waits for: its kind and what of it' }),
   passes: WHOLE,
   error: nullable(TEXT),
   project: TEXT,
@@ -64,31 +66,34 @@ const RUN_FIELDS = {
 } as const;
 
 /** A run as every route shows it, without its script. */
-export const RUN = shape(RUN_FIELDS);
+export const RUN = named('Run', shape(RUN_FIELDS));
 export type Run = FromSchema<typeof RUN>;
 /** One run, asked for by its id: with its script. */
-const RUN_WITH_SCRIPT = shape({ ...RUN_FIELDS, script: TEXT });
+const RUN_WITH_SCRIPT = named('RunWithScript', shape({ ...RUN_FIELDS, script: TEXT }));
 export type RunWithScript = FromSchema<typeof RUN_WITH_SCRIPT>;
 
-const LOG_LINE = shape(
-  { seq: WHOLE, pass: WHOLE, text: { type: 'string', description: 'UTF-8, with a byte that is not text as U+FFFD' }, at: TIME },
-  { base64: { type: 'string', description: 'the exact bytes, where they are not plain text' } },
+const LOG_LINE = named(
+  'LogLine',
+  shape(
+    { seq: WHOLE, pass: WHOLE, text: { type: 'string', description: 'UTF-8, with a byte that is not text as U+FFFD' }, at: TIME },
+    { base64: { type: 'string', description: 'the exact bytes, where they are not plain text' } },
+  ),
 );
 export type LogLine = FromSchema<typeof LOG_LINE>;
 
-const JOURNAL_ENTRY = shape({
+const JOURNAL_ENTRY = named('JournalEntry', shape({
   runId: TEXT,
   position: WHOLE,
   kind: { enum: ['call', 'result'] },
   verb: TEXT,
   name: TEXT,
   occurrence: WHOLE,
-  data: { type: 'object', description: 'the call or its result (docs/protocol.md)' },
-});
+  data: { type: 'object', description: 'the call or its result, as docs/protocol.md says' },
+}));
 export type JournalEntry = FromSchema<typeof JOURNAL_ENTRY>;
 
 const RECORDED = nullable({ type: 'object', description: 'as in the journal' });
-const TIMELINE_ENTRY = shape({
+const TIMELINE_ENTRY = named('TimelineEntry', shape({
   position: WHOLE,
   verb: TEXT,
   name: TEXT,
@@ -99,44 +104,44 @@ const TIMELINE_ENTRY = shape({
   startedAt: nullable(TIME),
   endedAt: nullable(TIME),
   durationMs: nullable(WHOLE),
-  pass: nullable({ type: 'integer', description: 'the pass that recorded it (later ones replayed it)' }),
+  pass: nullable({ type: 'integer', description: 'the pass that recorded it; later ones replayed it' }),
   exitCode: nullable(WHOLE),
   failed: { type: 'boolean' },
   timedOut: { type: 'boolean' },
   runIds: listOf({ type: 'string', description: 'runs it started or waited for' }),
-});
+}));
 /** One durable call of a run as the run page's timeline shows it (src/server/timeline.ts). */
 export type TimelineEntry = FromSchema<typeof TIMELINE_ENTRY>;
 
-const ARTIFACT = shape({ name: TEXT, size: WHOLE, sha256: TEXT, contentType: TEXT, createdAt: TIME });
+const ARTIFACT = named('Artifact', shape({ name: TEXT, size: WHOLE, sha256: TEXT, contentType: TEXT, createdAt: TIME }));
 /** A file a run stored with `spool artifact put` (docs/artifacts.md). */
 export type Artifact = FromSchema<typeof ARTIFACT>;
 
 const FORM_VALUE = { type: ['string', 'number', 'boolean'] } as const;
 const FORM_VALUES = { type: 'object', additionalProperties: FORM_VALUE } as const;
-const FORM_FIELD = shape({
+const FORM_FIELD = named('FormField', shape({
   name: TEXT,
   type: { enum: ['string', 'number', 'boolean'] },
   label: TEXT,
   required: { type: 'boolean' },
   default: nullable(FORM_VALUE),
   options: nullable(listOf(TEXT)),
-});
+}));
 export type FormField = FromSchema<typeof FORM_FIELD>;
 const DECISION = { enum: ['approve', 'reject'] } as const;
 export type Decision = FromSchema<typeof DECISION>;
 
-const GATE_ANSWER = shape({
+const GATE_ANSWER = named('GateAnswer', shape({
   decision: DECISION,
   by: nullable(TEXT),
   via: { type: 'string', description: 'cli, page, api, slack or mattermost' },
   at: TIME,
   values: nullable({ type: 'object', description: "the form's values" }),
-  final: { type: 'boolean', description: 'the first answer is final; later ones were refused (409) and kept' },
-});
+  final: { type: 'boolean', description: 'the first answer is final; later ones were refused with 409 and kept' },
+}));
 export type GateAnswerView = FromSchema<typeof GATE_ANSWER>;
 
-const GATE = shape({
+const GATE = named('Gate', shape({
   job: TEXT,
   runId: { type: 'string', description: "the gate's own run, a child of the pipeline run" },
   state: { enum: ['waiting', 'approved', 'rejected', 'timed_out', 'cancelled', 'failed'] },
@@ -149,32 +154,32 @@ const GATE = shape({
   answeredAt: nullable(TIME),
   values: nullable(FORM_VALUES),
   answers: listOf(GATE_ANSWER),
-});
+}));
 /** An approval gate of a pipeline run, waiting or settled. */
 export type Gate = FromSchema<typeof GATE>;
 
-const WORKFLOW = shape({
+const WORKFLOW = named('Workflow', shape({
   name: TEXT,
   interpreter: TEXT,
   runs: WHOLE,
   lastRun: shape({ id: TEXT, status: { enum: RUN_STATUSES }, createdAt: TIME }),
-});
+}));
 export type Workflow = FromSchema<typeof WORKFLOW>;
 
-const EVENT = shape({ seq: WHOLE, id: TEXT, project: TEXT, type: TEXT, subject: nullable(TEXT), payload: ANY, emittedAt: TIME });
+const EVENT = named('Event', shape({ seq: WHOLE, id: TEXT, project: TEXT, type: TEXT, subject: nullable(TEXT), payload: ANY, emittedAt: TIME }));
 export type Event = FromSchema<typeof EVENT>;
 
 const SCRIPT_SOURCE = { workflow: TEXT, interpreter: TEXT, script: TEXT, cwd: nullable(TEXT) } as const;
 const RUNNER = nullable({ type: 'object', description: "on a cluster, the Workflow's image, env and service account" });
 /** A handler as `PUT /v1/handlers/:name` stored it. */
-const HANDLER_SET = shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE });
-const HANDLER = shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE, runner: RUNNER });
+const HANDLER_SET = named('HandlerPut', shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE }));
+const HANDLER = named('Handler', shape({ project: TEXT, name: TEXT, eventType: TEXT, ...SCRIPT_SOURCE, runner: RUNNER }));
 export type Handler = FromSchema<typeof HANDLER>;
 
 const CADENCE = { everyMs: nullable(WHOLE), cron: nullable(TEXT) } as const;
 /** A schedule as `PUT /v1/schedules/:name` stored it. */
-const SCHEDULE_SET = shape({ project: TEXT, name: TEXT, ...CADENCE, ...SCRIPT_SOURCE, nextAt: TIME });
-const SCHEDULE = shape({
+const SCHEDULE_SET = named('SchedulePut', shape({ project: TEXT, name: TEXT, ...CADENCE, ...SCRIPT_SOURCE, nextAt: TIME }));
+const SCHEDULE = named('Schedule', shape({
   project: TEXT,
   name: TEXT,
   ...CADENCE,
@@ -185,10 +190,10 @@ const SCHEDULE = shape({
   runner: RUNNER,
   input: ANY,
   overlap: { enum: ['skip', 'allow'] },
-});
+}));
 export type Schedule = FromSchema<typeof SCHEDULE>;
 
-const CELL = shape({ key: TEXT, value: TEXT, version: WHOLE });
+const CELL = named('Cell', shape({ key: TEXT, value: TEXT, version: WHOLE }));
 export type Cell = FromSchema<typeof CELL>;
 
 /** What a route answers that is not one of the shapes above, by route (as in src/api/requests.ts). */
@@ -224,9 +229,9 @@ export const RESPONSES = {
     filename: TEXT,
     interpreter: TEXT,
     script: TEXT,
-    input: { type: 'object', description: 'what $SPOOL_INPUT_FILE holds: run, subject, input, payload (and event)' },
+    input: { type: 'object', description: 'what $SPOOL_INPUT_FILE holds: run, subject, input, payload, event' },
   }),
-  'POST /agent/runs/:run/passes/:pass/calls': { type: 'object', description: 'the answer to the call (docs/protocol.md)' },
+  'POST /agent/runs/:run/passes/:pass/calls': { type: 'object', description: 'the answer to the call, as docs/protocol.md says' },
   'POST /agent/runs/:run/passes/:pass/logs': OK,
   'POST /agent/runs/:run/passes/:pass/exit': OK,
   'POST /agent/runs/:run/activities/:name/attempts/:attempt': shape({ recorded: { const: true } }),
@@ -238,5 +243,5 @@ export const RESPONSES = {
 export type ResponseOf<Route extends keyof typeof RESPONSES> = FromSchema<(typeof RESPONSES)[Route]>;
 
 /** Every refusal: `{ "error": { "code", "message" } }` with a 4xx or 5xx status. */
-export const ERROR = shape({ error: shape({ code: TEXT, message: TEXT }) });
+export const ERROR = named('Error', shape({ error: shape({ code: TEXT, message: TEXT }) }));
 export type ErrorAnswer = FromSchema<typeof ERROR>;

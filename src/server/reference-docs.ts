@@ -11,6 +11,7 @@ import { ARTIFACT_PART_BYTES } from '../engine/protocol.js';
 import { NAME_RULE, PROJECT_RULE, REQUEST_SCHEMAS } from '../engine/request-schema.js';
 import { MAX_FAN_OUT_ITEMS } from '../pipeline/defaults.js';
 import { API_ROUTES, type ApiRoute } from '../api/requests.js';
+import { ERROR, RESPONSES } from '../api/responses.js';
 import { BODY_LIMIT } from './http-error.js';
 
 /**
@@ -61,6 +62,66 @@ export function apiReference(routes: ApiRoute[] = API_ROUTES): string {
     return `| \`${route.method} /v1${route.path}\` | ${cell(body)} | ${cell(query)} |`;
   });
   return ['| route | body | query |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** A field of an answer: a named shape by its name, else its type with what it holds in brackets. */
+function describeAnswer(schema: Schema): string {
+  if (typeof schema.title === 'string') return `\`${schema.title}\``;
+  const { description, ...rest } = schema;
+  const type = answerType(rest);
+  const note = typeof description === 'string' ? description : '';
+  return type && note ? `${type} (${note})` : type || note;
+}
+
+/** An answer field's type, without its description; '' for any JSON. */
+function answerType(schema: Schema): string {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).map(describeAnswer).join(' or ');
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(' or ');
+  if (schema.type === 'array') return `array of ${describeAnswer(schema.items as Schema)}`;
+  if (schema.properties) return `{${answerFields(schema).join(', ')}}`;
+  if (typeof schema.additionalProperties === 'object') return `{name: ${describeAnswer(schema.additionalProperties as Schema)}}`;
+  return Object.keys(schema).length ? describeSchema(schema) : '';
+}
+
+const answerFields = (schema: Schema): string[] => {
+  const required = (schema.required as string[] | undefined) ?? [];
+  return Object.entries(schema.properties as Record<string, Schema>).map(
+    ([name, field]) => `\`${name}${required.includes(name) ? '' : '?'}\`: ${describeAnswer(field)}`,
+  );
+};
+
+/** The named shapes an answer holds, each once, in the order they first appear. */
+function namedShapes(schema: unknown, found = new Map<string, Schema>()): Map<string, Schema> {
+  if (!schema || typeof schema !== 'object') return found;
+  const { title } = schema as Schema;
+  if (typeof title === 'string') {
+    if (found.has(title)) return found;
+    found.set(title, schema as Schema);
+  }
+  for (const value of Object.values(schema)) namedShapes(value, found);
+  return found;
+}
+
+/** docs/api.md: what each route answers (src/api/responses.ts), and the fields of each shape it names. */
+export function answersReference(): string {
+  const answer = (schema: Schema): string =>
+    typeof schema.title === 'string' || !schema.properties ? describeAnswer(schema) : cell(answerFields(schema));
+  const routes = Object.entries(RESPONSES).map(([route, schema]) => {
+    const [method, path] = route.split(' ');
+    return `| \`${method} /v1${path}\` | ${answer(schema)} |`;
+  });
+  const shapes = [...namedShapes([RESPONSES, ERROR]).entries()].map(
+    ([title, schema]) => `| \`${title}\` | ${cell(answerFields(schema))} |`,
+  );
+  return [
+    '| route | answer (2xx) |',
+    '|---|---|',
+    ...routes,
+    '',
+    '| shape | fields |',
+    '|---|---|',
+    ...shapes,
+  ].join('\n');
 }
 
 /** docs/protocol.md: every request, its fields and their types. */
@@ -162,6 +223,7 @@ export function withSection(document: string, name: string, body: string): strin
 /** Each generated document section: the file, the section name, and its content. */
 export const REFERENCE_SECTIONS: [file: string, name: string, render: () => string][] = [
   ['docs/api.md', 'api-fields', () => apiReference()],
+  ['docs/api.md', 'api-answers', answersReference],
   ['docs/protocol.md', 'protocol-fields', protocolReference],
   ['docs/limits.md', 'limits', limitsReference],
 ];
