@@ -73,8 +73,6 @@ export class Controllers {
   private readonly cluster: ClusterExecutor;
   private readonly runs: RunController;
   private readonly kinds: Record<Kind, { reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> }>;
-  private readonly workflows: WorkflowController;
-  private readonly schedules: ScheduleController;
   private sweeper: NodeJS.Timeout | null = null;
   /** The error of the sweep before, while sweeps fail: logged when it changes. */
   private sweepFailure: string | null = null;
@@ -131,18 +129,21 @@ export class Controllers {
     const bundle = (of: Workflow) => checkoutBundle(of, readConfigMap);
     const source = async (of: Workflow) =>
       withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, async (body) => ({ resolved: await read(body), bundle: bundle(body) }), bundle(of));
-    const triggers = new TriggerReconciler({ store, resources: context.resources, workflow, source, now, poke: context.poke });
+    // What no event tells of (a ConfigMap that appears, a tick in the store) is looked at this often.
+    const lookAgainMs = options.sweepMs ?? 1000;
+    const triggers = new TriggerReconciler({ store, resources: context.resources, workflow, source, now, poke: context.poke, lookAgainMs });
 
     const runs = (this.runs = new RunController(context, {
       source,
       checkout: (w) => workflowCheckout(core, w),
       runTtlSeconds: options.runTtlSeconds ?? null,
+      lookAgainMs,
       passes: () => this.executor,
       artifactsGone: () => this.artifactSweeper?.poke(),
     }));
-    const workflows = (this.workflows = new WorkflowController(context, readConfigMap));
+    const workflows = new WorkflowController(context, readConfigMap, lookAgainMs);
     const handlers = new HandlerController(context, triggers);
-    const schedules = (this.schedules = new ScheduleController(context, triggers));
+    const schedules = new ScheduleController(context, triggers);
     const activityClasses = new ActivityClassController(context);
     this.kinds = { Run: runs, Workflow: workflows, Handler: handlers, Schedule: schedules };
 
@@ -329,8 +330,6 @@ export class Controllers {
 
   private async sweepOnce(): Promise<void> {
     const { metrics } = this.options;
-    this.schedules.sweep();
-    this.workflows.sweep();
     try {
       await this.runs.sweep();
     } finally {

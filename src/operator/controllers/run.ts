@@ -26,6 +26,8 @@ export interface RunControllerOptions {
   runTtlSeconds: number | null;
   /** The passes under way on this leader: a cancelled run's is ended. */
   passes(): { abortPass(runId: string): void; runsUnderWay(): string[] };
+  /** How soon a Run not admitted yet looks again for its Workflow's script or checkout. */
+  lookAgainMs: number;
   /** A Run was deleted: its artifacts go now rather than at the next minute's sweep. */
   artifactsGone: () => void;
 }
@@ -70,6 +72,7 @@ export class RunController {
         });
       },
       podTrouble: (runId) => this.podTroubles.get(runId),
+      lookAgainMs: options.lookAgainMs,
     });
   }
 
@@ -89,7 +92,7 @@ export class RunController {
       return;
     }
     // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update.
-    if (resource) await this.reconciler.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
+    if (resource) return this.reconciler.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
   }
 
   /** The Run of a run changes when its run does (a pass started or ended, a pod in trouble). */
@@ -167,11 +170,8 @@ export class RunController {
       const runId = RunReconciler.runIdOf(run);
       withResource.add(runId);
       if (isFinishedPhase(phase)) continue;
-      // Not admitted yet (its Workflow, script or checkout still to come): it looks again every sweep.
-      if (!run.metadata.labels?.[LABELS.run]) {
-        this.context.nudge('Run', run);
-        continue;
-      }
+      // Not admitted yet (its Workflow, script or checkout still to come): its reconcile asked to look again.
+      if (!run.metadata.labels?.[LABELS.run]) continue;
       const state = states.get(runId) ?? 'finished, or not in the store';
       swept.set(runId, state);
       if (this.sweptStates.get(runId) !== state) this.context.enqueue('Run', run);

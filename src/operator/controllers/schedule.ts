@@ -3,7 +3,7 @@ import type { ReconcileResult } from '../kube/work-queue.js';
 import type { TriggerReconciler } from '../triggers/trigger-reconciler.js';
 import type { ControllerContext } from './context.js';
 
-/** Schedules: the store's schedule record follows the resource, and its status the record's ticks (TriggerReconciler's, shared with Handlers). */
+/** Schedules: the store's schedule record follows the resource, and its status the record's ticks, looked at again at each (TriggerReconciler's, shared with Handlers). */
 export class ScheduleController {
   constructor(
     private readonly context: ControllerContext,
@@ -18,11 +18,7 @@ export class ScheduleController {
 
   async reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> {
     const schedule = this.context.informers.schedules.get(namespace, name);
-    if (schedule) await this.triggers.reconcileSchedule(schedule);
-  }
-
-  /** The executor ticks schedules in the store: their status (next and last tick, skipped) follows. */
-  sweep(): void {
-    for (const schedule of this.context.informers.schedules.list()) this.context.nudge('Schedule', schedule);
+    // Looked at again at its next tick, when the executor ticks it in the store.
+    if (schedule) return this.triggers.reconcileSchedule(schedule);
   }
 }

@@ -17,6 +17,8 @@ export class WorkflowController {
   constructor(
     private readonly context: ControllerContext,
     private readonly readConfigMap: ReadConfigMap,
+    /** How soon a scriptFrom Workflow reads its ConfigMap again. */
+    private readonly lookAgainMs: number,
   ) {}
 
   readonly handlers = {
@@ -37,11 +39,8 @@ export class WorkflowController {
     const text = script.ok ? script.script : '';
     if (this.scriptsRead.has(key) && this.scriptsRead.get(key) !== text) this.dependentsLookAgain(workflow);
     this.scriptsRead.set(key, text);
-  }
-
-  /** Nothing tells the operator that a ConfigMap appeared or changed: it reads again (cached). */
-  sweep(): void {
-    for (const workflow of this.context.informers.workflows.list()) if (workflow.spec.scriptFrom) this.context.nudge('Workflow', workflow);
+    // Nothing tells the operator that a ConfigMap appeared or changed: it reads again soon (cached).
+    return { requeueAfterMs: this.lookAgainMs };
   }
 
   /** Triggers and waiting Runs that name a Workflow look again when it appears or changes. */

@@ -37,6 +37,11 @@ export interface WorkQueueOptions {
 export interface ReconcileResult {
   /** Run the key again after this many milliseconds (the earliest of several asks wins). */
   requeueAfterMs?: number;
+  /**
+   * A terminal error the reconcile wrote into the object's status (bad input): counted as
+   * `terminal`, and not run again until the object changes.
+   */
+  terminal?: string;
 }
 
 /** How a reconcile ended: `requeue` asked to run again later, `error` is retried with backoff. */
@@ -134,7 +139,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       const result = await options.process(key);
       failures.delete(key);
       const requeueAfterMs = result ? result.requeueAfterMs : undefined;
-      tell(key, requeueAfterMs === undefined ? 'success' : 'requeue');
+      tell(key, result && result.terminal !== undefined ? 'terminal' : requeueAfterMs === undefined ? 'success' : 'requeue');
       if (requeueAfterMs !== undefined) addAfter(key, requeueAfterMs);
     } catch (error) {
       failed = true;

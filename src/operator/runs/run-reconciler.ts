@@ -14,6 +14,7 @@ import type { EventRecorder } from './events.js';
 import { desiredRunStatus, isFinishedPhase, statusPatch } from './run-status.js';
 import { failureDetail } from './failure-detail.js';
 import type { PodTrouble } from '../passes/pod-trouble.js';
+import type { ReconcileResult } from '../kube/work-queue.js';
 
 export interface RunReconcilerOptions {
   store: Store;
@@ -31,6 +32,8 @@ export interface RunReconcilerOptions {
   onPhase?(run: RunRecord, previous: string | undefined): void;
   /** Why the pod of the run's pass under way cannot start its script, if it cannot. */
   podTrouble?(runId: string): PodTrouble | undefined;
+  /** How soon a Run not admitted yet looks again for what it waits for (a ConfigMap no event tells of). */
+  lookAgainMs: number;
 }
 
 /**
@@ -47,7 +50,11 @@ export class RunReconciler {
     return key ? runIdOf(namespace, key) : runIdForResource(namespace, resource.metadata.uid ?? '');
   }
 
-  async reconcile(resource: Run): Promise<void> {
+  /**
+   * Admits a new Run, or brings its status up to the store's record. Asks to be run again when
+   * it waits for its Workflow's script, and at the wake time of a run asleep.
+   */
+  async reconcile(resource: Run): Promise<ReconcileResult> {
     const { store, resources } = this.options;
     const namespace = resource.metadata.namespace ?? 'default';
     const name = resource.metadata.name ?? '';
@@ -81,6 +88,19 @@ export class RunReconciler {
       await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId) } });
     }
     await this.writeStatus(resource, run);
+    return this.untilWake(run);
+  }
+
+  /**
+   * A run asleep (a timer, a wait's deadline) is looked at again at its wake time, not by a sweep:
+   * then it is due, and the executor is told at once.
+   */
+  private untilWake(run: RunRecord): ReconcileResult {
+    if (run.status !== 'waiting' || !run.wakeAt) return {};
+    const ms = run.wakeAt.getTime() - this.options.now().getTime();
+    if (ms > 0) return { requeueAfterMs: ms };
+    this.options.poke();
+    return {};
   }
 
   private async admit(resource: Run, runId: string, workflow: Workflow, source: ScriptSource): Promise<RunRecord> {
@@ -132,14 +152,16 @@ export class RunReconciler {
    * what remains of it, and stays), or the database was replaced or restored from an earlier
    * backup under an unfinished one, which fails rather than start again from the top.
    */
-  private async lost(resource: Run, runId: string): Promise<void> {
-    if (isFinishedPhase(resource.status?.phase)) return;
+  private async lost(resource: Run, runId: string): Promise<ReconcileResult> {
+    if (isFinishedPhase(resource.status?.phase)) return {};
     const message = `its run ${runId} is no longer in the database (replaced, or restored from an earlier backup); it is not started again, so nothing it already did runs twice`;
-    await this.refuse(resource, runId, message, 'RunLost');
+    return this.refuse(resource, runId, message, 'RunLost');
   }
 
-  private async refuse(resource: Run, runId: string, message: string, reason = 'Invalid'): Promise<void> {
-    if (resource.status?.phase === 'Failed' && resource.status.message === message) return;
+  /** A terminal error, in the Run's status: nothing retries it (the Run failed). */
+  private async refuse(resource: Run, runId: string, message: string, reason = 'Invalid'): Promise<ReconcileResult> {
+    const terminal = { terminal: message };
+    if (resource.status?.phase === 'Failed' && resource.status.message === message) return terminal;
     const namespace = resource.metadata.namespace ?? 'default';
     const name = resource.metadata.name ?? '';
     const generation = resource.metadata.generation;
@@ -154,17 +176,20 @@ export class RunReconciler {
     });
     const target = { kind: RUN.kind, name, namespace, ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}) };
     await this.options.events.record(target, 'Warning', reason, message);
+    return terminal;
   }
 
-  /** The Run stays Pending, saying what it waits for; the sweep looks again every second. */
-  private async wait(resource: Run, message: string): Promise<void> {
+  /** The Run stays Pending, saying what it waits for, and looks again soon (a ConfigMap's arrival is no event here). */
+  private async wait(resource: Run, message: string): Promise<ReconcileResult> {
     const namespace = resource.metadata.namespace ?? 'default';
-    if (resource.status?.message === message) return;
+    const again = { requeueAfterMs: this.options.lookAgainMs };
+    if (resource.status?.message === message) return again;
     await this.options.resources.patchStatus(RUN.plural, namespace, resource.metadata.name ?? '', {
       runId: RunReconciler.runIdOf(resource),
       phase: 'Pending',
       message,
       observedGeneration: resource.metadata.generation,
     });
+    return again;
   }
 }

@@ -8,6 +8,7 @@ import type { Resources } from '../resources.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import { apiTime } from '../api-time.js';
 import { writeReady } from '../ready-condition.js';
+import type { ReconcileResult } from '../kube/work-queue.js';
 
 export interface TriggerReconcilerOptions {
   store: Store;
@@ -17,6 +18,8 @@ export interface TriggerReconcilerOptions {
   source(workflow: Workflow): Promise<ResolvedSource>;
   now(): Date;
   poke(): void;
+  /** How soon a trigger waiting for its Workflow's script, or past a tick, looks again. */
+  lookAgainMs: number;
 }
 
 /**
@@ -38,7 +41,11 @@ export class TriggerReconciler {
     await this.writeConditions(HANDLER.plural, handler, resolved, {});
   }
 
-  async reconcileSchedule(schedule: Schedule): Promise<void> {
+  /**
+   * The store's schedule record follows the Schedule, and the status the record: looked at again
+   * at its next tick (the executor ticks it then), or soon while that tick is not in the record.
+   */
+  async reconcileSchedule(schedule: Schedule): Promise<ReconcileResult> {
     const { store } = this.options;
     const namespace = schedule.metadata.namespace ?? 'default';
     const name = schedule.metadata.name ?? '';
@@ -75,13 +82,15 @@ export class TriggerReconciler {
       : {};
     if (problem) {
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, ...problem }, status);
-      return;
+      return { terminal: problem.message };
     }
     if (!resolved) {
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, reason: 'Suspended', message: 'suspended' }, status);
-      return;
+      return {};
     }
     await this.writeConditions(SCHEDULE.plural, schedule, resolved, status);
+    const untilTick = record ? record.nextAt.getTime() - this.options.now().getTime() : 0;
+    return { requeueAfterMs: untilTick > 0 ? untilTick : this.options.lookAgainMs };
   }
 
   async deleted(kind: 'Handler' | 'Schedule', namespace: string, name: string): Promise<void> {
