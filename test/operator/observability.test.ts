@@ -95,6 +95,33 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
     expect(Number(/^hyperspool_reconcile_errors_total\{kind="Run",namespace="team-o",reason="\w+"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
+  it('given reconciles of several endings, then /metrics counts them by kind and result, and the informers\' lists by kind and reason', async () => {
+    // A Run whose Workflow is not there yet waits Pending and asks to be looked at again (requeue);
+    // a Schedule whose cron does not parse says so in Ready and is not retried (terminal).
+    await whenRunCreated(cluster, 'orphan-1', 'not-yet');
+    await untilPhase('run orphan-1', () => getRun(cluster, 'orphan-1'), 'Pending');
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: 'team-o',
+      plural: 'schedules',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'bad-cron' }, spec: { cron: '61 * * * *', workflowRef: { name: 'flaky' } } },
+    });
+    const counted = (text: string, series: string): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    const text = await eventually('requeue and terminal counted', async () => {
+      const scraped = await scrape(a);
+      return counted(scraped, 'hyperspool_reconciles_total{kind="Run",result="requeue"}') >= 1 && counted(scraped, 'hyperspool_reconciles_total{kind="Schedule",result="terminal"}') >= 1 && scraped;
+    });
+    // The failed run of the test before ended its reconciles in success; the refused status writes in error.
+    expect(counted(text, 'hyperspool_reconciles_total{kind="Run",result="success"}')).toBeGreaterThanOrEqual(1);
+    expect(counted(text, 'hyperspool_reconciles_total{kind="Run",result="error"}')).toBeGreaterThanOrEqual(1);
+    // Every informer listed once as it started.
+    for (const kind of ['Run', 'Workflow', 'Handler', 'Schedule', 'ActivityClass', 'Pod', 'Job']) {
+      expect(counted(text, `hyperspool_informer_relists_total{kind="${kind}",reason="start"}`)).toBe(1);
+    }
+    expect(text).toMatch(/^# TYPE hyperspool_informer_relists_total counter$/m);
+  });
+
   it('given the leader stepping down, then it says it lost the lease and the other replica says it gained it', async () => {
     await a.close();
     expect(logs.a.lines).toContainEqual(expect.objectContaining({ msg: 'leadership lost', replica: 'op-a' }));

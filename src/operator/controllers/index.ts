@@ -7,7 +7,7 @@ import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from '../api/generated.js';
 import { untilItAnswers } from '../kube/backoff.js';
-import { startInformer, type Informer } from '../kube/informer.js';
+import { startInformer, type Informer, type RelistReason } from '../kube/informer.js';
 import type { OperatorMetrics } from '../kube/metrics.js';
 import { splitKey } from '../kube/object-key.js';
 import { failureOf } from '../kube/request-options.js';
@@ -95,6 +95,7 @@ export class Controllers {
       process: (key) => this.reconcile(key),
       // Bad input only a change of the object mends: not retried until the object changes.
       terminal: (error) => error instanceof TerminalError,
+      onResult: (key, result) => metrics.reconciles.inc({ kind: key.slice(0, key.indexOf('/')), result }),
       // Every failure is counted and retried with per-key backoff; it is logged once per key
       // and distinct error (a Run retention may not delete would otherwise be a line a second).
       onError: (error, key, { attempt, delayMs, previous, terminal }) => {
@@ -173,18 +174,20 @@ export class Controllers {
     this.executor = this.cluster.executor;
 
     const resync = options.resyncPeriodMs ?? 5 * 60_000;
-    const custom$ = <T>(plural: string) => ({
+    const relisted = (kind: string) => ({ onRelist: (reason: RelistReason) => metrics.informerRelists.inc({ kind, reason }) });
+    const custom$ = <T>({ kind, plural }: { kind: string; plural: string }) => ({
       kubeConfig,
       path: `/apis/${GROUP}/${VERSION}/${plural}`,
       list: async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<T & { metadata?: object }> as never,
       resyncPeriodMs: resync,
       onError: (error: Error) => log.error('watch failed', error, { resource: `${plural}.${GROUP}` }),
+      ...relisted(kind),
     });
     this.informers = {
-      workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW.plural), ...workflows.handlers }),
-      runs: startInformer<Run>({ ...custom$<Run>(RUN.plural), ...runs.handlers }),
-      handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER.plural), ...handlers.handlers }),
-      schedules: startInformer<Schedule>({ ...custom$<Schedule>(SCHEDULE.plural), ...schedules.handlers }),
+      workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW), ...workflows.handlers }),
+      runs: startInformer<Run>({ ...custom$<Run>(RUN), ...runs.handlers }),
+      handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER), ...handlers.handlers }),
+      schedules: startInformer<Schedule>({ ...custom$<Schedule>(SCHEDULE), ...schedules.handlers }),
       // Only to tell why a pass's pod cannot start (its waiting reason, or that no node can take it).
       pods: startInformer<V1Pod>({
         kubeConfig,
@@ -197,6 +200,7 @@ export class Controllers {
         onAdd: (pod) => this.cluster.podChanged(pod),
         onUpdate: (pod) => this.cluster.podChanged(pod),
         onError: (error) => log.error('watch failed', error, { resource: 'pods' }),
+        ...relisted('Pod'),
       }),
       jobs: startInformer<V1Job>({
         kubeConfig,
@@ -211,9 +215,10 @@ export class Controllers {
         onUpdate: (job) => this.cluster.jobChanged(job),
         onDelete: (job) => this.cluster.jobChanged(job, true),
         onError: (error) => log.error('watch failed', error, { resource: 'jobs.batch' }),
+        ...relisted('Job'),
       }),
       // What activities may require, and the pods their attempts run in (cluster-scoped).
-      activityClasses: startInformer<ActivityClass>({ ...custom$<ActivityClass>(ACTIVITY_CLASS.plural), ...activityClasses.handlers }),
+      activityClasses: startInformer<ActivityClass>({ ...custom$<ActivityClass>(ACTIVITY_CLASS), ...activityClasses.handlers }),
     };
   }
 
@@ -302,7 +307,6 @@ export class Controllers {
   private async reconcile(key: string): Promise<ReconcileResult | void> {
     const slash = key.indexOf('/');
     const kind = key.slice(0, slash) as Kind;
-    this.options.metrics.reconciles.inc({ kind });
     const { namespace, name } = splitKey(key.slice(slash + 1));
     return this.kinds[kind].reconcile(namespace, name);
   }

@@ -65,6 +65,12 @@ export interface InformerOptions<T extends KubernetesObject> {
   /** Also called for every object at each resync, with an unchanged resourceVersion if nothing changed. */
   onUpdate?: (object: T, old: T) => void;
   onDelete?: (object: T, info: DeleteInfo) => void;
+  /**
+   * Told of each list that landed, with why it was needed: the first (`start`), a resync, the
+   * watch's resourceVersion compacted away (`expired`, a 410), or a watch that failed (`error`).
+   * What the informer heals, for hyperspool_informer_relists_total.
+   */
+  onRelist?: (reason: RelistReason) => void;
   /** Told of list and watch failures (the informer retries by itself) and of handlers that threw. */
   onError?: (error: Error) => void;
   /**
@@ -83,6 +89,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   /** Delays between failed lists/watches: 500 ms doubling to 30 s, jittered, unless set. */
   backoff?: BackoffPolicy;
 }
+
+export type RelistReason = 'start' | 'resync' | 'expired' | 'error';
 
 export interface Informer<T extends KubernetesObject> {
   get(namespace: string | undefined, name: string): T | undefined;
@@ -294,6 +302,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
 
   async function run(): Promise<void> {
     let needList = true;
+    let listReason: RelistReason = 'start';
     let resync = false;
     let resyncAt = Number.POSITIVE_INFINITY;
     while (!stopSignal.aborted) {
@@ -309,6 +318,8 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
         if (!listed || stopSignal.aborted) return;
         applyList(listed.items ?? [], resync);
         resourceVersion = listed.metadata?.resourceVersion ?? '';
+        const reason = listReason;
+        emit(() => options.onRelist?.(reason));
         needList = false;
         resync = false;
         resyncAt = Date.now() + resyncPeriodMs;
@@ -324,6 +335,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
           return;
         case 'resync':
           needList = true;
+          listReason = 'resync';
           resync = true;
           break;
         case 'closed':
@@ -334,6 +346,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
         case 'gone':
           // Our resourceVersion was compacted away: only a fresh list can tell what changed.
           needList = true;
+          listReason = 'expired';
           if (outcome.healthy) backoff.reset();
           else await sleep(backoff.next(), stopSignal);
           break;
@@ -341,6 +354,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
           report(outcome.error);
           if (outcome.healthy) backoff.reset();
           needList = true;
+          listReason = 'error';
           await sleep(backoff.next(), stopSignal);
           break;
       }

@@ -20,8 +20,14 @@ export interface OperatorMetrics {
   readonly queueDepth: Gauge;
   /** Objects in each of the leader's informer caches (what its memory grows with). Leader only. */
   readonly informerObjects: Gauge<'resource'>;
-  /** Reconciles done, by kind: how much work the leader's queue does (a sweep that finds no change adds none). */
-  readonly reconciles: Counter<'kind'>;
+  /**
+   * Reconciles done, by kind and how each ended (`success`, `requeue`: asked to look again later,
+   * `error`: retried with backoff, `terminal`: bad input written to status, not retried): how
+   * much work the leader's queue does (a sweep that finds no change adds none).
+   */
+  readonly reconciles: Counter<'kind' | 'result'>;
+  /** Lists each informer made, by kind and why (`start`, `resync`, `expired`: a 410, `error`): what the informers heal. */
+  readonly informerRelists: Counter<'kind' | 'reason'>;
   /**
    * Reconcile failures by kind (`Run`, `Schedule`, ...), the object's namespace and why: the API
    * server's reason (`Forbidden`, `Conflict`...) or the error's class (`UnavailableError`).
@@ -119,8 +125,14 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   });
   const reconciles = new Counter({
     name: `${PREFIX}reconciles_total`,
-    help: 'Reconciles done by the leader, by kind (Run, Handler, Schedule, Workflow).',
-    labelNames: ['kind'],
+    help: 'Reconciles done by the leader, by kind (Run, Handler, Schedule, Workflow) and result (success, requeue: to look again later, error: retried with backoff, terminal: bad input written to status, not retried).',
+    labelNames: ['kind', 'result'],
+    registers,
+  });
+  const informerRelists = new Counter({
+    name: `${PREFIX}informer_relists_total`,
+    help: "Lists the leader's informers made, by kind and reason: start, resync, expired (the watch's resourceVersion was compacted away, 410) or error (a watch that failed).",
+    labelNames: ['kind', 'reason'],
     registers,
   });
   const reconcileErrors = new Counter({
@@ -213,6 +225,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     queueDepth,
     informerObjects,
     reconciles,
+    informerRelists,
     reconcileErrors,
     isLeader,
     buildInfo,

@@ -11,6 +11,8 @@ interface Seen {
   deletes: { name: string; finalStateUnknown: boolean }[];
   errors: Error[];
   lists: number;
+  /** Why each list that landed was made (onRelist). */
+  relists: string[];
 }
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -76,13 +78,14 @@ describe('informer against a real kube-apiserver', () => {
         seen.deletes.push({ name: object.metadata?.name ?? '', finalStateUnknown: info.finalStateUnknown });
       },
       onError: (error) => seen.errors.push(error),
+      onRelist: (reason) => seen.relists.push(reason),
       ...options,
     });
     informers.push(informer);
     return informer;
   }
 
-  const newSeen = (): Seen => ({ events: [], deletes: [], errors: [], lists: 0 });
+  const newSeen = (): Seen => ({ events: [], deletes: [], errors: [], lists: 0, relists: [] });
 
   /** The cache holds exactly what the API server holds, value for value. */
   async function converged(informer: Informer<V1ConfigMap>, namespace: string): Promise<boolean> {
@@ -141,6 +144,7 @@ describe('informer against a real kube-apiserver', () => {
     await until('every event', () => seen.events.length >= expected.length);
     expect(seen.events).toEqual(expected);
     expect(seen.lists).toBe(1);
+    expect(seen.relists).toEqual(['start']);
     expect(seen.errors).toEqual([]);
   });
 
@@ -195,6 +199,8 @@ describe('informer against a real kube-apiserver', () => {
     // The deletion happened where no watch could see it: the relist found it missing.
     expect(seen.deletes).toEqual([{ name: 'doomed', finalStateUnknown: true }]);
     expect(seen.lists).toBe(2);
+    // Each list said why it was made: the first, then the one the failed watch called for.
+    expect(seen.relists).toEqual(['start', 'error']);
   });
 
   it('resyncs periodically: every object is reported again, changed or not', async () => {
@@ -209,6 +215,7 @@ describe('informer against a real kube-apiserver', () => {
     expect(updates.filter((event) => event === 'update y v1').length).toBeGreaterThanOrEqual(2);
     expect(seen.events.filter((event) => !event.startsWith('update')).sort()).toEqual(['add x v1', 'add y v1']);
     expect(seen.errors).toEqual([]);
+    expect(seen.relists.slice(0, 3)).toEqual(['start', 'resync', 'resync']);
   });
 
   it('stop ends the watch: no handler runs afterwards', async () => {
