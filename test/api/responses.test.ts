@@ -1,10 +1,18 @@
+import { join } from 'node:path';
+import type { Server } from 'node:http';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/api/requests.js';
 import { ERROR, RESPONSES } from '../../src/api/responses.js';
 import { END, fileHeader, padding } from '../../src/common/bundle/ustar.js';
+import { DEFAULT_MAX_VALUE_BYTES } from '../../src/engine/limits.js';
+import { activityId } from '../../src/engine/verbs/activities.js';
+import { createApp } from '../../src/server/app.js';
+import { RemotePasses } from '../../src/server/remote-passes.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
 import { startDev, waitForRun } from '../support/dev.js';
-import { removeTempDirs } from '../support/spool.js';
+import { removeTempDirs, tempDir } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
 /**
@@ -40,12 +48,23 @@ function expectShape(route: Route | 'error', body: unknown): void {
 }
 
 /** Calls `route` with its parameters filled in; holds a 2xx answer to the route's schema, any other to the error shape. */
-async function call<T = Record<string, unknown>>(route: Route, params: Record<string, string> = {}, body?: unknown, query = ''): Promise<{ status: number; json: T }> {
+async function call<T = Record<string, unknown>>(
+  route: Route,
+  params: Record<string, string> = {},
+  body?: unknown,
+  query = '',
+  { url = dev.url, token }: { url?: string; token?: string } = {},
+): Promise<{ status: number; json: T }> {
   const [method = '', template = ''] = route.split(' ');
   const path = template.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
-  const response = await fetch(`${dev.url}/v1${path}${query}`, {
+  const headers: Record<string, string> = {
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+  const response = await fetch(`${url}/v1${path}${query}`, {
     method,
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json = (await response.json()) as T;
   expectShape(response.ok ? route : 'error', json);
@@ -148,12 +167,78 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     expectShape('POST /checkouts', await response.json());
   });
 
-  it('every JSON route of the table has a schema, and every schema of a route served here was checked against an answer', () => {
+});
+
+/**
+ * The agents' routes, which the operator serves to its pods: the same app over a real store, with
+ * the pod's token checked by a stand-in for the cluster's TokenReview (the one part not here).
+ */
+describe("the agents' answers are the shapes src/api/responses.ts declares", { timeout: 120_000 }, () => {
+  let store: Store;
+  let server: Server;
+  let url: string;
+  const runId = 'test:default:run-agentshapes00000';
+  beforeAll(async () => {
+    store = await openStore({ dataDir: join(tempDir('spool-agent-shapes-'), 'data') });
+    await store.createRun({ id: runId, project: 'default', workflow: 'agent.sh', interpreter: 'bash -eu', script: 'true', input: { a: 1 } });
+    const run = await store.startPass(runId);
+    if (!run) throw new Error('the run did not start a pass');
+    const passes = new RemotePasses();
+    await passes.start(store, run, { now: () => new Date(), capabilities: [], maxResultBytes: DEFAULT_MAX_VALUE_BYTES, env: 'test', notify: () => {} });
+    await store.createActivity({ id: activityId(runId, 'build'), runId, name: 'build', argv: ['true'], cwd: null, requires: [], maxAttempts: 1, backoffMs: 0, retryOnExit: null });
+    expect((await store.claimActivity([], new Date()))?.attempt).toBe(1);
+    const app = createApp({
+      store,
+      env: 'test',
+      defaultProject: 'default',
+      now: () => new Date(),
+      poke: () => {},
+      abortPass: () => {},
+      agents: {
+        passes,
+        authenticate: (token) => Promise.resolve(token === 'pass-token' ? { runId, pass: run.passes } : null),
+        activities: {
+          authenticate: (token) => Promise.resolve(token === 'attempt-token' ? { runId, name: 'build', attempt: 1 } : null),
+          reported: () => {},
+        },
+      },
+    });
+    server = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await store?.close();
+  });
+
+  it("given a pass under way on a pod, then its agent's calls answer their shapes", async () => {
+    const pass = { run: runId, pass: '1' };
+    const agent = { url, token: 'pass-token' };
+    await call('GET /agent/runs/:run/passes/:pass', pass, undefined, '', agent);
+    const answer = await call<{ status: string }>('POST /agent/runs/:run/passes/:pass/calls', pass, { verb: 'output.set', key: 'k', value: 'v' }, '', agent);
+    expect(answer.json.status).toBe('ok');
+    await call('POST /agent/runs/:run/passes/:pass/logs', pass, { text: 'hello\n' }, '', agent);
+    await call('POST /agent/runs/:run/passes/:pass/exit', pass, { code: 0, signal: null }, '', agent);
+    expect((await call('GET /agent/runs/:run/passes/:pass', pass, undefined, '', { url })).status).toBe(401);
+  });
+
+  it("given an activity's attempt running on a pod, then its report answers its shape", async () => {
+    const attempt = { run: runId, name: 'build', attempt: '1' };
+    const { status } = await call('POST /agent/runs/:run/activities/:name/attempts/:attempt', attempt, { stdout: 'built', exitCode: 0 }, '', { url, token: 'attempt-token' });
+    expect(status).toBe(200);
+  });
+});
+
+describe('every route', () => {
+  it('has a schema for its answer, and every JSON answer was checked against its schema above', () => {
     const routes = API_ROUTES.map((route) => `${route.method} ${route.path}`);
     expect(Object.keys(RESPONSES).sort()).toEqual([...routes, 'POST /checkouts'].sort());
-    // The artifact download answers bytes; the agents' routes are served by the operator alone.
-    const served = Object.keys(RESPONSES).filter((route) => route !== 'GET /runs/:id/artifacts/:name' && !route.includes('/agent/'));
-    expect(served.filter((route) => !checked.has(route))).toEqual([]);
+    // The artifact download answers bytes.
+    const json = Object.keys(RESPONSES).filter((route) => route !== 'GET /runs/:id/artifacts/:name');
+    expect(json.filter((route) => !checked.has(route))).toEqual([]);
     expect(checked.has('error')).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
+import type { JournalEntry, Run } from '../../src/api/responses.js';
 import { SPOOL_BIN, removeTempDirs, spool, tempDir, waitFor, type SpoolResult } from './spool.js';
 
 /**
@@ -24,31 +25,9 @@ export async function poll<T>(what: string, check: () => T | Promise<T>, timeout
   }
 }
 
-export interface RunView {
-  id: string;
-  status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
-  /** queued, awaiting_lease, awaiting_timer... (src/engine/substate.ts) */
-  substate: string | null;
-  awaiting: string | null;
-  passes: number;
-  createdAt: string;
-  wakeAt: string | null;
-  error: string | null;
-  handler: string | null;
-  parentId: string | null;
-  subject: string | null;
-  idempotencyKey: string | null;
-  workflow: string;
-  finishedAt: string | null;
-}
-
-export interface JournalView {
-  position: number;
-  kind: 'call' | 'result';
-  verb: string;
-  name: string;
-  data: Record<string, unknown>;
-}
+/** A run and a journal entry as the API answers them (src/api/responses.ts). */
+export type RunView = Run;
+export type JournalView = JournalEntry;
 
 export const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
