@@ -101,7 +101,9 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
     if (TERMINAL_STATUSES.includes(run.status)) {
       throw new UsageError(`run ${runId} has ended (${run.status}${run.error ? `: ${run.error}` : ''}); there is nothing to resume`);
     }
-    await store.recoverInterruptedRuns(new Date(), [runId]);
+    // Its children too (spool call, spawn): the runner that died ran their passes, and a child it left
+    // running would never run again, nor would the run waiting for it.
+    await store.recoverInterruptedRuns(new Date(), await familyOf(store, runId));
     // An activity the dead runner left `running` would never run again and the run would wait for good.
     // The embedded store's pid lock means no live process is running it; a shared server may be.
     if (!options.databaseUrl) await store.requeueRunningActivities();
@@ -111,6 +113,17 @@ export async function resumeLocal(runId: string, options: LocalRunOptions): Prom
   } finally {
     await store.close();
   }
+}
+
+/** The run and the unfinished runs it started, theirs too: what its runner executes (`owns`). */
+async function familyOf(store: Store, runId: string): Promise<string[]> {
+  const ids = [runId];
+  // for...of goes on to the ids pushed meanwhile: grandchildren, and so on.
+  for (const id of ids) {
+    const children = await store.listRuns({ parentId: id, status: ['pending', 'running', 'waiting'], limit: 10_000 });
+    ids.push(...children.map((child) => child.id));
+  }
+  return ids;
 }
 
 function maxResultBytes(text: string | undefined): number | undefined {

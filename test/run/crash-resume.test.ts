@@ -33,6 +33,13 @@ const ACTIVITY_SCRIPT = `rates="$(spool activity run fetch -- sh -c 'echo $$ >> 
 spool step after -- echo "got $rates"
 `;
 
+/** The child run's step is slow while slow.marker exists; it notes each start. */
+const PARENT_SCRIPT = `spool step a -- sh -c 'echo a >> effects.txt'
+printf '%s\\n' "spool step c -- sh -c 'echo started >> child-starts.txt; if [ -e slow.marker ]; then sleep 30; fi; echo c >> effects.txt'" > child.sh
+spool call child.sh
+spool step b -- sh -c 'echo b >> effects.txt'
+`;
+
 describe('a run whose runner dies mid-step', () => {
   it('given the runner and the script were SIGKILLed during step three, when resumed, then only step three runs again, with the same idempotency key', async () => {
     const dir = tempDir();
@@ -88,6 +95,31 @@ describe('a run whose runner dies mid-step', () => {
     expect(readLines(join(dir, 'attempts.txt'))).toHaveLength(2);
     const { journal } = await recorded(dataDir, id);
     expect(callsOf(journal)).toEqual(['activity.run fetch', 'step after']);
+  }, 120_000);
+
+  it('given the runner was SIGKILLed during a step of a child run (spool call), when resumed, then the child is carried on too and the run succeeds', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'parent.sh': PARENT_SCRIPT, 'slow.marker': '' });
+
+    const runner = startSpool(['run', 'parent.sh', '--data-dir', dataDir], { cwd: dir });
+    await waitFor("the child's step to start", () => readLines(join(dir, 'child-starts.txt')).length > 0);
+    process.kill(runner.pid, 'SIGKILL');
+    const groups = killScripts(dir);
+    const killed = await runner.done;
+    expect(groups.length).toBeGreaterThanOrEqual(1); // the child's script (the parent's pass ends at spool call)
+    await waitFor('the script process groups to be gone', () => groups.every((group) => !groupAlive(group)));
+    const id = runIdOf(killed.output);
+
+    // The child's pass was under way: it was left running, which only the runner that died ran.
+    rmSync(join(dir, 'slow.marker'));
+    const resumed = await spool(['resume', id, '--data-dir', dataDir], { cwd: dir });
+
+    expect(resumed.output).toContain(`  ${id} succeeded`);
+    expect(resumed.code).toBe(0);
+    expect(readLines(join(dir, 'effects.txt'))).toEqual(['a', 'c', 'b']);
+    expect(readLines(join(dir, 'child-starts.txt'))).toHaveLength(2);
+    const { journal } = await recorded(dataDir, id);
+    expect(callsOf(journal)).toEqual(['step a', 'call', 'step b']);
   }, 120_000);
 
   it.each(['SIGTERM', 'SIGINT'] as const)('given the runner got %s during step three, then it says how to carry on, the run stays resumable, and resume finishes it without repeating steps', async (signal) => {
