@@ -168,6 +168,10 @@ describe('informer against a real kube-apiserver', () => {
     expect([...seen.events].sort()).toEqual(['add born v1', 'delete doomed', 'update changed v2']);
     expect(informer.get(namespace, 'doomed')).toBeUndefined();
     expect(seen.errors.length).toBeGreaterThan(0);
+    // The relist came of a broken watch (or of one whose resourceVersion the restart compacted away).
+    expect(seen.relists[0]).toBe('start');
+    expect(seen.relists.length).toBeGreaterThan(1);
+    for (const reason of seen.relists.slice(1)) expect(['error', 'expired']).toContain(reason);
 
     // And it keeps watching afterwards.
     await core.createNamespacedConfigMap({ namespace, body: configMap('after') });
