@@ -77,8 +77,9 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host {
     const started = startSpool(['dev', '--port', String(port), '--fresh-dir', '--data-dir', dataDir], { cwd: dir, env });
     server = started;
     await until(() => LISTENING.test(started.output()) || !isAlive(started.pid), 60_000, 50);
-    url = LISTENING.exec(started.output())?.[1] ?? '';
-    if (!url) throw new Error(`spool dev did not start:\n${output}${started.output()}`);
+    const listening = LISTENING.exec(started.output())?.[1];
+    if (!listening) throw new Error(`spool dev did not start:\n${output}${started.output()}`);
+    url = listening;
   };
   const done = async (): Promise<void> => {
     if (server) output += (await server.done).output;
@@ -98,7 +99,14 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host {
     },
     ended,
     lost: done,
-    restart: () => up(Number(new URL(url).port)),
+    // The same port, as a machine that comes back; another if something took it meanwhile (spool dev
+    // exits at once on a busy port; the run's status is read from whichever URL it says).
+    restart: () =>
+      up(Number(new URL(url).port)).catch(async (error: unknown) => {
+        if (server && isAlive(server.pid)) throw error;
+        await done();
+        await up(await freePort());
+      }),
     async finish(ms) {
       // Polled less often than a runner: each look is a request the loaded server answers.
       await until(ended, ms, 100);
