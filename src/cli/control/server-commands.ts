@@ -189,9 +189,9 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     );
     // Every answer its approval gates got (issue 28): the first is final, later ones were refused.
     if (runsInProcess({ interpreter: String(shown.interpreter) })) {
-      // A server older than answers (issue 28) lists gates without them.
-      const { approvals } = await to.api<{ approvals: (Omit<ResponseOf<'GET /runs/:id/approvals'>['approvals'][number], 'answers'> & { answers?: GateAnswerView[] })[] }>('GET', `${runPath(id)}/approvals`);
+      const { approvals } = await to.api<ResponseOf<'GET /runs/:id/approvals'>>('GET', `${runPath(id)}/approvals`);
       approvals
+        // `?? []`: a server from before answers were kept (issue 28) lists gates without them.
         .flatMap((gate) => (gate.answers ?? []).map((answer) => `${gate.job}: ${answerLine(answer)}`))
         .forEach((line, index) => out(`${(index === 0 ? 'answers' : '').padEnd(15)} ${line}\n`));
     }
