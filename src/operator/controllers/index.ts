@@ -37,7 +37,10 @@ export interface ControllersOptions {
   passes: RemotePasses;
   metrics: OperatorMetrics;
   jobs: PassJobSettings;
-  /** How often every unfinished Run is compared with the store, and store-born runs get a Run resource. */
+  /**
+   * How often every unfinished Run is compared with the store and store-born runs get a Run
+   * resource, and how soon what waits for a ConfigMap looks again (1 s unless set).
+   */
   sweepMs?: number;
   /** How long a ConfigMap read for a Workflow's scriptFrom is kept (5 s unless set). */
   configMapCacheMs?: number;
@@ -312,8 +315,9 @@ export class Controllers {
   }
 
   /**
-   * Every few seconds, each controller's look at what no event tells of (the store's runs, a
-   * ConfigMap, a schedule's ticks), and the gauges.
+   * Every sweepMs: the Runs compared with the store, which no event tells of a change made through
+   * another replica (RunController.sweep), and the gauges. What waits for a time of its own (a
+   * wake, a tick, a ConfigMap) is not swept: its reconcile asked for its next look.
    */
   private sweep(): void {
     void this.sweepOnce()
