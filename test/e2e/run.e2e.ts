@@ -170,8 +170,9 @@ describe('Hyperspool on a real cluster', () => {
     await kubectl('-n', SYSTEM, 'delete', 'pod', leader, '--grace-period=0', '--force');
 
     const done = await Promise.all(naps.map((name) => whenRun(`${name}-1`, 'Succeeded', 60_000)));
-    // On time: the 10 s sleep plus a pod's start, not plus minutes of a lost leader.
-    expect(Date.now() - sleptAt).toBeLessThan(10_000 + 10_000);
+    // On time: the 10 s sleep, the 4 s lease (test/e2e/deploy) and a pass pod's start, not plus
+    // minutes of a lost leader. The slack is for a loaded 2-core machine, where 20.6 s was seen.
+    expect(Date.now() - sleptAt).toBeLessThan(10_000 + 4_000 + 16_000);
     expect(done.map((run) => run.status?.passes)).toEqual([2, 2]);
     expect(await leaderPod(cluster)).not.toBe(leader);
     // The Deployment replaces the killed replica; both serve again.
