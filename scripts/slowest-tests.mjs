@@ -33,5 +33,5 @@ const seconds = (ms) => `${(ms / 1000).toFixed(1).padStart(7)} s`;
 const top = (rows) => [...rows].sort((a, b) => b.ms - a.ms).slice(0, count);
 process.stdout.write(`The ${count} slowest tests (${tests.length} in ${reports.join(', ')}):\n`);
 for (const test of top(tests)) process.stdout.write(`${seconds(test.ms)}  [${test.suite}] ${test.name}${test.status === 'passed' ? '' : ` (${test.status})`}\n`);
-process.stdout.write(`The ${count} slowest files (${files.length}; files run two at a time in npm test, so they overlap):\n`);
+process.stdout.write(`The ${count} slowest files (${files.length}; npm test runs two files at a time and some files run their tests at once, so times overlap):\n`);
 for (const file of top(files)) process.stdout.write(`${seconds(file.ms)}  [${file.suite}] ${file.name}\n`);
