@@ -1,5 +1,6 @@
+import { parseGraph } from '../graph/parse.js';
 import { parsePipeline } from '../pipeline/parse.js';
-import { interpreterOf, runsInProcess } from '../common/workflow-file.js';
+import { GRAPH, interpreterOf, runsInProcess } from '../common/workflow-file.js';
 import { BODIES, type PinnedBody } from '../pipeline/pinned-bodies.js';
 import type { Workflow } from './api/generated.js';
 import type { ScriptSource } from '../store/types.js';
@@ -40,8 +41,7 @@ export async function withFanOutBodies(
   const { source } = resolved;
   let names: string[];
   try {
-    const pipeline = parsePipeline(source.script, source.workflow);
-    names = [...new Set(pipeline.jobs.flatMap((job) => (job.fanOut?.workflow ? [job.fanOut.workflow] : [])))];
+    names = [...new Set(bodyNames(source))];
   } catch {
     // A document that does not parse is admitted as it is and fails at its first pass, saying
     // why; "not ready" would keep the Run Pending, waiting for a script that will never change.
@@ -67,6 +67,16 @@ export async function withFanOutBodies(
   return { ready: true, source: { ...source, runner: { ...source.runner, [BODIES]: bodies } } };
 }
 
+/** The Workflows a document starts by name: a pipeline's fan_out bodies, a graph's call nodes. */
+function bodyNames(source: ScriptSource): string[] {
+  if (source.interpreter === GRAPH) {
+    return parseGraph(source.script, source.workflow).nodes.flatMap((node) =>
+      node.type === 'call' && typeof node.config.workflow === 'string' ? [node.config.workflow] : [],
+    );
+  }
+  return parsePipeline(source.script, source.workflow).jobs.flatMap((job) => (job.fanOut?.workflow ? [job.fanOut.workflow] : []));
+}
+
 /** `./probe.sh` names the bundle's `probe.sh`: a ConfigMap's keys are file names, without directories. */
 const fileName = (name: string): string => name.replace(/^\.\//, '');
 
@@ -79,7 +89,7 @@ async function bundleBody(
   const script = bundle ? await bundle.read(fileName(name)) : null;
   if (script === null) return null;
   const file = fileName(name);
-  const interpreter = interpreterOf(file);
+  const interpreter = interpreterOf(file, script);
   return { resolved: { ready: true, source: { ...parent, workflow: `${parent.workflow.split('/')[0] ?? ''}/${file}`, interpreter, script } }, bundle };
 }
 

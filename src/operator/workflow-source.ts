@@ -40,7 +40,7 @@ export function workflowSource(workflow: Workflow, script: string): ScriptSource
   };
   return {
     workflow: `${workflow.metadata.name ?? ''}/${filename}`,
-    interpreter: interpreterOf(filename),
+    interpreter: interpreterOf(filename, script),
     script,
     cwd: null,
     runner: Object.keys(pod).length > 0 ? { ...pod } : null,
@@ -55,10 +55,11 @@ export function workflowReadiness(workflow: Workflow, script: WorkflowScript): R
   const { filename } = workflow.spec;
   if (!script.ok) return { ready: false, reason: script.reason, message: script.message };
   const from = script.from ? ` from ${script.from}` : '';
-  if (kindOf(filename) !== 'pipeline') return { ready: true, reason: 'Valid', message: `runs ${filename}${from} with ${interpreterOf(filename)}` };
+  const kind = kindOf(filename, script.script);
+  if (kind !== 'pipeline' && kind !== 'graph') return { ready: true, reason: 'Valid', message: `runs ${filename}${from} with ${interpreterOf(filename)}` };
   try {
     checkDocument(filename, script.script);
-    return { ready: true, reason: 'Valid', message: `pipeline ${filename}${from}` };
+    return { ready: true, reason: 'Valid', message: `${kind} ${filename}${from}` };
   } catch (error) {
     return { ready: false, reason: 'InvalidPipeline', message: ensureError(error).message };
   }

@@ -26,7 +26,7 @@ interface Site {
  * refused on submit rather than read as null (and silently false) days later when the job runs.
  */
 export function checkExpressions(pipeline: Pipeline): void {
-  const upstream = ancestors(pipeline);
+  const upstream = ancestors(pipeline.jobs);
   const jobNames = pipeline.jobs.map((job) => job.name);
   for (const site of sites(pipeline)) {
     for (const { expr, part } of parseSite(site)) {

@@ -92,14 +92,14 @@ function toFanOut(raw: RawFanOut, path: DocumentPath): FanOut {
 }
 
 /** `10/1m` or `{limit: 10, period: 1m}`; the schema has checked the string's shape. */
-function toRate(raw: NonNullable<RawFanOut['rate']>, path: DocumentPath): { limit: number; periodMs: number } {
+export function toRate(raw: NonNullable<RawFanOut['rate']>, path: DocumentPath): { limit: number; periodMs: number } {
   if (typeof raw !== 'string') return { limit: raw.limit, periodMs: positiveDuration(raw.period, [...path, 'period']) };
   const slash = raw.indexOf('/');
   return { limit: Number(raw.slice(0, slash).trim()), periodMs: positiveDuration(raw.slice(slash + 1).trim(), path) };
 }
 
 /** `retry: N` is N more attempts after the first; the object form counts the first, like --attempts. */
-function toRetry(raw: NonNullable<RawJob['retry']>, path: DocumentPath): Retry {
+export function toRetry(raw: NonNullable<RawJob['retry']>, path: DocumentPath): Retry {
   if (typeof raw === 'number') return { attempts: raw + 1, backoffMs: DEFAULT_RETRY_BACKOFF_MS };
   return {
     attempts: raw.attempts,
@@ -129,7 +129,7 @@ function durationText(text: string, path: DocumentPath): string {
 }
 
 /** A rate over 0s or a gate that times out at once is a slip, not a setting. */
-function positiveDuration(text: string, path: DocumentPath): number {
+export function positiveDuration(text: string, path: DocumentPath): number {
   const ms = durationAt(text, path);
   if (ms <= 0)
     throw new PipelineProblem(`'${String(path.at(-1))}' must be a duration longer than 0, got '${text}'`, path);

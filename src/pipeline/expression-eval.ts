@@ -61,6 +61,12 @@ function root(name: PathRoot, scope: ExpressionScope): unknown {
       return scope.steps;
     case 'item':
       return scope.item ?? null;
+    case 'nodes':
+      return scope.nodes ?? null;
+    case 'node':
+      return scope.node ?? null;
+    case 'index':
+      return scope.index ?? null;
   }
 }
 

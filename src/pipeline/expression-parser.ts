@@ -15,7 +15,7 @@ import { scanTemplate, soleExpression } from './template-scan.js';
  */
 
 export type Literal = string | number | boolean | null;
-export type PathRoot = 'input' | 'steps' | 'item';
+export type PathRoot = 'input' | 'steps' | 'item' | 'nodes' | 'node' | 'index';
 export type BinaryOperator = '&&' | '||' | '==' | '!=';
 
 export type Expr =
@@ -31,27 +31,42 @@ export type Expr =
   | { kind: 'not'; operand: Expr; at: number }
   | { kind: 'binary'; op: BinaryOperator; left: Expr; right: Expr; at: number };
 
-const ROOTS: readonly string[] = ['input', 'steps', 'item'];
+/** The names a document's expressions may start from: a pipeline's, or a graph's (docs/graphs.md). */
+export interface Names {
+  roots: readonly PathRoot[];
+  /** What they read, for the message about a name that is none of them. */
+  described: string;
+}
+
+export const PIPELINE_NAMES: Names = {
+  roots: ['input', 'steps', 'item'],
+  described: 'input.<key>, steps.<job>.output.<key>, steps.<job>.status and item',
+};
+
+export const GRAPH_NAMES: Names = {
+  roots: ['input', 'nodes', 'node', 'item', 'index'],
+  described: 'input.<key>, nodes.<id>.output, nodes.<id>.status, node.id, node.idempotency_key, item and index',
+};
 const KEYWORDS: Record<string, Literal> = { true: true, false: false, null: null };
 
 /**
  * Parses one expression: either the bare text (`steps.ask.output.timed_out`) or a string that is
  * exactly one `${{ }}`. Offsets in the tree and in a thrown ExpressionError are into `src`.
  */
-export function parseExpression(src: string): Expr {
+export function parseExpression(src: string, names: Names = PIPELINE_NAMES): Expr {
   const sole = soleExpression(src);
-  if (sole) return parseExpressionAt(src, sole.sourceAt, sole.sourceAt + sole.source.length);
+  if (sole) return parseExpressionAt(src, sole.sourceAt, sole.sourceAt + sole.source.length, names);
   if (src.includes('${{')) {
     // scanTemplate throws for an unclosed `${{`; otherwise there is text, or a second `${{ }}`, around it.
     const [first] = scanTemplate(src).filter((part) => part.kind === 'expr');
     throw new ExpressionError('expected exactly one ${{ }} expression, with nothing around it', first?.at ?? 0, src);
   }
-  return parseExpressionAt(src, 0, src.length);
+  return parseExpressionAt(src, 0, src.length, names);
 }
 
 /** Parses `text[start, end)`, such as one `${{ }}` of a template, keeping offsets into `text`. */
-export function parseExpressionAt(text: string, start: number, end: number): Expr {
-  return new Parser(text, tokenize(text, start, end)).parseAll();
+export function parseExpressionAt(text: string, start: number, end: number, names: Names = PIPELINE_NAMES): Expr {
+  return new Parser(text, tokenize(text, start, end), names).parseAll();
 }
 
 /**
@@ -67,6 +82,7 @@ class Parser {
   constructor(
     private readonly text: string,
     private readonly tokens: Token[],
+    private readonly names: Names,
   ) {}
 
   parseAll(): Expr {
@@ -143,11 +159,8 @@ class Parser {
   }
 
   private path(root: Extract<Token, { type: 'ident' }>): Expr {
-    if (!ROOTS.includes(root.value)) {
-      this.fail(
-        `unknown name '${root.value}'; expressions read input.<key>, steps.<job>.output.<key>, steps.<job>.status and item`,
-        root,
-      );
+    if (!(this.names.roots as readonly string[]).includes(root.value)) {
+      this.fail(`unknown name '${root.value}'; expressions read ${this.names.described}`, root);
     }
     const keys: (string | number)[] = [];
     const keyTokens: Token[] = [];

@@ -10,7 +10,7 @@ import type { ExpressionScope } from './types.js';
 
 export { ExpressionError } from './expression-error.js';
 export { evaluate, equal, truthy } from './expression-eval.js';
-export { parseExpression, parseExpressionAt, type Expr } from './expression-parser.js';
+export { GRAPH_NAMES, parseExpression, parseExpressionAt, type Expr } from './expression-parser.js';
 export { isExpression, scanTemplate, type TemplatePart } from './template-scan.js';
 
 export interface References {
@@ -26,7 +26,7 @@ export function references(expr: Expr): References {
   for (const path of paths(expr)) {
     if (path.root === 'input') result.usesInput = true;
     else if (path.root === 'item') result.usesItem = true;
-    else if (typeof path.keys[0] === 'string' && !result.jobs.includes(path.keys[0])) result.jobs.push(path.keys[0]);
+    else if (path.root === 'steps' && typeof path.keys[0] === 'string' && !result.jobs.includes(path.keys[0])) result.jobs.push(path.keys[0]);
   }
   return result;
 }

@@ -33,7 +33,7 @@ export interface GateInput {
   approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[]; notify?: ChatNotify };
 }
 
-export function gateInput(job: Job, approval: Approval, scope: ExpressionScope, timeoutMs: number | null): GateInput {
+export function gateInput(job: Pick<Job, 'name'>, approval: Approval, scope: ExpressionScope, timeoutMs: number | null): GateInput {
   const { form, notify } = approval;
   return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs, form, ...(notify ? { notify } : {}) } };
 }
@@ -44,7 +44,7 @@ export function gateInput(job: Job, approval: Approval, scope: ExpressionScope, 
  * answer (`{by, values}`, src/server/approvals.ts); the coordinator spreads it into the job's
  * outputs (`answered_by` and one output per form field).
  */
-export function approvalScript(pipelineRun: string, job: Job, approval: Approval, scope: ExpressionScope, timeoutMs: number | null): string {
+export function approvalScript(pipelineRun: string, job: Pick<Job, 'name'>, approval: Approval, scope: ExpressionScope, timeoutMs: number | null): string {
   const timeout = timeoutMs === null ? '' : ` --timeout ${timeoutMs}ms`;
   return [
     // A step, so the prompt shows once in the log however many passes the gate takes.

@@ -8,18 +8,18 @@ import schema from './schema.json' with { type: 'json' };
  * Messages for durations, expressions and the like are keyed by the schema definition that failed
  * (found by identity: verbose errors carry the schema object), so they hold wherever it is used.
  */
-export function problemFor(errors: readonly ErrorObject[], data: unknown): PipelineProblem {
+export function problemFor(errors: readonly ErrorObject[], data: unknown, document: DocumentKind = PIPELINE_DOCUMENT): PipelineProblem {
   const error = pick(errors);
-  if (!error) return new PipelineProblem('the document does not match the pipeline schema', []);
+  if (!error) return new PipelineProblem(`the document does not match the ${document.name} schema`, []);
   const path = pathFromPointer(error.instancePath, data);
   const params = error.params as Record<string, unknown>;
   const parent = (error.parentSchema ?? {}) as SchemaNode;
-  const definition = DEFINITIONS.get(parent);
+  const definition = document.definitions.get(parent);
   const what = subject(path);
   const value = valueAt(data, path);
 
   if (path.length === 0 && error.keyword === 'type')
-    return new PipelineProblem('expected a pipeline: a map with name and jobs', path);
+    return new PipelineProblem(`expected a ${document.name}: ${document.shape}`, path);
   // minItems is used only by steps lists, minProperties only by jobs, maxItems only by fan_out items.
   switch (error.keyword) {
     case 'additionalProperties': {
@@ -77,12 +77,27 @@ export function problemFor(errors: readonly ErrorObject[], data: unknown): Pipel
       return new PipelineProblem(`${what} must hold at least one job`, path);
     case 'minimum':
       return new PipelineProblem(`${what} must be ${Number(params.limit)} or more`, path);
+    case 'maximum':
+      return new PipelineProblem(`${what} must be ${Number(params.limit)} or less`, path);
   }
   const expected = definition ? EXPECTED[definition] : undefined;
   if (expected) return new PipelineProblem(`${what} must be ${expected}`, path);
   if (error.keyword === 'type') return new PipelineProblem(`${what} must be ${typeNames(params.type)}`, path);
   return new PipelineProblem(`${what} ${error.message ?? 'is not valid'}`, path);
 }
+
+/** Which schema the errors are from: its name and shape for messages, its definitions by identity. */
+export interface DocumentKind {
+  name: string;
+  shape: string;
+  definitions: Map<unknown, string>;
+}
+
+/** A schema's definitions by identity, as verbose errors carry them. */
+export const definitionsOf = (document: { definitions: Record<string, unknown> }): Map<unknown, string> =>
+  new Map(Object.entries(document.definitions).map(([name, node]) => [node, name]));
+
+const PIPELINE_DOCUMENT: DocumentKind = { name: 'pipeline', shape: 'a map with name and jobs', definitions: definitionsOf(schema) };
 
 interface SchemaNode {
   properties?: Record<string, unknown>;
@@ -99,9 +114,12 @@ const EXPECTED: Record<string, string> = {
   retryObject: 'a number of retries, or {attempts, backoff}',
   rateString: 'a rate like 10/1m, or {limit, period}',
   rateObject: 'a rate like 10/1m, or {limit, period}',
+  text: 'a string, or {"$expr": "..."}',
+  nodeId: 'letters, digits and underscores, not starting with a digit, since expressions name nodes (nodes.<id>) and read \'-\' as minus',
+  expr: 'one {"$expr": "..."}, such as {"$expr": "nodes.charge.output.status"}',
+  durationOrExpr: 'a duration like 30s, 5m, 2d, or {"$expr": "..."} that yields one',
 };
 
-const DEFINITIONS = new Map<unknown, string>(Object.entries(schema.definitions).map(([name, node]) => [node, name]));
 
 const TYPE_NAMES: Record<string, string> = {
   object: 'a map',

@@ -100,9 +100,15 @@ export interface Pipeline {
   jobs: Job[];
 }
 
-/** What expressions can see: `input.*`, `steps.<job>.output.*`, and `item` inside a fan_out. */
+/**
+ * What expressions can see: `input.*`, `steps.<job>.output.*`, and `item` inside a fan_out; in a
+ * graph (docs/graphs.md), `nodes.<id>`, `node.id`, `node.idempotency_key` and `index` too.
+ */
 export interface ExpressionScope {
   input: unknown;
   steps: Record<string, { output: Record<string, unknown>; status?: string }>;
   item?: unknown;
+  nodes?: Record<string, { output: unknown; status: string }>;
+  node?: { id: string; idempotency_key: string };
+  index?: number;
 }

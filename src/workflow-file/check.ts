@@ -2,8 +2,9 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
+import { parseGraph } from '../graph/parse.js';
 import { parsePipeline } from '../pipeline/parse.js';
-import { PIPELINE, interpreterOf, isPipelineFile, scriptOf } from '../common/workflow-file.js';
+import { interpreterOf, isDocumentFile, kindOf, scriptOf } from '../common/workflow-file.js';
 
 /** Where a command is on PATH, or null: how `spool run` and `spool doctor` tell an interpreter is installed. */
 export function findOnPath(command: string, path = process.env.PATH ?? ''): string | null {
@@ -21,17 +22,18 @@ export function findOnPath(command: string, path = process.env.PATH ?? ''): stri
 }
 
 /**
- * Checks a file's text as a workflow, wherever it will run: a pipeline document must be valid
- * (the error names its line and column). A script's text is not checked: its interpreter does that.
+ * Checks a file's text as a workflow, wherever it will run: a pipeline or graph document must be
+ * valid (the error names its line and column). A script's text is not checked: its interpreter does that.
  */
 export function checkDocument(file: string, text: string): void {
-  if (isPipelineFile(file)) parsePipeline(text, file);
-  else scriptOf(file);
+  if (!isDocumentFile(file)) scriptOf(file);
+  else if (kindOf(file, text) === 'graph') parseGraph(text, file);
+  else parsePipeline(text, file);
 }
 
 /** Refuses a script whose interpreter is not installed here, before anything is recorded. */
 export function checkInstalled(file: string): void {
-  if (isPipelineFile(file)) return;
+  if (isDocumentFile(file)) return;
   const [command] = scriptOf(file).command;
   if (command && !findOnPath(command)) {
     throw new UsageError(`${file} needs ${command}, which is not installed here (not found on PATH)`);
@@ -40,14 +42,14 @@ export function checkInstalled(file: string): void {
 
 /**
  * Reads a workflow file to run here, checking it before anything is recorded: it exists, and its
- * interpreter is installed or, for a pipeline, the document is valid.
+ * interpreter is installed or, for a pipeline or a graph, the document is valid.
  */
 export function readWorkflowFile(file: string): { script: string; interpreter: string } {
   if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
-  if (isPipelineFile(file)) {
+  if (isDocumentFile(file)) {
     const script = readTextFile(file);
     checkDocument(file, script);
-    return { script, interpreter: PIPELINE };
+    return { script, interpreter: interpreterOf(file, script) };
   }
   const interpreter = interpreterOf(file);
   checkInstalled(file);

@@ -1,0 +1,72 @@
+import { toRate, toRetry, positiveDuration } from '../pipeline/convert.js';
+import { PipelineProblem, type DocumentPath } from '../pipeline/problem.js';
+import type { ExprValue, Graph, GraphNode, NodeType } from './types.js';
+
+/** The document as schema.json accepts it, before convert.ts expands shorthands. */
+export interface RawGraph {
+  name?: string;
+  input?: Record<string, { description?: string; default?: unknown }>;
+  nodes: RawNode[];
+  outputs?: Record<string, ExprValue>;
+}
+
+interface RawNode {
+  id: string;
+  type: NodeType;
+  config: Record<string, unknown>;
+  depends_on?: string[];
+  if?: string;
+  retry?: number | { attempts: number; backoff?: string };
+  timeout?: string;
+  fan_out?: {
+    items: unknown[] | ExprValue;
+    max_parallel?: number;
+    rate?: string | { limit: number; period: string };
+  };
+}
+
+/**
+ * Turns a schema-valid document into a Graph: durations to milliseconds, shorthands expanded
+ * (retry: 2, rate: 10/1m), and the few things the schema lets through refused: no nodes, two
+ * nodes with one id, an empty `expect`, zero durations.
+ */
+export function toGraph(raw: RawGraph): Graph {
+  if (raw.nodes.length === 0) throw new PipelineProblem("'nodes' must list at least one node", ['nodes']);
+  const seen = new Map<string, number>();
+  raw.nodes.forEach((node, i) => {
+    const first = seen.get(node.id);
+    if (first !== undefined)
+      throw new PipelineProblem(`two nodes have the id '${node.id}' (entries ${first + 1} and ${i + 1}); ids must differ`, ['nodes', i, 'id']);
+    seen.set(node.id, i);
+  });
+  const inputDefaults: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(raw.input ?? {})) if (spec.default !== undefined) inputDefaults[key] = spec.default;
+  return { name: raw.name ?? null, inputDefaults, nodes: raw.nodes.map(toNode), outputs: raw.outputs ?? {} };
+}
+
+function toNode(raw: RawNode, index: number): GraphNode {
+  const path: DocumentPath = ['nodes', index];
+  const expect = raw.config.expect;
+  if (raw.type === 'http' && Array.isArray(expect) && expect.length === 0)
+    throw new PipelineProblem("'expect' must list at least one status (leave it out for any 2xx)", [...path, 'config', 'expect']);
+  for (const key of ['timeout', 'duration'])
+    if (typeof raw.config[key] === 'string') positiveDuration(raw.config[key], [...path, 'config', key]);
+  const fan = raw.fan_out;
+  return {
+    id: raw.id,
+    index,
+    type: raw.type,
+    config: raw.config,
+    dependsOn: raw.depends_on ?? [],
+    if: raw.if ?? null,
+    retry: raw.retry === undefined ? null : toRetry(raw.retry, [...path, 'retry']),
+    timeoutMs: raw.timeout === undefined ? null : positiveDuration(raw.timeout, [...path, 'timeout']),
+    fanOut: fan
+      ? {
+          items: fan.items,
+          maxParallel: fan.max_parallel ?? null,
+          rate: fan.rate === undefined ? null : toRate(fan.rate, [...path, 'fan_out', 'rate']),
+        }
+      : null,
+  };
+}
