@@ -8,7 +8,8 @@ import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
-import { runsInProcess } from '../common/workflow-file.js';
+import { GRAPH, runsInProcess } from '../common/workflow-file.js';
+import { runGraphPass } from '../graph/runner.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
 import { runActivityAttempt } from './activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
@@ -281,15 +282,15 @@ export class Executor {
     }
   }
 
-  /** A pass in this process: a pipeline's coordinator, or a script as a child process. */
+  /** A pass in this process: a pipeline's coordinator or a graph's runner, or a script as a child process. */
   private async runHere(run: RunRecord, signal: AbortSignal): Promise<PassOutcome> {
     const output = this.options.output(run);
     try {
       const lenient = this.options.lenient ? { lenient: true } : {};
       const freshDir = this.options.freshDir ? { freshDir: true } : {};
-      return runsInProcess(run)
-        ? await runPipelinePass(this.store, run, this.host, { output: output.stdout, ...lenient })
-        : await runPass(this.store, run, this.host, { output, signal, ...lenient, ...freshDir });
+      if (!runsInProcess(run)) return await runPass(this.store, run, this.host, { output, signal, ...lenient, ...freshDir });
+      const runDocument = run.interpreter === GRAPH ? runGraphPass : runPipelinePass;
+      return await runDocument(this.store, run, this.host, { output: output.stdout, ...lenient });
     } finally {
       await output.close?.();
     }
