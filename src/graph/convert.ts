@@ -49,6 +49,9 @@ function toNode(raw: RawNode, index: number): GraphNode {
   const expect = raw.config.expect;
   if (raw.type === 'http' && Array.isArray(expect) && expect.length === 0)
     throw new PipelineProblem("'expect' must list at least one status (leave it out for any 2xx)", [...path, 'config', 'expect']);
+  // Only an http node's attempts are bounded here; a wait's or an approval's bound is in its config.
+  if (raw.timeout !== undefined && raw.type !== 'http')
+    throw new PipelineProblem(`'timeout' bounds an http node's attempts; a ${raw.type} node takes none here (a wait or an approval has one in its config)`, [...path, 'timeout']);
   for (const key of ['timeout', 'duration'])
     if (typeof raw.config[key] === 'string') positiveDuration(raw.config[key], [...path, 'config', key]);
   const fan = raw.fan_out;

@@ -6,7 +6,7 @@ import { attachCheckout } from './checkout-store.js';
 import { cancelRun } from '../engine/cancel.js';
 import { substateOf } from '../engine/substate.js';
 import { wakeIfOver } from '../engine/wake.js';
-import { admissionRules } from '../pipeline/admission.js';
+import { documentAdmission } from '../workflow-file/check.js';
 import { runsInProcess } from '../common/workflow-file.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
@@ -66,7 +66,7 @@ export function runsRoutes(ctx: ServerContext): Router {
       throw badRequest(`no checkout '${checkout}': upload the bundle with POST /v1/checkouts first`);
     }
     // A pipeline's own concurrency and throttle come from its document, filled in from the input.
-    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => admissionRules(source.script, source.workflow, input)) : null;
+    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => documentAdmission(source.script, source.workflow, input)) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {

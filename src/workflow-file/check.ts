@@ -2,9 +2,11 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
+import type { ConcurrencyRule, Throttle } from '../engine/admission.js';
 import { parseGraph } from '../graph/parse.js';
+import { admissionRules } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
-import { interpreterOf, isDocumentFile, kindOf, scriptOf } from '../common/workflow-file.js';
+import { documentKind, interpreterOf, isDocumentFile, kindOf, scriptOf } from '../common/workflow-file.js';
 
 /** Where a command is on PATH, or null: how `spool run` and `spool doctor` tell an interpreter is installed. */
 export function findOnPath(command: string, path = process.env.PATH ?? ''): string | null {
@@ -54,4 +56,15 @@ export function readWorkflowFile(file: string): { script: string; interpreter: s
   const interpreter = interpreterOf(file);
   checkInstalled(file);
   return { script: readTextFile(file), interpreter };
+}
+
+/**
+ * What a document run asks of admission, read when it is submitted: a pipeline's concurrency and
+ * throttle, from its input; a graph asks nothing, but is checked all the same, so a bad one is
+ * refused at submit with its line and column.
+ */
+export function documentAdmission(text: string, file: string, input: unknown): { concurrency: ConcurrencyRule | null; throttle: Throttle | null } {
+  if (documentKind(text) === 'pipeline') return admissionRules(text, file, input);
+  parseGraph(text, file);
+  return { concurrency: null, throttle: null };
 }

@@ -97,6 +97,7 @@ describe('a graph document', () => {
     ['a fan_out over 101 items', node(`  - { id: a, type: sleep, fan_out: { items: [${Array.from({ length: 101 }, (_, i) => i).join(', ')}] }, config: { duration: 1s } }`), 'g.yaml:2:436: fan_out takes at most 100 items, got 101'],
     ['a fan_out rate of 0s', node('  - { id: a, type: sleep, fan_out: { items: [1], rate: 1/0s }, config: { duration: 1s } }'), "g.yaml:2:56: 'rate' must be a duration longer than 0, got '0s'"],
     ['a retry of -1', node('  - { id: a, type: sleep, retry: -1, config: { duration: 1s } }'), "g.yaml:2:34: 'retry' must be 0 or more"],
+    ['a timeout on a sleep node', node('  - { id: a, type: sleep, timeout: 5s, config: { duration: 1s } }'), "g.yaml:2:36: 'timeout' bounds an http node's attempts; a sleep node takes none here (a wait or an approval has one in its config)"],
     ['an empty expect', node('  - { id: a, type: http, config: { url: http://x, expect: [] } }'), "g.yaml:2:59: 'expect' must list at least one status (leave it out for any 2xx)"],
     ['JSON that is not closed', '{ "nodes": [ }\n', 'g.yaml:1:14: bad YAML'],
   ];

@@ -1,7 +1,7 @@
 import { TerminalError } from '../../common/errors.js';
 import { submitRun } from '../../engine/admission.js';
 import { apiTime } from '../api-time.js';
-import { admissionRules } from '../../pipeline/admission.js';
+import { documentAdmission } from '../../workflow-file/check.js';
 import { runsInProcess } from '../../common/workflow-file.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord, ScriptSource } from '../../store/types.js';
@@ -106,7 +106,7 @@ export class RunReconciler {
   private async admit(resource: Run, runId: string, workflow: Workflow, source: ScriptSource): Promise<RunRecord> {
     const namespace = resource.metadata.namespace ?? 'default';
     const input = resource.spec.input ?? null;
-    const rules = runsInProcess(source) ? admissionRules(source.script, workflow.spec.filename, input) : null;
+    const rules = runsInProcess(source) ? documentAdmission(source.script, workflow.spec.filename, input) : null;
     const { run } = await submitRun(
       this.options.store,
       {
