@@ -793,14 +793,14 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
       properties: {
         filename: {
           description:
-            "The script's file name, without a directory. Its extension picks the interpreter: .sh and .bash run under bash -eu, .py under python3, .mjs, .js and .cjs under node, and .yaml or .yml is a YAML pipeline.",
+            "The script's file name, without a directory. Its extension picks the interpreter: .sh and .bash run under bash -eu, .py under python3, .mjs, .js and .cjs under node, and .yaml, .yml or .json is a document: a graph when its top level has nodes (docs/graphs.md), else a pipeline.",
           type: 'string',
           maxLength: 253,
-          pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\\.(sh|bash|py|mjs|js|cjs|yaml|yml)$',
+          pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\\.(sh|bash|py|mjs|js|cjs|yaml|yml|json)$',
         },
         script: {
           description:
-            "The script's text, or the pipeline document when filename ends in .yaml or .yml. Keep it small (at most 256 KiB): it is stored in etcd; large data belongs in the run's input or outside the cluster.",
+            "The script's text, or the pipeline or graph document when filename ends in .yaml, .yml or .json. Keep it small (at most 256 KiB): it is stored in etcd; large data belongs in the run's input or outside the cluster.",
           type: 'string',
           minLength: 1,
           maxLength: 262144,
@@ -1585,14 +1585,14 @@ export interface ScheduleStatus {
 export interface WorkflowSpec {
   /**
    * The script's file name, without a directory. Its extension picks the interpreter: .sh and .bash
-   * run under bash -eu, .py under python3, .mjs, .js and .cjs under node, and .yaml or .yml is a
-   * YAML pipeline.
+   * run under bash -eu, .py under python3, .mjs, .js and .cjs under node, and .yaml, .yml or .json
+   * is a document: a graph when its top level has nodes (docs/graphs.md), else a pipeline.
    */
   filename: string;
   /**
-   * The script's text, or the pipeline document when filename ends in .yaml or .yml. Keep it small
-   * (at most 256 KiB): it is stored in etcd; large data belongs in the run's input or outside the
-   * cluster.
+   * The script's text, or the pipeline or graph document when filename ends in .yaml, .yml or
+   * .json. Keep it small (at most 256 KiB): it is stored in etcd; large data belongs in the run's
+   * input or outside the cluster.
    */
   script?: string;
   /**
