@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
+import { startKeyServer } from './key-server.js';
+
+let dev: Dev;
+let server: Awaited<ReturnType<typeof startKeyServer>>;
+
+beforeAll(async () => {
+  dev = await startDev();
+  server = await startKeyServer();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await dev?.close();
+  removeTempDirs();
+});
+
+describe('a graph on spool dev', () => {
+  it('given an approval node before the charge, when approved with spool approve, then the charge is sent once and the run succeeds with the gate\'s outputs', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'pay.json': JSON.stringify({
+        nodes: [
+          { id: 'ask', type: 'approval', config: { prompt: 'Charge order 1042?', timeout: '1h' } },
+          {
+            id: 'charge',
+            type: 'http',
+            depends_on: ['ask'],
+            if: 'nodes.ask.output.approved',
+            config: { method: 'POST', url: `${server.url}/dev-charges`, headers: { 'Idempotency-Key': { $expr: 'node.idempotency_key' } } },
+          },
+        ],
+        outputs: { approved: { $expr: 'nodes.ask.output.approved' }, status: { $expr: 'nodes.charge.output.status' } },
+      }),
+    });
+    const runId = await submit(dev.url, dir, 'pay.json');
+    const gate = await waitForChild(dev, runId, 'ask', ['waiting']);
+    expect(gate.workflow).toBe('pay.json#ask');
+    expect(server.keys('/dev-charges').size).toBe(0);
+    expect(await cliOk(dev.url, dir, ['approve', runId, 'ask'])).toBe(`approved ask of ${runId}\n`);
+
+    await waitForRun(dev.url, runId);
+    const run = await getRun(dev.url, runId);
+    expect(run.status, run.error ?? '').toBe('succeeded');
+    expect(run.interpreter).toBe('graph');
+    expect(run.outputs).toEqual({ approved: 'true', status: '200' });
+    expect([...server.keys('/dev-charges').values()]).toEqual([1]);
+  });
+});
