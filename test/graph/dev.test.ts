@@ -49,4 +49,19 @@ describe('a graph on spool dev', () => {
     expect(run.outputs).toEqual({ approved: 'true', status: '200' });
     expect([...server.keys('/dev-charges').values()]).toEqual([1]);
   });
+
+  it('given a malformed graph posted to the API, then 422 invalid_pipeline with its line and column, and no run is made', async () => {
+    const count = async () => ((await (await fetch(`${dev.url}/v1/runs?limit=1000`)).json()) as { runs: unknown[] }).runs.length;
+    const before = await count();
+    const response = await fetch(`${dev.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: 'bad.json', interpreter: 'graph', script: '{ "nodes": [{ "id": "a", "type": "smtp", "config": {} }] }\n' }),
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({
+      error: { code: 'invalid_pipeline', message: "bad.json:1:34: 'type' must be one of http, script, call, approval, wait, sleep" },
+    });
+    expect(await count()).toBe(before);
+  });
 });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callsOf, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
@@ -58,5 +59,15 @@ describe("a graph's script, call, wait and approval nodes", () => {
     const { journal } = await recorded(dataDir, id);
     const gate = journal.find((entry) => entry.kind === 'call' && entry.verb === 'call');
     expect(gate?.data.workflow).toBe('gate.json#ok');
+  });
+
+  it('given a malformed graph, then spool run exits 2 with one line saying where, and records nothing', async () => {
+    const dir = tempDir();
+    const dataDir = join(tempDir(), 'data');
+    writeFiles(dir, { 'bad.json': '{ "nodes": [{ "id": "a", "type": "smtp", "config": {} }] }\n' });
+    const result = await spool(['run', 'bad.json', '--data-dir', dataDir], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.output).toBe("spool: bad.json:1:34: 'type' must be one of http, script, call, approval, wait, sleep\n");
+    expect(existsSync(dataDir)).toBe(false);
   });
 });
