@@ -1,6 +1,7 @@
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { NAME_RULE, PROJECT_RULE } from '../engine/request-schema.js';
 import { RECORDED_INTERPRETERS } from '../common/workflow-file.js';
+import type { FromSchema } from './from-schema.js';
 
 /**
  * Every route of the HTTP API with the body and query parameters it takes, described once: the
@@ -10,10 +11,10 @@ import { RECORDED_INTERPRETERS } from '../common/workflow-file.js';
  */
 
 const TEXT = { type: 'string', maxLength: 256, pattern: NAME_RULE.pattern } as const;
-const NULLABLE = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const NULLABLE = <const S extends object>(schema: S) => ({ anyOf: [schema, { type: 'null' }] }) as const;
 const ANY = { description: 'any JSON' } as const;
 /** Query values arrive as text; the route reads a number from one and names it when it cannot. */
-const WHOLE = (max: number) => ({ type: 'string', description: `a whole number, at most ${max}` });
+const WHOLE = (max: number) => ({ type: 'string', description: `a whole number, at most ${max}` }) as const;
 
 /** The interpreters a script may name: the ones spool picks by file extension, and pipelines. */
 export const INTERPRETERS = RECORDED_INTERPRETERS;
@@ -24,7 +25,7 @@ const SCRIPT_SOURCE = {
   script: { type: 'string', description: 'the script text' },
   cwd: NULLABLE({ type: 'string', maxLength: 4096, description: 'an existing absolute directory (spool dev only)' }),
   project: NULLABLE(PROJECT_RULE),
-};
+} as const;
 
 export interface Fields {
   required?: Record<string, object>;
@@ -38,12 +39,12 @@ export interface ApiRoute {
   body?: Fields;
   query?: Fields;
   /** Body fields whose size counts against the recorded-value limit. */
-  values?: string[];
+  values?: readonly string[];
 }
 
-const project = { optional: { project: PROJECT_RULE } };
+const project = { optional: { project: PROJECT_RULE } } as const;
 
-export const API_ROUTES: ApiRoute[] = [
+export const API_ROUTES = [
   {
     method: 'POST',
     path: '/runs',
@@ -192,4 +193,23 @@ export const API_ROUTES: ApiRoute[] = [
     path: '/agent/runs/:run/activities/:name/attempts/:attempt',
     body: { required: { stdout: { type: 'string' }, exitCode: { type: 'integer', minimum: 0, maximum: 255 } } },
   },
-];
+] as const satisfies readonly ApiRoute[];
+
+type Route = (typeof API_ROUTES)[number];
+/** A route by its method and path, as `'POST /runs'`. */
+export type RouteName = NameOf<Route>;
+type NameOf<R> = R extends { method: infer Method extends string; path: infer Path extends string } ? `${Method} ${Path}` : never;
+type Named<Name, R = Route> = R extends unknown ? (NameOf<R> extends Name ? R : never) : never;
+
+/** The fields of a body or a query as one object type; every route also takes `project`. */
+type FieldsType<F> = FromSchema<{
+  type: 'object';
+  properties: (F extends { required: infer Required } ? Required : unknown) &
+    (F extends { optional: infer Optional } ? (Optional extends { project: unknown } ? Optional : Optional & { project: typeof PROJECT_RULE }) : { project: typeof PROJECT_RULE });
+  required: readonly (F extends { required: infer Required } ? keyof Required : never)[];
+  additionalProperties: false;
+}>;
+
+/** The body a route takes, as the server checks it (src/server/check-requests.ts). */
+export type RequestOf<Name extends RouteName> = Named<Name> extends { body: infer F } ? FieldsType<F> : never;
+

@@ -34,7 +34,7 @@ interface CompiledRoute {
   query: ValidateFunction;
 }
 
-const compiled: CompiledRoute[] = API_ROUTES.map((route) => {
+const compiled: CompiledRoute[] = API_ROUTES.map((route: ApiRoute) => {
   const params: string[] = [];
   const source = route.path.replace(/:(\w+)/g, (_, name: string) => {
     params.push(name);

@@ -55,7 +55,7 @@ const fieldList = (fields: Record<string, object> | undefined, optional: boolean
 const cell = (items: string[]): string => (items.length ? items.join('; ') : '');
 
 /** docs/api.md: every route, the fields its body and query take. */
-export function apiReference(routes: ApiRoute[] = API_ROUTES): string {
+export function apiReference(routes: readonly ApiRoute[] = API_ROUTES): string {
   const rows = routes.map((route) => {
     const body = [...fieldList(route.body?.required, false), ...fieldList(route.body?.optional, true)];
     const query = fieldList(route.query?.optional, true);

@@ -9,6 +9,7 @@ import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
 import type { GateAnswerView, JournalEntry, ResponseOf } from '../../api/responses.js';
+import type { RequestOf } from '../../api/requests.js';
 
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
 type Options = Record<string, string | boolean | undefined>;
@@ -116,7 +117,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         idempotencyKey: str(options.idempotencyKey) ?? null,
         throttle: parseThrottle(str(options.throttle), str(options.throttleKey)),
         lenient: options.lenient === true,
-      };
+      } satisfies RequestOf<'POST /runs'>;
       ({ run, created } = await to.api<ResponseOf<'POST /runs'>>('POST', '/runs', body));
     }
     if (options.json) json({ run, created });
@@ -229,7 +230,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   withServer(program.command('signal <run> <name> [payload]').description('send a run a signal; it queues until the run takes it')).action(
     async (runId: string, name: string, payload: string | undefined, options: Options) => {
       const to = await target(options);
-      await to.api('POST', `${runPath(await to.runId(runId))}/signals`, { name, payload: payload ?? '' });
+      await to.api('POST', `${runPath(await to.runId(runId))}/signals`, { name, payload: payload ?? '' } satisfies RequestOf<'POST /runs/:id/signals'>);
       out(`signal ${name} queued for ${runId}\n`);
     },
   );
@@ -249,7 +250,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         if (at <= 0) throw new UsageError(`--set takes field=value, not '${pair}'`);
         values[pair.slice(0, at)] = pair.slice(at + 1);
       }
-      const body = Object.keys(values).length > 0 ? { decision, values, via: 'cli' } : { decision, via: 'cli' };
+      const body: RequestOf<'POST /runs/:id/approvals/:job'> = Object.keys(values).length > 0 ? { decision, values, via: 'cli' } : { decision, via: 'cli' };
       await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, body);
       out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
     });
@@ -274,12 +275,13 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         throw new UsageError(`--payload is not valid JSON: ${text}`);
       }
     }
+    const id = str(options.id);
     const answer = await (await target(options)).api<ResponseOf<'POST /events'>>('POST', '/events', {
       type,
       subject: str(options.key) ?? null,
       payload,
-      ...(options.id ? { id: options.id } : {}),
-    });
+      ...(id ? { id } : {}),
+    } satisfies RequestOf<'POST /events'>);
     if (options.json) return json(answer);
     out(`${answer.event.id}${answer.runs.length ? ` started ${answer.runs.join(', ')}` : ''}\n`);
   });
@@ -288,7 +290,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
   withServer(handler.command('set <name> <file>').description('run FILE for every event of a type').requiredOption('--on <type>', 'the event type')).action(
     async (name: string, file: string, options: Options) => {
       notOnCluster(options, 'a handler is a Handler resource: kubectl apply it (docs/crds.md)');
-      await (await target(options)).api('PUT', `/handlers/${encodeURIComponent(name)}`, { eventType: options.on, ...(await source(file)) });
+      await (await target(options)).api('PUT', `/handlers/${encodeURIComponent(name)}`, { eventType: String(options.on), ...(await source(file)) } satisfies RequestOf<'PUT /handlers/:name'>);
       out(`handler ${name}: ${file} on ${String(options.on)}\n`);
     },
   );
@@ -315,7 +317,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const every = str(options.every);
     const cron = str(options.cron);
     if ((every === undefined) === (cron === undefined)) throw new UsageError('give exactly one of --every and --cron');
-    const body = { ...(await source(file)), ...(every ? { everyMs: parseDuration(every) } : { cron }) };
+    const body = { ...(await source(file)), ...(every ? { everyMs: parseDuration(every) } : { cron }) } satisfies RequestOf<'PUT /schedules/:name'>;
     notOnCluster(options, 'a schedule is a Schedule resource: kubectl apply it (docs/crds.md)');
     const { schedule: created } = await (await target(options)).api<ResponseOf<'PUT /schedules/:name'>>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
     out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
