@@ -10,7 +10,8 @@ const nonce = (exit: number): string => `; od -An -N8 -tx1 /dev/urandom | tr -d 
 /** A step's stdout as the SDK gives it back, as the bytes it printed (surrogateescape keeps them). */
 const bytesOf = (text: string): string => `${text}.encode('utf-8', 'surrogateescape')`;
 
-function line(op: Op): string {
+/** `firstLock`: whether op is the workflow's first lock, which alone may take the SDK's one bare lease. */
+function line(op: Op, firstLock: boolean): string {
   const { id } = op;
   switch (op.kind) {
     case 'step':
@@ -46,8 +47,12 @@ function line(op: Op): string {
     case 'emit':
       return `saw('${id}', (script.emit('${id}-type', {'n': 1}) + '\\n').encode(), 0)`;
     case 'lock':
-      // The SDK's lock takes the lease; the section's body is a step, recorded as `spool lock -- cmd`'s is.
-      return `with script.lock('${id}-group'):\n    r = script.step('${id}', ${body(id, '')})\nsaw('${id}', ${bytesOf('r')}, 0)`;
+      // The SDK's lock takes the run's one bare lease (a second is refused): the first lock op takes it,
+      // its body a step, recorded as `spool lock -- cmd`'s is; later ones lock a section with
+      // `spool lock GROUP -- CMD` as a subprocess, as bash does.
+      return firstLock
+        ? `with script.lock('${id}-group'):\n    r = script.step('${id}', ${body(id, '')})\nsaw('${id}', ${bytesOf('r')}, 0)`
+        : `r = spool('lock', '${id}-group', '--', *${body(id, '')})\nsaw('${id}', r.stdout, r.returncode)`;
     case 'call':
       // The SDK spawns a child run but has no call (start and wait): `spool call` as a subprocess.
       return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; printf "spool step c -- echo child-${id}\\\\n" > ${id}.sh'])\nr = spool('call', '${id}.sh')\nsaw('${id}', r.stdout, r.returncode)`;
@@ -115,5 +120,5 @@ def spool(*argv):
 
 /** The workflow as a Python script calling the Python SDK (sdk/python), with bash.ts's contract. */
 export function pythonScript(workflow: Workflow): string {
-  return [`# replay verifier, seed ${workflow.seed}`, PRELUDE, ...workflow.ops.map(line), ''].join('\n');
+  return [`# replay verifier, seed ${workflow.seed}`, PRELUDE, ...workflow.ops.map((op) => line(op, op === workflow.ops.find((each) => each.kind === 'lock'))), ''].join('\n');
 }
