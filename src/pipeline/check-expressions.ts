@@ -15,6 +15,8 @@ interface Site {
   whole: boolean;
   /** The job whose ancestors' steps.<job> are readable; null where only input is (run admission). */
   job: string | null;
+  /** The pipeline's outputs, read once every job has ended: any job's steps.<job> is readable. */
+  afterAll?: boolean;
   /** Inside a fan_out's steps, where `item` is the current item. */
   item: boolean;
   /** Names the place in messages about what it cannot read. */
@@ -81,6 +83,9 @@ function sites(pipeline: Pipeline): Site[] {
       }
     }
   }
+  for (const [key, text] of Object.entries(pipeline.outputs)) {
+    found.push({ path: ['outputs', key], text, whole: false, job: null, afterAll: true, item: false, label: `output '${key}'` });
+  }
   return found;
 }
 
@@ -133,6 +138,7 @@ function checkPath(
   const job = String(path.keys[0]);
   if (!jobNames.includes(job))
     throw problem(`unknown job '${job}' in expression ${expression}${suggest(job, jobNames)}`);
+  if (site.afterAll) return;
   if (site.job === null)
     throw problem(`${site.label} is decided before any job runs, so it can read input but not ${path.text}`);
   if (job === site.job)

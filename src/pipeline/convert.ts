@@ -22,6 +22,7 @@ export function toPipeline(raw: RawPipeline): Pipeline {
     concurrency: raw.concurrency ? toConcurrency(raw.concurrency) : null,
     throttle: raw.throttle ? toThrottle(raw.throttle, raw.name) : null,
     jobs: Object.entries(raw.jobs).map(([name, job]) => toJob(name, job)),
+    outputs: raw.outputs ?? {},
   };
 }
 

@@ -78,6 +78,7 @@ export class Coordinator {
     private readonly run: RunRecord,
     private readonly jobs: Job[],
     private readonly print: (text: string) => void,
+    private readonly outputs: Record<string, string> = {},
   ) {
     this.scope = { input: run.input, steps: {} };
     for (const job of jobs) this.states.set(job.name, { status: 'pending', attempt: 0 });
@@ -102,9 +103,15 @@ export class Coordinator {
       const answer = await this.call({ verb: 'wait.children', runIds: [...this.started.keys()], awaiting: this.awaiting() });
       await this.ended(JSON.parse(answer.stdout ?? '{}') as Ended, answer.replayed === true);
     }
+    await this.setOutputs();
     const failed = this.jobs.filter((job) => this.states.get(job.name)?.status === 'failed');
     if (failed.length === 0) return { kind: 'succeeded' };
     return { kind: 'failed', message: `job ${failed.map((job) => job.name).join(', ')} failed` };
+  }
+
+  /** The pipeline's `outputs`, each a durable `output.set` of the run, read once every job has ended. */
+  private async setOutputs(): Promise<void> {
+    for (const [key, text] of Object.entries(this.outputs)) await this.call({ verb: 'output.set', key, value: interpolate(text, this.scope) });
   }
 
   /** What the run shows it waits for: `approval <job>` for gates, else the jobs under way. */
@@ -253,7 +260,7 @@ export async function runPipelinePass(
   const pipeline = parsePipeline(run.script, run.workflow);
   const pass = await Pass.start(store, run, host, options.lenient);
   const fd = options.output === 'inherit' ? 1 : options.output;
-  const coordinator = new Coordinator(pass, run, pipeline.jobs, (text) => void writeSync(fd, text));
+  const coordinator = new Coordinator(pass, run, pipeline.jobs, (text) => void writeSync(fd, text), pipeline.outputs);
   const scope = { input: run.input, steps: {} };
   try {
     return await coordinator.coordinate(pipeline.concurrency ? interpolate(pipeline.concurrency.group, scope) : null);

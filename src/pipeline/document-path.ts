@@ -45,6 +45,7 @@ export function subject(path: DocumentPath): string {
   const last = path.at(-1);
   if (last === undefined) return 'the document';
   if (path.length === 2 && path[0] === 'jobs') return `job '${String(last)}'`;
+  if (path.length === 2 && path[0] === 'outputs') return `output '${String(last)}'`;
   if (typeof last === 'number') return `entry ${last + 1} of '${String(path.at(-2))}'`;
   return `'${last}'`;
 }

@@ -57,4 +57,5 @@ export interface RawPipeline {
   concurrency?: RawConcurrency;
   throttle?: RawThrottle;
   jobs: Record<string, RawJob>;
+  outputs?: Record<string, string>;
 }

@@ -49,8 +49,9 @@ export function problemFor(errors: readonly ErrorObject[], data: unknown, docume
     case 'propertyNames': {
       const name = String(params.propertyName);
       const fixed = name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^(?=[0-9])/, '_');
+      const kind = path[0] === 'outputs' ? 'output' : 'job';
       return new PipelineProblem(
-        `job name '${name}' must be letters, digits and underscores, not starting with a digit, since expressions name jobs and read '-' as minus (try '${fixed}')`,
+        `${kind} name '${name}' must be letters, digits and underscores, not starting with a digit, since expressions name ${kind}s and read '-' as minus (try '${fixed}')`,
         [...path, name],
         'key',
       );

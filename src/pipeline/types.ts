@@ -98,6 +98,8 @@ export interface Pipeline {
   throttle: ThrottleSpec | null;
   /** In document order. */
   jobs: Job[];
+  /** The run's outputs, each a text with `${{ }}`, read once every job has ended. */
+  outputs: Record<string, string>;
 }
 
 /**

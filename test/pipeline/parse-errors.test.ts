@@ -84,7 +84,7 @@ describe('other refusals', () => {
     [
       'an unknown top-level key',
       doc('name: x', 'on: push', 'jobs:', '  a:', '    script: x'),
-      "p.yaml:2:1: unknown key 'on' at the top level (expected one of name, concurrency, throttle, jobs)",
+      "p.yaml:2:1: unknown key 'on' at the top level (expected one of name, concurrency, throttle, jobs, outputs)",
     ],
     [
       'a job without a body',
@@ -110,6 +110,26 @@ describe('other refusals', () => {
       'an approval without a prompt',
       doc('name: x', 'jobs:', '  a:', '    approval:', '      timeout: 1d'),
       "p.yaml:4:5: missing key 'prompt' in 'approval' of job 'a'",
+    ],
+    [
+      'an output reading an unknown job',
+      doc('name: x', 'jobs:', '  one:', '    script: x', 'outputs:', '  y: ${{ steps.onee.output.y }}'),
+      "p.yaml:6:10: unknown job 'onee' in expression ${{ steps.onee.output.y }} (did you mean 'one'?)",
+    ],
+    [
+      'an output that is not text',
+      doc('name: x', 'jobs:', '  one:', '    script: x', 'outputs:', '  y: [1, 2]'),
+      "p.yaml:6:6: output 'y' must be a string",
+    ],
+    [
+      'an output with a bad expression',
+      doc('name: x', 'jobs:', '  one:', '    script: x', 'outputs:', '  y: ${{ steps.one.output. }}'),
+      "p.yaml:6:28: bad expression ${{ steps.one.output. }}: expected a name after '.', found the end",
+    ],
+    [
+      'an output name with a hyphen',
+      doc('name: x', 'jobs:', '  one:', '    script: x', 'outputs:', '  the-y: x'),
+      "p.yaml:6:3: output name 'the-y' must be letters, digits and underscores, not starting with a digit, since expressions name outputs and read '-' as minus (try 'the_y')",
     ],
     [
       'depends_on an unknown job, written as one name',

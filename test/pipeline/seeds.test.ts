@@ -23,6 +23,7 @@ describe('the recipe pipelines', () => {
       name: 'refund',
       concurrency: null,
       throttle: null,
+      outputs: {},
       jobs: [
         job({ name: 'ask', approval: { prompt: 'Refund order 1042, EUR 480?', timeout: '2d', form: [], notify: null } }),
         job({
@@ -58,6 +59,7 @@ describe('the recipe pipelines', () => {
       name: 'deploy-prod',
       concurrency: { group: 'deploy-prod', policy: 'queue' },
       throttle: null,
+      outputs: {},
       jobs: [
         job({
           name: 'deploy',
@@ -74,6 +76,7 @@ describe('the recipe pipelines', () => {
       name: 'enrich',
       concurrency: null,
       throttle: { limit: 6, periodMs: 60_000, key: 'crm-${{ input.tenant }}', burst: 1, policy: 'queue' },
+      outputs: {},
       jobs: [
         job({
           name: 'call',
