@@ -150,7 +150,7 @@ export function limitsReference(): string {
       'fixed',
     ],
     [
-      'a recorded value (a step, activity or locked command output, a step_fn value, a state value, an output, an annotation, an event or signal payload, a run input, a spawned script)',
+      'a recorded value (a step, activity or locked command output, a step_fn value, a graph http node\'s response, a state value, an output, an annotation, an event or signal payload, a run input, a spawned script)',
       mib(DEFAULT_MAX_VALUE_BYTES),
       '`SPOOL_MAX_RESULT_BYTES`, `spool run --max-result-bytes`',
     ],
@@ -187,7 +187,7 @@ export function limitsReference(): string {
     ],
     ['a step label', '1024 characters', 'fixed'],
     ['activity attempts; exit codes in `--retry-on-exit`', '1–100; 1–255', 'fixed'],
-    ['`fan_out` items of one pipeline job', String(MAX_FAN_OUT_ITEMS), 'fixed'],
+    ['`fan_out` items of one pipeline job or graph node', String(MAX_FAN_OUT_ITEMS), 'fixed'],
     ['runs per page (`GET /v1/runs?limit=`)', '1–1000 (default 100)', 'fixed'],
     [
       'text anywhere in a request or a script',

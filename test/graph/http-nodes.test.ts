@@ -20,10 +20,10 @@ const charge = (url: string, extra = '') => `{ "id": "charge", "type": "http",${
 const KEY = /^spool-[0-9a-f]{32}$/;
 
 /** Runs a graph document with `spool run` in a fresh directory (and data dir, unless given one). */
-async function runGraph(document: string, dataDir = join(tempDir(), 'data')) {
+async function runGraph(document: string, dataDir = join(tempDir(), 'data'), ...extra: string[]) {
   const dir = tempDir();
   writeFiles(dir, { 'graph.json': document });
-  const result = await spool(['run', 'graph.json', '--data-dir', dataDir], { cwd: dir });
+  const result = await spool(['run', 'graph.json', '--data-dir', dataDir, ...extra], { cwd: dir });
   const id = runIdOf(result.output);
   return { ...result, id, dataDir, ...(await recorded(dataDir, id)) };
 }
@@ -111,5 +111,18 @@ describe("a graph's http node and node.idempotency_key", () => {
     expect(code).not.toBe(0);
     expect(output).toContain('after: skipped (a node it depends on failed)');
     expect(run?.error).toBe(`node get failed: GET ${server.url}/missing?fail=0 answered 404`);
+  });
+
+  it('given a response over the recorded-result limit, then the node fails saying so, and nothing of it is recorded', async () => {
+    const { code, run, journal } = await runGraph(
+      `{ "nodes": [ { "id": "big", "type": "http", "config": { "url": "${server.url}/big?size=5000" } } ] }`,
+      join(tempDir(), 'data'),
+      '--max-result-bytes',
+      '2000',
+    );
+    expect(code).toBe(1);
+    expect(run?.error).toMatch(/^node big failed: the response is \d+ bytes recorded, over the limit of 2000 \(SPOOL_MAX_RESULT_BYTES\)$/);
+    const result = journal.find((entry) => entry.kind === 'result');
+    expect(JSON.stringify(result?.data)).not.toContain('xxxx');
   });
 });

@@ -12,7 +12,7 @@ export interface Received {
  * A real local HTTP server for graph tests that counts requests per Idempotency-Key and how many
  * are under way at once. What a path does comes from its query: `fail=N` answers the first N
  * requests of each key 503; `hold=1` never answers the first request of each key (the test kills
- * the pass meanwhile); `ms=N` answers after N ms; /missing answers 404. Every answer is JSON: the key, how many times
+ * the pass meanwhile); `ms=N` answers after N ms; `size=N` pads the answer with N bytes; /missing answers 404. Every answer is JSON: the key, how many times
  * that key came, and the request's body.
  */
 export async function startKeyServer() {
@@ -34,7 +34,7 @@ export async function startKeyServer() {
       const answer = (status: number) => {
         inFlight -= 1;
         response.writeHead(status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ key: entry.key, seen, body: entry.body }));
+        response.end(JSON.stringify({ key: entry.key, seen, body: entry.body, padding: 'x'.repeat(Number(url.searchParams.get('size') ?? 0)) }));
       };
       if (url.searchParams.get('hold') === '1' && seen === 1) {
         held.push(response);
