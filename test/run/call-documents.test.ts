@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callsOf, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
 
@@ -30,5 +31,54 @@ describe('spool call of a pipeline', () => {
     expect(callsOf(journal)).toEqual(['call']);
     const child = journal.find((entry) => entry.kind === 'result')?.data as { status: string; outputs: Record<string, string> };
     expect(child).toMatchObject({ status: 'succeeded', outputs: { y: 'got 7', both: '7 and got 7' } });
+  });
+});
+
+/** A graph whose one node is a script and whose output reads its input: `{"y": <input.x>}`. */
+const TINY_YAML = ['nodes:', '  - id: one', '    type: script', '    config: { interpreter: bash, body: "true" }', 'outputs:', '  y: { $expr: input.x }', ''].join('\n');
+const TINY_JSON = `${JSON.stringify({ nodes: [{ id: 'one', type: 'script', config: { interpreter: 'bash', body: 'true' } }], outputs: { y: { $expr: 'input.x' } } })}\n`;
+
+describe('spool call and spool spawn of a document from a script', () => {
+  it('given a graph in YAML and in JSON, when a script calls and spawns them, then each runs as a graph: call prints its outputs, spawn starts it and moves on', async () => {
+    const dir = tempDir();
+    const dataDir = join(tempDir(), 'data');
+    writeFiles(dir, {
+      'tiny.yaml': TINY_YAML,
+      'tiny.json': TINY_JSON,
+      'main.sh': [
+        `echo "yaml: $(spool call tiny.yaml --input '{"x":"7"}')"`,
+        `echo "json: $(spool call tiny.json --input '{"x":"8"}')"`,
+        `spool spawn tiny.json --input '{"x":"9"}' > spawned`,
+        'echo "moved on"',
+        '',
+      ].join('\n'),
+    });
+    const result = await spool(['run', 'main.sh', '--data-dir', dataDir], { cwd: dir });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('yaml: {"y":"7"}');
+    expect(result.output).toContain('json: {"y":"8"}');
+    expect(result.output).toContain('moved on');
+    const { journal } = await recorded(dataDir, runIdOf(result.output));
+    expect(callsOf(journal)).toEqual(['call', 'call', 'spawn']);
+    const children = journal.filter((entry) => entry.kind === 'call').map((entry) => String(entry.data.runId));
+    for (const id of children) {
+      const { run } = await recorded(dataDir, id);
+      expect(run?.interpreter, id).toBe('graph');
+    }
+  });
+
+  it('given a document that is neither a valid pipeline nor a valid graph, when a script calls it, then the call is refused with its line and column and takes no position', async () => {
+    const dir = tempDir();
+    const dataDir = join(tempDir(), 'data');
+    writeFiles(dir, {
+      'bad.json': '{\n  "nodes": [ { "id": "a", "type": "teleport", "config": {} } ]\n}\n',
+      'main.sh': 'spool call bad.json || echo "refused with $?"\nspool annotate after\n',
+    });
+    const result = await spool(['run', 'main.sh', '--data-dir', dataDir], { cwd: dir });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/spool call: bad\.json:2:\d+/);
+    expect(result.output).toContain('refused with 2');
+    const { journal } = await recorded(dataDir, runIdOf(result.output));
+    expect(callsOf(journal)).toEqual(['annotate']);
   });
 });

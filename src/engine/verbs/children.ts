@@ -2,7 +2,7 @@ import { UsageError } from '../../common/errors.js';
 import { derivedRunId, stableHash } from '../../common/ids.js';
 import { TERMINAL_STATUSES, type RunnerSettings } from '../../store/types.js';
 import { pinnedBody } from '../../pipeline/pinned-bodies.js';
-import { runsInProcess } from '../../common/workflow-file.js';
+import { GRAPH, PIPELINE, documentKind, runsInProcess } from '../../common/workflow-file.js';
 import { checkDocument } from '../../workflow-file/check.js';
 import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { AnnotateRequest, Answer, ChildRequest, EmitRequest, OutputRequest, WaitChildrenRequest } from '../protocol.js';
@@ -31,6 +31,13 @@ function childRunner(runner: RunnerSettings | null, name: string): RunnerSetting
   return body.runner ?? null;
 }
 
+/**
+ * What a child runs in: a document (a pipeline or a graph, whichever the client or SDK called it) is
+ * told by its content here, as `spool run` tells it, so every client and SDK starts the same run.
+ */
+const childInterpreter = (request: ChildRequest): string =>
+  runsInProcess(request) ? (documentKind(request.script) === 'graph' ? GRAPH : PIPELINE) : request.interpreter;
+
 async function startChild(pass: Pass, reached: Reached, request: ChildRequest): Promise<string> {
   const { run, store } = pass;
   const childId = derivedRunId(pass.host.env, run.project, run.id, String(reached.position));
@@ -39,7 +46,7 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
       id: childId,
       project: run.project,
       workflow: request.workflow,
-      interpreter: request.interpreter,
+      interpreter: childInterpreter(request),
       script: request.script,
       input: request.input ?? null,
       parentId: run.id,

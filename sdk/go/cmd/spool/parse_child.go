@@ -48,11 +48,12 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 	return &scriptCall{request: request}, nil
 }
 
-// childInterpreter is what runs the file: a pipeline document (.yaml, .yml) runs in the agent,
-// a script by the interpreter its extension picks, as the Node client's interpreterOf decides.
+// childInterpreter is what runs the file: a document (.yaml, .yml, .json) runs in the agent, which
+// tells a pipeline from a graph by its content; a script by the interpreter its extension picks, as
+// the Node client's interpreterOf decides.
 func childInterpreter(file string) (string, bool) {
 	switch strings.ToLower(extname(file)) {
-	case ".yaml", ".yml":
+	case ".yaml", ".yml", ".json":
 		return "pipeline", true
 	}
 	return hyperspool.InterpreterFor(extname(file))

@@ -48,6 +48,7 @@ for p in ['[1,]','{"a" 1}','{"a":1,}','[1 2]',' ','1 2','{"b":1,"a":2,"1":3,"0":
 c('spawn','testdata/child.sh'); c('call','testdata/child.py','--input','{"n":1}'); c('spawn','testdata/child.txt'); c('spawn','testdata/missing.sh'); c('spawn','testdata')
 c('call','testdata/child.sh','--input','nope'); c('spawn','testdata/invalid.sh'); c('spawn'); c('spawn','testdata/child.sh','extra'); c('spawn','testdata/child.txt','--input','bad')
 c('call','testdata/missing.yaml'); c('spawn','testdata/missing.YML','--input','{}'); c('call','testdata/missing.sh','--input','nope')
+c('call','testdata/missing.json'); c('call','testdata/graph.json','--input','{"x":"7"}'); c('spawn','testdata/graph.yaml')
 # output, annotate
 c('output','set','k','v'); c('output','set','k'); c('output','get','k'); c('output'); c('annotate','hello world'); c('annotate'); c('annotate','a','b')
 # artifact
