@@ -88,7 +88,7 @@ describe('a graph document', () => {
     ['item outside a fan_out', node('  - { id: a, type: http, config: { url: { $expr: item } } }'), "g.yaml:2:50: 'item' is only defined in the config of a node with a fan_out, not in the config of node 'a'"],
     ['an unknown field of node', node('  - { id: a, type: http, config: { url: { $expr: node.key } } }'), "g.yaml:2:50: node.key is not known; a node has node.id and node.idempotency_key"],
     ['node in outputs', doc('nodes:', '  - { id: a, type: sleep, config: { duration: 1s } }', 'outputs:', '  k: { $expr: node.id }'), "g.yaml:4:15: 'node' is the node that runs; output 'k' belongs to no node"],
-    ['an output that is not an $expr', doc('nodes:', '  - { id: a, type: sleep, config: { duration: 1s } }', 'outputs:', '  k: 3'), "g.yaml:4:6: 'k' must be one {\"$expr\": \"...\"}, such as {\"$expr\": \"nodes.charge.output.status\"}"],
+    ['an output that is not an $expr', doc('nodes:', '  - { id: a, type: sleep, config: { duration: 1s } }', 'outputs:', '  k: 3'), "g.yaml:4:6: output 'k' must be one {\"$expr\": \"...\"}, such as {\"$expr\": \"nodes.charge.output.status\"}"],
     ['a bad if', node('  - { id: a, type: sleep, if: "input.x ==", config: { duration: 1s } }'), "g.yaml:2:42: bad expression 'input.x ==': expected a value after '==', found the end"],
     ['a sleep with a bad duration', node('  - { id: a, type: sleep, config: { duration: 2 days } }'), "g.yaml:2:47: 'duration' must be a duration like 30s, 5m, 2d"],
     ['a wait with no timeout', node('  - { id: a, type: wait, config: { signal: go } }'), "g.yaml:2:26: missing key 'timeout' in 'nodes[0].config'"],
