@@ -52,6 +52,11 @@ export type ChildRequest = {
 };
 /** Waits until any of these child runs has ended (a pipeline's jobs); answers which, as JSON. */
 export type WaitChildrenRequest = { verb: 'wait.children'; runIds: string[]; awaiting?: string };
+/**
+ * One graph node kind (docs/graphs.md) run as durable calls of this run, `spool call-node`: its
+ * config as a graph node's, any value an $expr; answers the node's output as JSON.
+ */
+export type CallNodeRequest = { verb: 'call.node'; type: string; config: Record<string, unknown>; name?: string };
 export type OutputRequest = { verb: 'output.set'; key: string; value: string };
 export type AnnotateRequest = { verb: 'annotate'; text: string };
 export type InfoRequest = { verb: 'agent.info' };
@@ -110,6 +115,7 @@ export type Request =
   | EmitRequest
   | ChildRequest
   | WaitChildrenRequest
+  | CallNodeRequest
   | OutputRequest
   | AnnotateRequest
   | InfoRequest

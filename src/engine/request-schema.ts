@@ -107,6 +107,7 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY, body: NAME_RULE, unreadable: TEXT }),
   call: verb('call', { workflow: NAME_RULE, script: TEXT, interpreter: NAME_RULE }, { input: ANY, unreadable: TEXT }),
   'wait.children': verb('wait.children', { runIds: { type: 'array', items: NAME_RULE } }, { awaiting: TEXT }),
+  'call.node': verb('call.node', { type: NAME_RULE, config: { type: 'object' } }, { name: NAME_RULE }),
   'output.set': verb('output.set', { key: NAME_RULE, value: TEXT }),
   annotate: verb('annotate', { text: TEXT }),
   'agent.info': verb('agent.info', {}),

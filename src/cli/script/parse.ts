@@ -39,6 +39,7 @@ const USAGE: Record<string, string> = {
   'event emit': 'spool event emit TYPE [--key SUBJECT] [--payload JSON]',
   spawn: 'spool spawn FILE [--input JSON]',
   call: 'spool call FILE [--input JSON]',
+  'call-node': 'spool call-node TYPE --config JSON [--name NAME]',
   'output set': 'spool output set KEY VALUE',
   annotate: 'spool annotate TEXT',
   'artifact put': 'spool artifact put NAME FILE|- [--type CONTENT-TYPE]',
@@ -202,6 +203,17 @@ function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
   };
 }
 
+/** One graph node kind, run by the agent as durable calls of this run (docs/graphs.md). */
+function callNode(args: string[]): ScriptCall {
+  const { values, positionals } = parse('call-node', args, { config: { type: 'string' }, name: { type: 'string' } }, [1, 1]);
+  const text = str(values.config);
+  if (text === undefined) fail('call-node', 'missing --config');
+  const config = json('call-node', '--config', text);
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) fail('call-node', '--config is not a JSON object');
+  const name = str(values.name);
+  return { request: { verb: 'call.node', type: positionals[0] ?? '', config: config as Record<string, unknown>, ...(name === undefined ? {} : { name }) } };
+}
+
 /** Turns `spool <verb> ...` into a request, refusing bad input before anything reaches the agent. */
 export function parseScriptCall(args: string[]): ScriptCall {
   const [verb = '', ...rest] = args;
@@ -256,6 +268,8 @@ export function parseScriptCall(args: string[]): ScriptCall {
     case 'spawn':
     case 'call':
       return childCall(verb, rest);
+    case 'call-node':
+      return callNode(rest);
     case 'output': {
       const [sub = '', ...tail] = rest;
       if (sub !== 'set') fail('output set', `unknown output command '${sub}'`);

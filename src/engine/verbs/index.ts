@@ -3,6 +3,7 @@ import { UsageError } from '../../common/errors.js';
 import { PROTOCOL_VERSION, type Answer, type Request } from '../protocol.js';
 import { artifactCommit, artifactGet, artifactList, artifactPut, artifactWrite } from './artifacts.js';
 import { activityRun, activitySubmit, activityWait } from './activities.js';
+import { callNode } from './call-node.js';
 import { annotate, call, emit, setOutput, spawn, waitChildren } from './children.js';
 import { done, lock, step, stepFn } from './commands.js';
 import { state } from './state.js';
@@ -11,7 +12,7 @@ import { sleep, waitEvent, waitSignal } from './waits.js';
 export const VERBS = [
   'step', 'step_fn', 'done', 'sleep', 'wait.signal', 'wait.event', 'lock', 'activity.submit', 'activity.run', 'activity.wait',
   'state.get', 'state.set', 'state.delete', 'state.list', 'state.version', 'state.add', 'state.incr', 'state.cas',
-  'event.emit', 'spawn', 'call', 'wait.children', 'output.set', 'annotate', 'agent.info',
+  'event.emit', 'spawn', 'call', 'call.node', 'wait.children', 'output.set', 'annotate', 'agent.info',
   'artifact.put', 'artifact.write', 'artifact.commit', 'artifact.get', 'artifact.list',
 ] as const;
 
@@ -52,6 +53,9 @@ export function handleVerb(pass: Pass, request: Request): Promise<Answer> {
       return spawn(pass, request);
     case 'call':
       return call(pass, request);
+    case 'call.node':
+      // The node's own durable calls (an http node's step, a sleep, a child run) go to the verbs as a graph's do.
+      return callNode(pass, request, (nested) => handleVerb(pass, nested));
     case 'wait.children':
       return waitChildren(pass, request);
     case 'output.set':

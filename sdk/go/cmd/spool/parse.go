@@ -43,6 +43,7 @@ var usage = map[string]string{
 	"event emit":        "spool event emit TYPE [--key SUBJECT] [--payload JSON]",
 	"spawn":             "spool spawn FILE [--input JSON]",
 	"call":              "spool call FILE [--input JSON]",
+	"call-node":         "spool call-node TYPE --config JSON [--name NAME]",
 	"output set":        "spool output set KEY VALUE",
 	"annotate":          "spool annotate TEXT",
 	"artifact put":      "spool artifact put NAME FILE|- [--type CONTENT-TYPE]",
@@ -168,6 +169,8 @@ func parseScriptCall(args []string) (*scriptCall, error) {
 		return parseEmit(rest)
 	case "spawn", "call":
 		return parseChild(verb, rest)
+	case "call-node":
+		return parseCallNode(rest)
 	case "output":
 		return parseOutput(rest)
 	case "annotate":
