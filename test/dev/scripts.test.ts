@@ -231,7 +231,9 @@ describe('approval in a script: a signal with a timeout', () => {
 
   it('given the signal is sent while the run waits, then it takes the approved branch with the payload', async () => {
     const dir = tempDir();
-    writeFiles(dir, { 'approval.sh': APPROVAL });
+    // A longer timeout than the seed's 3s: on a loaded machine the CLI that sends the signal can
+    // take longer than that to start, and the wait would time out before it arrives (seen twice).
+    writeFiles(dir, { 'approval.sh': APPROVAL.replace('--timeout 3s', '--timeout 60s') });
     const id = await submit(dev.url, dir, 'approval.sh');
     const waiting = await waitForRun(dev.url, id, ['waiting']);
     expect(waiting.awaiting).toBe('signal approve');
