@@ -32,6 +32,8 @@ export interface PassOptions {
    * is a new pod: a script that leans on a file an earlier pass left fails here as it would there.
    */
   freshDir?: boolean;
+  /** The pass to serve the script with, when the caller made its own (a replay's: engine/replay-pass.ts). */
+  pass?: Pass;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function runPass(
   options: PassOptions,
 ): Promise<PassOutcome> {
   const client = scriptClient();
-  const pass = await Pass.start(store, run, host, options.lenient);
+  const pass = options.pass ?? (await Pass.start(store, run, host, options.lenient));
   const freshDir = options.freshDir ? mkdtempSync(join(tmpdir(), 'spool-pass-')) : null;
   const cwd = freshDir ?? run.cwd ?? process.cwd();
   const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));

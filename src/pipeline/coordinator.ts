@@ -255,10 +255,11 @@ export async function runPipelinePass(
   store: Store,
   run: RunRecord,
   host: PassHost,
-  options: { output: 'inherit' | number; lenient?: boolean },
+  options: { output: 'inherit' | number; lenient?: boolean; pass?: Pass },
 ): Promise<PassOutcome> {
   const pipeline = parsePipeline(run.script, run.workflow);
-  const pass = await Pass.start(store, run, host, options.lenient);
+  // A pass made by the caller: a replay's (engine/replay-pass.ts).
+  const pass = options.pass ?? (await Pass.start(store, run, host, options.lenient));
   const fd = options.output === 'inherit' ? 1 : options.output;
   const coordinator = new Coordinator(pass, run, pipeline.jobs, (text) => void writeSync(fd, text), pipeline.outputs);
   const scope = { input: run.input, steps: {} };

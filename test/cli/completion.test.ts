@@ -21,6 +21,8 @@ describe('spool completion', () => {
     expect(complete(output, ['spool', 'schedule', 'tr'])).toBe('trigger');
     expect(complete(output, ['spool', 'activity', 'wait'])).toBe('wait wait-all');
     expect(complete(output, ['spool', 'logs', '--ti'])).toBe('--timestamps');
+    expect(complete(output, ['spool', 'rep'])).toBe('replay');
+    expect(complete(output, ['spool', 'replay', '--s']).split(' ')).toContain('--script');
   });
 
   it('given fish, then it names every command; given another shell, then one line and exit 2', async () => {

@@ -7,7 +7,8 @@
 //   hack/kind.sh            (the same suite on kind)
 //
 // See test/e2e/support/cluster.ts for which cluster and which images.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -331,6 +332,28 @@ describe('Hyperspool on a real cluster', () => {
     expect(await asErin('signal', 'certgate-1', 'go', 'yes')).toBe('signal go queued for certgate-1\n');
     await whenRun('certgate-1', 'Succeeded');
     expect(await asErin('logs', 'certgate-1')).toBe('yes\ngot it\n');
+  });
+
+  it("given a Run waiting on a signal, when a person with a client certificate and only config/rbac's view role replays it with spool replay, then its script replays cleanly, a renamed step diverges there, and its journal is unchanged", async () => {
+    const script = 'spool step a -- echo one\nspool wait signal go\n';
+    await givenRunOf('replayed', 'replayed.sh', script);
+    await eventually('replayed-1 awaiting its signal', async () => (await phaseOf('replayed-1')).status?.awaiting === 'signal go', 120_000);
+    const rita = await cluster.givenCertificatePerson(namespace, 'rita', 'hyperspool-view');
+    const asRita = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', rita, '-n', namespace]);
+    const here = mkdtempSync(join(tmpdir(), 'spool-e2e-replay-'));
+    writeFileSync(join(here, 'replayed.sh'), script);
+    writeFileSync(join(here, 'renamed.sh'), script.replace('step a', 'step b'));
+    const before = await asRita('journal', 'replayed-1', '--json');
+
+    expect(await asRita('replay', 'replayed-1', '--script', join(here, 'replayed.sh'))).toContain('replays cleanly: 2 calls');
+    const diverged = await asRita('replay', 'replayed-1', '--script', join(here, 'renamed.sh')).then(
+      () => 'exit 0',
+      (error: Error) => error.message,
+    );
+    expect(diverged).toContain('diverges at call 1 (');
+    expect(diverged).toContain('the journal recorded `step a` there, but the script reached `step b`');
+    expect(await asRita('journal', 'replayed-1', '--json')).toBe(before);
+    expect((await phaseOf('replayed-1')).status?.passes).toBe(1);
   });
 
   // Last: it restarts the database every test before it used.

@@ -207,6 +207,22 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
 
   withServer(
     program
+      .command('replay <run>')
+      .description("replay a run's journal here with the current script (or --script's), running and changing nothing: does it still reach the calls the run recorded?")
+      .option('--script <file>', "the script to replay (default: the run's workflow file, here or where it was submitted from)")
+      .option('--lenient', 'show what a lenient replay would do: carry on past a call that is not the one recorded'),
+  ).action(async (runId: string, options: Options) => {
+    const to = await target(options);
+    const id = await to.runId(runId);
+    // As spool status and spool journal read them: on a cluster through the aggregated API, as the user.
+    const { run } = await to.api<ResponseOf<'GET /runs/:id'>>('GET', runPath(id));
+    const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
+    const { replayRun } = await import('../../dev/replay.js');
+    setExit(await replayRun(run, journal, { ...(str(options.script) ? { script: str(options.script) } : {}), lenient: options.lenient === true }));
+  });
+
+  withServer(
+    program
       .command('logs <run>')
       .description("print a run's log")
       .option('--follow', 'keep printing until the run ends')
