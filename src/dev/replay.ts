@@ -4,11 +4,12 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { JournalEntry, RunWithScript } from '../api/responses.js';
 import { runPass } from '../agent/run-pass.js';
 import { UsageError } from '../common/errors.js';
-import { runsInProcess } from '../common/workflow-file.js';
+import { GRAPH, runsInProcess } from '../common/workflow-file.js';
 import { journalFromView } from '../engine/journal-view.js';
 import { maxValueBytes } from '../engine/limits.js';
 import type { PassHost } from '../engine/pass.js';
 import { ReplayPass, type CallName } from '../engine/replay-pass.js';
+import { runGraphPass } from '../graph/runner.js';
 import { runPipelinePass } from '../pipeline/coordinator.js';
 import { openPgliteStore } from '../store/pglite.js';
 import { readWorkflowFile } from '../workflow-file/check.js';
@@ -61,7 +62,8 @@ export async function replayRun(recorded: RunWithScript, journal: JournalEntry[]
     // The script's own output goes to stderr; stdout is the verdict.
     let exit: string;
     if (runsInProcess(run)) {
-      const outcome = await runPipelinePass(store, run, host, { output: 2, pass });
+      const runDocument = run.interpreter === GRAPH ? runGraphPass : runPipelinePass;
+      const outcome = await runDocument(store, run, host, { output: 2, pass });
       exit = outcome.kind;
     } else {
       const lineFile = join(work, 'line');

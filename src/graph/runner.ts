@@ -91,10 +91,11 @@ export async function runGraphPass(
   store: Store,
   run: RunRecord,
   host: PassHost,
-  options: { output: 'inherit' | number; lenient?: boolean },
+  options: { output: 'inherit' | number; lenient?: boolean; pass?: Pass },
 ): Promise<PassOutcome> {
   const graph = parseGraph(run.script, run.workflow);
-  const pass = await Pass.start(store, run, host, options.lenient);
+  // A pass made by the caller: a replay's (engine/replay-pass.ts).
+  const pass = options.pass ?? (await Pass.start(store, run, host, options.lenient));
   const fd = options.output === 'inherit' ? 1 : options.output;
   const nodeHost: FanOutHost = {
     handle: (request) => pass.handle(request),

@@ -93,6 +93,37 @@ describe('spool replay of a spool dev run', () => {
     expect(await journalOf(dev.url, id)).toEqual(before);
   }, 300_000);
 
+  it('replays a graph run through its runner, running none of its nodes', async () => {
+    const dir = tempDir();
+    const count = join(dir, 'count');
+    writeFiles(dir, {
+      'graph.yaml': [
+        'name: g',
+        'nodes:',
+        '  - id: count',
+        '    type: script',
+        '    config:',
+        '      interpreter: bash',
+        '      body: |',
+        `        echo ran >> ${count}`,
+        '        spool output set n 1',
+        '  - id: hook',
+        '    type: wait',
+        '    depends_on: [count]',
+        '    config: { signal: go, timeout: 1s }',
+        '',
+      ].join('\n'),
+    });
+    const id = await submit(dev.url, dir, 'graph.yaml');
+    expect((await waitForRun(dev.url, id)).status).toBe('succeeded');
+    const before = await journalOf(dev.url, id);
+    const replay = await cli(dev.url, dir, ['replay', id]);
+    expect(replay.output).toContain(`replays cleanly: ${new Set(before.map((entry) => entry.position)).size} calls; then the script ended (succeeded)`);
+    expect(replay.code).toBe(0);
+    expect(readFileSync(count, 'utf8')).toBe('ran\n');
+    expect(await journalOf(dev.url, id)).toEqual(before);
+  }, 300_000);
+
   it('refuses an unknown run and a missing script in one line, non-zero', async () => {
     const dir = tempDir();
     const unknown = await cli(dev.url, dir, ['replay', 'dev:default:run-0000000000000000']);
