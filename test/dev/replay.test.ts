@@ -58,7 +58,8 @@ describe('spool replay of a spool dev run', () => {
     expect(readFileSync(count, 'utf8')).toBe('ran\n');
     expect(await journalOf(dev.url, id)).toEqual(before);
     expect((await waitForRun(dev.url, id, ['waiting'])).passes).toBe(1);
-  }, 300_000);
+    // Four CLI processes, three of them replays (each opens an in-memory PGlite): over 3 min on a loaded 2-core machine.
+  }, 600_000);
 
   it('stops at a new call past the end of the journal without running it, and names a script that ends early', async () => {
     const dir = tempDir();
