@@ -9,8 +9,8 @@ import { nsToMs, type Dev } from './pipeline-support.js';
  * for their GCRA slot and start evenly spaced, each key (tenant) has its own budget, burst lets a
  * few start together after a quiet spell, and policy: drop refuses runs over the rate.
  *
- * The runs of one test are submitted together (the CLI processes in parallel), since one submit on
- * a loaded machine can take longer than the 1s between slots.
+ * The runs that must arrive within one slot of each other are submitted together straight to the
+ * API: a CLI process each took longer than the 1s between slots to start on a loaded machine.
  */
 
 let dev: Dev;
@@ -52,6 +52,17 @@ async function submitJson(dir: string, file: string, tenant: string): Promise<Su
   return (JSON.parse(output) as { run: Submitted }).run;
 }
 
+/**
+ * A submit straight to the API, as `spool submit` makes it: runs that must arrive within one slot
+ * of each other (a burst) cannot wait for a CLI process each to start on a loaded machine.
+ */
+async function submitByApi(dir: string, file: string, tenant: string): Promise<Submitted> {
+  const body = { workflow: file, interpreter: 'pipeline', script: readFileSync(`${dir}/${file}`, 'utf8'), input: { tenant } };
+  const response = await fetch(`${dev.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { run: Submitted }).run;
+}
+
 /** When the run's job called the CRM (ms), once the run has succeeded. */
 async function calledAt(id: string, tenant: string): Promise<number> {
   const log = await finalLog(dev.url, id, 60_000);
@@ -69,10 +80,10 @@ describe('a rate limit', () => {
     const dir = tempDir();
     writeFiles(dir, { 'enrich.yaml': enrich({ limit: 6, period: '6s', key: "'crm-${{ input.tenant }}'" }) });
     const submitted = await Promise.all([
-      submitJson(dir, 'enrich.yaml', 'acme'),
-      submitJson(dir, 'enrich.yaml', 'acme'),
-      submitJson(dir, 'enrich.yaml', 'acme'),
-      submitJson(dir, 'enrich.yaml', 'globex'),
+      submitByApi(dir, 'enrich.yaml', 'acme'),
+      submitByApi(dir, 'enrich.yaml', 'acme'),
+      submitByApi(dir, 'enrich.yaml', 'acme'),
+      submitByApi(dir, 'enrich.yaml', 'globex'),
     ]);
     const acme = submitted.slice(0, 3).sort((a, b) => slotOf(a) - slotOf(b));
     const globex = submitted[3];
@@ -97,12 +108,11 @@ describe('a rate limit', () => {
       expect(acmeAt[i] ?? 0).toBeGreaterThanOrEqual(slotOf(run) - 20);
       expect(acmeAt[i] ?? 0).toBeLessThan(slotOf(run) + 5000);
     });
-    // Evenly spaced, one a second. How late a run starts after its slot depends on the machine's
-    // load, so the spacing of the starts themselves is checked loosely; the slots carry the rate.
-    const [first = 0, second = 0, third = 0] = acmeAt;
-    expect(second - first).toBeGreaterThanOrEqual(300);
-    expect(third - second).toBeGreaterThanOrEqual(300);
-    expect(third - first).toBeGreaterThanOrEqual(1200);
+    // The rate is carried by the slots (a second apart) and no start before its slot: how late a run
+    // starts after its slot is the machine's load, so two starts may be closer than a second (139 ms
+    // was seen on a loaded machine, the first run late and the second on time), never earlier.
+    const [first = 0, , third = 0] = acmeAt;
+    expect(third - first).toBeGreaterThanOrEqual(900);
     // globex started at once, not held back for a slot behind acme's.
     expect(globexAt).toBeGreaterThanOrEqual(Date.parse(globex.createdAt) - 20);
     expect(globexAt - Date.parse(globex.createdAt)).toBeLessThan(3000);
@@ -114,7 +124,7 @@ describe('a rate limit', () => {
     writeFiles(dir, {
       'enrich.yaml': enrich({ limit: 3, period: '6s', key: "'burst-${{ input.tenant }}'", burst: 3 }),
     });
-    const submitted = await Promise.all([1, 2, 3, 4].map(() => submitJson(dir, 'enrich.yaml', 'acme')));
+    const submitted = await Promise.all([1, 2, 3, 4].map(() => submitByApi(dir, 'enrich.yaml', 'acme')));
 
     const together = submitted.filter((run) => run.wakeAt === null);
     const waiting = submitted.filter((run) => run.wakeAt !== null);
