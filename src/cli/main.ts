@@ -2,7 +2,7 @@
  * The `spool` command. In-script verbs (step, sleep, wait, ...) run once per durable call inside a
  * script, so they load only the small socket client; everything else loads the full control CLI.
  */
-const SCRIPT_VERBS = new Set(['step', 'sleep', 'wait', 'state', 'lock', 'activity', 'spawn', 'call', 'call-node', 'output', 'annotate', 'artifact', 'checkout']);
+const SCRIPT_VERBS = new Set(['step', 'sleep', 'wait', 'state', 'lock', 'activity', 'spawn', 'call', 'call-node', 'call-graph', 'output', 'annotate', 'artifact', 'checkout']);
 
 const args = process.argv.slice(2);
 const verb = args[0] ?? '';

@@ -82,3 +82,22 @@ describe('spool call and spool spawn of a document from a script', () => {
     expect(callsOf(journal)).toEqual(['annotate']);
   });
 });
+
+describe('spool call-graph from a script', () => {
+  it('given a graph file, when a script calls it by name, then it runs as a child and prints its outputs; a file that is not a graph is refused, exit 2, with nothing recorded', async () => {
+    const dir = tempDir();
+    const dataDir = join(tempDir(), 'data');
+    writeFiles(dir, {
+      'tiny.json': TINY_JSON,
+      'child.sh': 'true\n',
+      'main.sh': `echo "graph: $(spool call-graph tiny.json --input '{"x":"5"}')"\nspool call-graph child.sh || echo "refused with $?"\n`,
+    });
+    const result = await spool(['run', 'main.sh', '--data-dir', dataDir], { cwd: dir });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('graph: {"y":"5"}');
+    expect(result.output).toMatch(/^spool call-graph: child\.sh is not a graph/m);
+    expect(result.output).toContain('refused with 2');
+    const { journal } = await recorded(dataDir, runIdOf(result.output));
+    expect(callsOf(journal)).toEqual(['call']);
+  });
+});

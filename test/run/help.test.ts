@@ -18,7 +18,7 @@ describe('spool --help inside a script', () => {
     expect(result.code, result.output).toBe(0);
     const help = readFileSync(join(dir, 'long.txt'), 'utf8');
     expect(help).toBe(inScriptHelp());
-    for (const verb of ['step', 'sleep', 'wait signal', 'lock', 'state get', 'activity submit', 'event emit', 'spawn', 'call', 'call-node', 'output set', 'annotate', 'artifact put', 'checkout'])
+    for (const verb of ['step', 'sleep', 'wait signal', 'lock', 'state get', 'activity submit', 'event emit', 'spawn', 'call', 'call-node', 'call-graph', 'output set', 'annotate', 'artifact put', 'checkout'])
       expect(help).toContain(`\n  spool ${verb} `.trimEnd());
     expect(help).not.toMatch(/Commands:|^ {2}(spool )?(submit|runs|dev) /m); // the control CLI's help
     expect(readFileSync(join(dir, 'short.txt'), 'utf8')).toBe(help);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { interpreterOf } from '../../common/workflow-file.js';
+import { documentKind, interpreterOf, isDocumentFile } from '../../common/workflow-file.js';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { notUtf8 } from '../../common/text-file.js';
@@ -40,6 +40,7 @@ const USAGE: Record<string, string> = {
   spawn: 'spool spawn FILE [--input JSON]',
   call: 'spool call FILE [--input JSON]',
   'call-node': 'spool call-node TYPE --config JSON [--name NAME]',
+  'call-graph': 'spool call-graph FILE [--input JSON]',
   'output set': 'spool output set KEY VALUE',
   annotate: 'spool annotate TEXT',
   'artifact put': 'spool artifact put NAME FILE|- [--type CONTENT-TYPE]',
@@ -178,9 +179,9 @@ function activitySpec(verb: string, args: string[]): { spec: ActivitySpec; comma
  * The child's script is read now (the run records the script it started, not a path that may change
  * before a later pass). A file that cannot be read still goes to the agent with the reason: a
  * replayed call needs no file (a new pod has none of the files the last pass made), and a new one
- * is refused there, taking no position.
+ * is refused there, taking no position. `call-graph` is a `call` of a file that must be a graph.
  */
-function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
+function childCall(verb: 'spawn' | 'call' | 'call-graph', args: string[]): ScriptCall {
   const { values, positionals } = parse(verb, args, { input: { type: 'string' } }, [1, 1]);
   const file = positionals[0] ?? '';
   const input = json(verb, '--input', str(values.input));
@@ -198,8 +199,12 @@ function childCall(verb: 'spawn' | 'call', args: string[]): ScriptCall {
     const code = (error as NodeJS.ErrnoException).code;
     unreadable = `spool ${verb}: cannot read ${file}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a directory' : code ? `: ${code}` : ''}`;
   }
+  // A graph called by name must be one: a script or a pipeline is refused here, not run.
+  if (verb === 'call-graph' && unreadable === undefined && !(isDocumentFile(file) && documentKind(script) === 'graph')) {
+    fail(verb, `${file} is not a graph (a .json, .yaml or .yml document whose top level has nodes)`);
+  }
   return {
-    request: { verb, workflow: file, script, interpreter, ...(input === undefined ? {} : { input }), ...(unreadable === undefined ? {} : { unreadable }) },
+    request: { verb: verb === 'spawn' ? 'spawn' : 'call', workflow: file, script, interpreter, ...(input === undefined ? {} : { input }), ...(unreadable === undefined ? {} : { unreadable }) },
   };
 }
 
@@ -270,6 +275,9 @@ export function parseScriptCall(args: string[]): ScriptCall {
       return childCall(verb, rest);
     case 'call-node':
       return callNode(rest);
+    case 'call-graph':
+      // Locally a stored graph is its file, called as `spool call FILE` calls one (docs/graphs.md).
+      return childCall(verb, rest);
     case 'output': {
       const [sub = '', ...tail] = rest;
       if (sub !== 'set') fail('output set', `unknown output command '${sub}'`);

@@ -18,7 +18,7 @@ func main() {
 // (a person's `spool event emit` goes to a server).
 var inScriptVerbs = map[string]bool{
 	"step": true, "sleep": true, "wait": true, "state": true, "lock": true, "activity": true,
-	"spawn": true, "call": true, "call-node": true, "output": true, "annotate": true, "artifact": true, "checkout": true,
+	"spawn": true, "call": true, "call-node": true, "call-graph": true, "output": true, "annotate": true, "artifact": true, "checkout": true,
 }
 
 func run(args []string) int {

@@ -44,6 +44,7 @@ var usage = map[string]string{
 	"spawn":             "spool spawn FILE [--input JSON]",
 	"call":              "spool call FILE [--input JSON]",
 	"call-node":         "spool call-node TYPE --config JSON [--name NAME]",
+	"call-graph":        "spool call-graph FILE [--input JSON]",
 	"output set":        "spool output set KEY VALUE",
 	"annotate":          "spool annotate TEXT",
 	"artifact put":      "spool artifact put NAME FILE|- [--type CONTENT-TYPE]",
@@ -167,7 +168,7 @@ func parseScriptCall(args []string) (*scriptCall, error) {
 		return parseState(rest)
 	case "event":
 		return parseEmit(rest)
-	case "spawn", "call":
+	case "spawn", "call", "call-graph":
 		return parseChild(verb, rest)
 	case "call-node":
 		return parseCallNode(rest)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,7 +36,15 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 		return nil, &hyperspool.UsageError{Message: "cannot tell how to run " + file + ": its extension picks the interpreter (" + supportedExtensions + ")"}
 	}
 	script, unreadable := readChild(verb, file)
-	request := hyperspool.NewRequest(verb).
+	// A graph called by name must be one: a script or a pipeline is refused here, not run.
+	if verb == "call-graph" && unreadable == "" && !(interpreter == "pipeline" && isGraph(script)) {
+		return nil, usageFailure(verb, file+" is not a graph (a .json, .yaml or .yml document whose top level has nodes)")
+	}
+	requestVerb := verb
+	if verb == "call-graph" {
+		requestVerb = "call"
+	}
+	request := hyperspool.NewRequest(requestVerb).
 		With("workflow", file).
 		With("script", script).
 		With("interpreter", interpreter)
@@ -57,6 +66,20 @@ func childInterpreter(file string) (string, bool) {
 		return "pipeline", true
 	}
 	return hyperspool.InterpreterFor(extname(file))
+}
+
+// yamlNodesKey is a top-level `nodes:` key in YAML, as common/workflow-file.ts's documentKind looks for one.
+var yamlNodesKey = regexp.MustCompile(`(?m)^(nodes|"nodes"|'nodes')[ \t]*:`)
+
+// isGraph is documentKind's answer: a JSON object with a `nodes` key, or YAML with one at the top.
+func isGraph(text string) bool {
+	var data any
+	if json.Unmarshal([]byte(text), &data) == nil {
+		object, ok := data.(map[string]any)
+		_, has := object["nodes"]
+		return ok && has
+	}
+	return yamlNodesKey.MatchString(text)
 }
 
 // readChild is the file's text, or why it cannot be run as one, worded as the Node client words it.
