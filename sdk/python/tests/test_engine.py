@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import http.server
 import re
+import threading
 from pathlib import Path
 
 from conftest import Engine
-from engine import require_engine, spool
+from engine import require_engine, script_env, spool
 
 
 def test_a_function_that_raises_records_nothing_and_its_own_error_reaches_the_script(engine: Engine) -> None:
@@ -118,3 +120,65 @@ def test_checkout_in_a_run_without_a_bundle_is_refused_as_usage(tmp_path: Path) 
     done = spool("run", "flow.py", "--data-dir", str(tmp_path / "data"), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "refused: usage: this run has no checkout: start it with 'spool run FILE --with DIR'" in done.stdout
+
+
+CALL_NODE_FLOW = """
+import os
+from hyperspool import script
+from hyperspool.errors import StepFailed
+
+url = os.environ["COUNTER_URL"]
+script.checkout()
+charge = script.call_node("http", {"method": "POST", "url": url, "headers": {"Idempotency-Key": {"$expr": "node.idempotency_key"}}}, name="charge")
+print(f"pass {os.environ['SPOOL_PASS']}: charge {charge['status']} {charge['body']}", flush=True)
+try:
+    script.call_node("http", {"url": url + "/missing"}, name="missing")
+except StepFailed as error:
+    print(f"failed: {error}", flush=True)
+outputs = script.call_graph("tiny.json", {"x": "5"})
+print(f"pass {os.environ['SPOOL_PASS']}: graph {outputs}", flush=True)
+script.sleep(0.001)
+"""
+
+TINY_GRAPH = '{"nodes": [{"id": "one", "type": "script", "config": {"interpreter": "bash", "body": "true"}}], "outputs": {"y": {"$expr": "input.x"}}}\n'
+
+
+def test_call_node_sends_once_across_passes_and_call_graph_returns_the_graphs_outputs(tmp_path: Path) -> None:
+    require_engine()
+    keys: list[str] = []
+
+    class Counter(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            keys.append(self.headers.get("Idempotency-Key", ""))
+            self._answer(200, b'{"charged": true}')
+
+        def do_GET(self) -> None:
+            self._answer(404, b"no")
+
+        def _answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Counter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        (tmp_path / "flow.py").write_text(CALL_NODE_FLOW)
+        (tmp_path / "bundle").mkdir()
+        (tmp_path / "bundle" / "tiny.json").write_text(TINY_GRAPH)
+        env = script_env(COUNTER_URL=f"http://127.0.0.1:{server.server_address[1]}")
+        done = spool("run", "flow.py", "--with", "bundle", "--fresh-dir", "--data-dir", str(tmp_path / "data"), cwd=tmp_path, env=env)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Two passes (the sleep), each in a new directory: the charge was sent once, with the node's key.
+    assert "pass 1: charge 200 {'charged': True}" in done.stdout
+    assert "pass 2: charge 200 {'charged': True}" in done.stdout
+    assert len(keys) == 1 and keys[0].startswith("spool-")
+    assert "failed: step 'missing' exited with 1" in done.stdout
+    assert "pass 2: graph {'y': 5}" in done.stdout

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
-from .answers import call, encode_value
+from .answers import call, encode_value, exit_code
 from .answers import text as answer_text
 from .connection import Message
-from .errors import ScriptError
+from .errors import ScriptError, StepFailed
 
-__all__ = ["emit", "spawn", "output_set", "annotate"]
+__all__ = ["emit", "spawn", "call_node", "call_graph", "output_set", "annotate"]
 
 # As the agent picks an interpreter from a file's extension (src/agent/interpreters.ts).
 _INTERPRETERS = {
@@ -56,6 +57,49 @@ def spawn(kind: str, text: str, input: Any = None, name: str | None = None) -> s
     if input is not None:
         request["input"] = input
     return answer_text(call(request))
+
+
+def call_node(type: str, config: dict[str, Any], name: str | None = None) -> Any:
+    """Runs one graph node kind (``http``, ``script``, ``call``, ``approval``, ``wait``, ``sleep``;
+    docs/graphs.md) as durable calls of this run and returns its output, as ``spool call-node``
+    does. Any value in ``config`` may be ``{"$expr": "..."}`` over ``input`` and ``node``
+    (``node.idempotency_key`` is this call's, stable across replays). A failed node raises
+    ``StepFailed``; a config the kind does not take, ``ScriptError`` (usage)."""
+    request: Message = {"verb": "call.node", "type": type, "config": config}
+    if name is not None:
+        request["name"] = name
+    answer = call(request)
+    stdout = str(answer.get("stdout", ""))
+    if exit_code(answer) != 0:
+        raise StepFailed(name or type, exit_code(answer), stdout, str(answer.get("stderr", "")) or None)
+    return json.loads(stdout) if stdout.strip() else None
+
+
+def call_graph(path: str | os.PathLike[str], input: Any = None) -> dict[str, Any]:
+    """Runs the graph document at ``path`` as a child run, waits for it, and returns its outputs
+    (JSON values parsed), as ``spool call-graph`` does. The file is read now (the run records the
+    graph it started); a replayed call needs no file. A failed graph raises ``StepFailed``."""
+    file = os.fspath(path)
+    request: Message = {"verb": "call", "workflow": file, "script": "", "interpreter": "graph"}
+    try:
+        with open(file, encoding="utf-8") as source:
+            request["script"] = source.read()
+    except (OSError, UnicodeDecodeError) as error:
+        # As the clients do: a recorded call is answered without the file, a new one is refused.
+        request["unreadable"] = f"call_graph: cannot read {file}: {getattr(error, 'strerror', None) or error}"
+    if input is not None:
+        request["input"] = input
+    answer = call(request)
+    stdout = str(answer.get("stdout", ""))
+    if exit_code(answer) != 0:
+        raise StepFailed(file, exit_code(answer), stdout, str(answer.get("stderr", "")) or None)
+    outputs: dict[str, Any] = {}
+    for key, value in (json.loads(stdout) if stdout.strip() else {}).items():
+        try:
+            outputs[key] = json.loads(value)
+        except ValueError:
+            outputs[key] = value
+    return outputs
 
 
 def output_set(key: str, value: Any) -> None:

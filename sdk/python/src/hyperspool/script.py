@@ -10,7 +10,7 @@ from __future__ import annotations
 from .activities import activity, activity_collect, activity_submit, activity_wait_all
 from .artifacts import artifact_get, artifact_list, artifact_put, checkout
 from .errors import AgentUnavailable, HyperspoolError, ScriptError, StepFailed
-from .records import annotate, emit, output_set, spawn
+from .records import annotate, call_graph, call_node, emit, output_set, spawn
 from .state import state_add, state_delete, state_get, state_list, state_set
 from .steps import JsonValue, Lock, StepResult, lock, step, step_fn
 from .waits import Duration, sleep, wait_event, wait_signal
@@ -28,6 +28,8 @@ __all__ = [
     "activity_wait_all",
     "emit",
     "spawn",
+    "call_node",
+    "call_graph",
     "state_get",
     "state_set",
     "state_add",
