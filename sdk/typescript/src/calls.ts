@@ -1,6 +1,7 @@
-import { ok, text } from './answers.js';
+import { readFileSync } from 'node:fs';
+import { jsonOrText, ok, text } from './answers.js';
 import { send } from './connection.js';
-import { ScriptError } from './errors.js';
+import { ScriptError, StepFailed } from './errors.js';
 import { asJson, asStoredText } from './json.js';
 
 export interface EmitOptions {
@@ -60,6 +61,42 @@ export async function spawn(kind: SpawnKind, source: string, options: SpawnOptio
   const child = childFile(kind, options.name);
   const input = options.input === undefined ? {} : { input: asJson(options.input, `spawn '${child.workflow}'`) };
   return text(await ok(await send({ verb: 'spawn', ...child, script: source, ...input })));
+}
+
+/**
+ * Runs one graph node kind (`http`, `script`, `call`, `approval`, `wait`, `sleep`; docs/graphs.md)
+ * as durable calls of this run and returns its output, as `spool call-node` does. Any value in
+ * `config` may be `{ $expr: '...' }` over `input` and `node` (`node.idempotency_key` is this
+ * call's). A failed node throws StepFailed.
+ */
+export async function callNode(type: string, config: Record<string, unknown>, options: { name?: string } = {}): Promise<unknown> {
+  const label = options.name ?? type;
+  const name = options.name === undefined ? {} : { name: options.name };
+  const answer = await ok(await send({ verb: 'call.node', type, config: asJson(config, `call_node '${label}'`), ...name }));
+  const output = text(answer);
+  if ((answer.exitCode ?? 0) !== 0) throw new StepFailed(label, answer.exitCode ?? 1, output, answer.stderr);
+  return output === '' ? null : (JSON.parse(output) as unknown);
+}
+
+/**
+ * Runs the graph document at `path` as a child run, waits for it and returns its outputs (JSON
+ * values parsed), as `spool call-graph` does. The file is read now; a replayed call needs none (a
+ * new one whose file cannot be read is refused). A failed graph throws StepFailed.
+ */
+export async function callGraph(path: string, options: { input?: unknown } = {}): Promise<Record<string, unknown>> {
+  let script = '';
+  let unreadable: { unreadable: string } | Record<string, never> = {};
+  try {
+    script = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path));
+  } catch (error) {
+    unreadable = { unreadable: `call_graph: cannot read ${path}: ${(error as Error).message}` };
+  }
+  const input = options.input === undefined ? {} : { input: asJson(options.input, `call_graph '${path}'`) };
+  const answer = await ok(await send({ verb: 'call', workflow: path, script, interpreter: 'graph', ...input, ...unreadable }));
+  const output = text(answer);
+  if ((answer.exitCode ?? 0) !== 0) throw new StepFailed(path, answer.exitCode ?? 1, output, answer.stderr);
+  const outputs = (output === '' ? {} : JSON.parse(output)) as Record<string, string>;
+  return Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, jsonOrText(value)]));
 }
 
 /** Sets one of this run's outputs: a string as it is, any other value as its JSON. */

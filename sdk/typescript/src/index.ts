@@ -7,7 +7,7 @@ export { step, stepFn, lock, type StepOptions, type StepResult } from './steps.j
 export { sleep, waitSignal, waitEvent, type WaitOptions } from './waits.js';
 export { activity, activitySubmit, activityCollect, activityWaitAll, type ActivityOptions } from './activities.js';
 export { stateGet, stateSet, stateAdd, stateDelete, stateList, type StateOptions } from './state.js';
-export { emit, spawn, outputSet, annotate, type EmitOptions, type SpawnKind, type SpawnOptions } from './calls.js';
+export { emit, spawn, callNode, callGraph, outputSet, annotate, type EmitOptions, type SpawnKind, type SpawnOptions } from './calls.js';
 export { artifactPut, artifactGet, artifactList, type ArtifactPutOptions, type ArtifactGetOptions, type ArtifactInfo } from './artifacts.js';
 export {
   SpoolError,

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callsOf, readLines, recorded, removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../../../test/support/spool.js';
@@ -175,4 +177,43 @@ await sleep(300);
     const kept = (name: string) => journal.find((entry) => entry.kind === 'result' && entry.name === name)?.data.stdoutBase64;
     expect([kept('latin'), kept('nul')]).toEqual([Buffer.from('636166e9', 'hex').toString('base64'), Buffer.from('7800790a', 'hex').toString('base64')]);
   }, 120_000);
+});
+
+describe('callNode and callGraph', () => {
+  it('given an http callNode before a sleep, then it is sent once with the node key, a 404 throws StepFailed, and callGraph returns the outputs', async () => {
+    const keys: string[] = [];
+    const server = createServer((request, response) => {
+      if (request.method === 'POST') keys.push(String(request.headers['idempotency-key'] ?? ''));
+      response.writeHead(request.method === 'POST' ? 200 : 404, { 'content-type': 'application/json' }).end('{"charged":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = tempDir('spool-sdk-ts-');
+    writeFiles(dir, {
+      'tiny.json': '{"nodes": [{"id": "one", "type": "script", "config": {"interpreter": "bash", "body": "true"}}], "outputs": {"y": {"$expr": "input.x"}}}\n',
+      'flow.mjs': `${PRELUDE}import { callGraph, callNode, sleep, StepFailed } from '@hyperspool/sdk';
+const charge = await callNode('http', { method: 'POST', url: '${url}', headers: { 'Idempotency-Key': { $expr: 'node.idempotency_key' } } }, { name: 'charge' });
+log('charge ' + charge.status + ' ' + JSON.stringify(charge.body));
+try {
+  await callNode('http', { url: '${url}/missing' }, { name: 'missing' });
+} catch (error) {
+  log('caught ' + (error instanceof StepFailed) + ' ' + error.exitCode);
+}
+log('graph ' + JSON.stringify(await callGraph('tiny.json', { input: { x: '5' } })));
+await sleep(10);
+`,
+    });
+    try {
+      const { code, output } = await spool(['run', 'flow.mjs', '--data-dir', join(dir, 'data')], { cwd: dir });
+      expect(code, output).toBe(0);
+    } finally {
+      server.close();
+    }
+    const effects = readLines(join(dir, 'effects.txt'));
+    expect(effects.filter((line) => line === 'charge 200 {"charged":true}').length).toBeGreaterThanOrEqual(2);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^spool-/);
+    expect(effects).toContain('caught true 1');
+    expect(effects).toContain('graph {"y":5}');
+  });
 });
