@@ -70,7 +70,7 @@ describe('the HTTP API at its boundary', () => {
     [
       'an unknown interpreter',
       { ...script, interpreter: 'perl' },
-      `'interpreter' must be one of "bash -eu", "python3", "node", "pipeline"`,
+      `'interpreter' must be one of "bash -eu", "python3", "node", "pipeline", "graph"`,
     ],
     [
       'a period past any date',
