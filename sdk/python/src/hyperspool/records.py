@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from .answers import call, encode_value, exit_code
+from .answers import call, encode_value, exit_code, parse_value
 from .answers import text as answer_text
 from .connection import Message
 from .errors import ScriptError, StepFailed
@@ -93,13 +93,7 @@ def call_graph(path: str | os.PathLike[str], input: Any = None) -> dict[str, Any
     stdout = str(answer.get("stdout", ""))
     if exit_code(answer) != 0:
         raise StepFailed(file, exit_code(answer), stdout, str(answer.get("stderr", "")) or None)
-    outputs: dict[str, Any] = {}
-    for key, value in (json.loads(stdout) if stdout.strip() else {}).items():
-        try:
-            outputs[key] = json.loads(value)
-        except ValueError:
-            outputs[key] = value
-    return outputs
+    return {key: parse_value(value) for key, value in (json.loads(stdout) if stdout.strip() else {}).items()}
 
 
 def output_set(key: str, value: Any) -> None:
