@@ -53,6 +53,14 @@ describe('graphs on a real cluster', () => {
     await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await cluster.apply(...keyServer(namespace));
     await eventually('the key server ready', async () => (await kubectl('-n', namespace, 'get', 'deployment', 'keys', '-o', 'jsonpath={.status.readyReplicas}')) === '1', 120_000);
+    // A ready pod is not yet a routed Service: until kube-proxy writes its rules, a connection to
+    // the Service's IP leaves the node and whatever answers there (this machine's egress proxy
+    // answers 503) is what the charge node would see. So ask from the operator's pod first.
+    const probe = `fetch('http://keys.${namespace}.svc.cluster.local:8080/probe').then(async (r) => process.exit(r.status === 200 && 'count' in (await r.json()) ? 0 : 1), () => process.exit(1))`;
+    await eventually('the key server routed from the operator', async () => {
+      await kubectl('-n', SYSTEM, 'exec', 'deploy/hyperspool-operator', '--', 'node', '-e', probe);
+      return true;
+    }, 60_000);
   });
 
   afterAll(async () => {
