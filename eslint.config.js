@@ -26,7 +26,7 @@ export default tseslint.config(
       // a zone is crossed, move the shared thing down into src/common or the protocol instead.
       'import-x/no-restricted-paths': ['error', {
         zones: [
-          ...['engine', 'store', 'common'].map((lower) => ({
+          ...['engine', 'store', 'common', 'passes', 'activities'].map((lower) => ({
             target: `./src/${lower}`,
             from: ['./src/operator', './src/server', './src/cli'],
             message: `src/${lower} is below the operator, the server and the CLI`,

@@ -7,9 +7,9 @@ import type { ChatSettings } from '../server/chat/settings.js';
 import type { ServerContext } from '../server/context.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import { Executor } from '../executor/executor.js';
+import { Executor } from '../passes/executor.js';
 import { checkProject } from '../engine/request-schema.js';
-import { captureLog, logsDirFor } from '../executor/log-capture.js';
+import { captureLog, logsDirFor } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
 
 export const DEFAULT_PORT = 7456;

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { JournalEntry, RunWithScript } from '../api/responses.js';
-import { runPass } from '../agent/run-pass.js';
+import { runPass } from '../passes/local-pass.js';
 import { UsageError } from '../common/errors.js';
 import { GRAPH, runsInProcess } from '../common/workflow-file.js';
 import { journalFromView } from '../engine/journal-view.js';

@@ -7,9 +7,9 @@ import { newRunId } from '../common/ids.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
-import { Executor } from '../executor/executor.js';
+import { Executor } from '../passes/executor.js';
 import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
-import { captureLog, logsDirFor, teeLog } from '../executor/log-capture.js';
+import { captureLog, logsDirFor, teeLog } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
 
 export interface LocalRunOptions extends StoreOptions {

@@ -1,5 +1,5 @@
 import { writeSync } from 'node:fs';
-import type { PassOutcome } from '../agent/run-pass.js';
+import type { PassOutcome } from '../passes/local-pass.js';
 import { Pass, type PassHost } from '../engine/pass.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';

@@ -3,7 +3,7 @@ import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import { resolve } from 'node:path';
 import { interpreterOf } from '../common/workflow-file.js';
-import type { PassOutcome } from '../agent/run-pass.js';
+import type { PassOutcome } from '../passes/local-pass.js';
 import { Pass, type PassHost } from '../engine/pass.js';
 import type { Answer, Request } from '../engine/protocol.js';
 import type { Store } from '../store/store.js';

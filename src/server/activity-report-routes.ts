@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { maxValueBytes } from '../engine/limits.js';
 import { activityId } from '../engine/verbs/activities.js';
-import { settleActivityAttempt } from '../executor/activity-attempts.js';
+import { settleActivityAttempt } from '../activities/activity-attempts.js';
 import type { ResponseOf } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { object } from './body.js';

@@ -28,6 +28,7 @@ const CASES: [what: string, file: string, text: string, rule: string, reported: 
   ['the engine may not import the server', 'src/engine/limits.ts', importing('USER_AUTHORIZATION', '../server/access.js'), ZONE, true],
   ['the store may not import the operator', 'src/store/types.ts', importing('GROUP', '../operator/api/generated.js'), ZONE, true],
   ['common may not import the CLI', 'src/common/ids.ts', importing('isCluster', '../cli/control/target.js'), ZONE, true],
+  ['starting a pass may not import the operator (its Jobs are handed in as a PassRunner)', 'src/passes/start-pass.ts', importing('LABELS', '../operator/naming.js'), ZONE, true],
   ['common imports nothing of Hyperspool but common', 'src/common/ids.ts', importing('EXIT', '../engine/protocol.js'), ZONE, true],
   ['a type-only import counts against a zone', 'src/engine/limits.ts', importing('ServerContext', '../server/context.js', 'type '), ZONE, true],
   ['the in-script client may import the protocol', 'src/cli/script/client.ts', importing('EXIT', '../../engine/protocol.js'), ZONE, false],

@@ -133,7 +133,7 @@ async function call(args: Arg[]): Promise<{ code: number | null; stderr: string;
       const child = spawn('bash', ['-c', `exec ${[BINARY, ...args].map(quoted).join(' ')}`], {
         cwd: dir,
         detached: true,
-        // A pass's environment (src/agent/run-pass.ts); control verbs reach no server (port 9 answers nothing).
+        // A pass's environment (src/passes/local-pass.ts); control verbs reach no server (port 9 answers nothing).
         env: { PATH: process.env.PATH, SPOOL_CONTROL_CLI: NODE_CLI, SPOOL_SERVER: 'http://127.0.0.1:9', SPOOL_SOCKET: join(dir, 'agent.sock'), SPOOL_RUN_ID: run.id, SPOOL_PASS: '1', SPOOL_INPUT_FILE: join(dir, 'input.json'), SPOOL_LOG_ID: '' },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

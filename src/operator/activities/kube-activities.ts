@@ -1,7 +1,7 @@
 import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import { ensureError } from '../../common/errors.js';
-import { ABANDONED } from '../../executor/executor.js';
-import type { AttemptEnd } from '../../executor/activity-attempts.js';
+import { ABANDONED } from '../../passes/executor.js';
+import type { AttemptEnd } from '../../activities/activity-attempts.js';
 import type { Store } from '../../store/store.js';
 import type { ActivityRecord, RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';

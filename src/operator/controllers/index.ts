@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, BatchV1Api, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { jsonLogger, type Logger } from '../../common/json-log.js';
 import { TerminalError } from '../../common/errors.js';
-import type { Executor } from '../../executor/executor.js';
+import type { Executor } from '../../passes/executor.js';
 import type { ActivityAgentIdentity } from '../../server/context.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';

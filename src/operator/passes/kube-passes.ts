@@ -2,7 +2,7 @@ import type { BatchV1Api, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { PassHost } from '../../engine/pass.js';
 import { scriptOutcome, type RunOutcome } from '../../engine/settle.js';
 import { ensureError } from '../../common/errors.js';
-import { ABANDONED } from '../../executor/executor.js';
+import { ABANDONED } from '../../passes/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';

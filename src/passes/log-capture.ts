@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
-import type { PassOutput } from './executor.js';
+import type { PassOutput } from './start-pass.js';
 import { tailFile } from '../common/file-tail.js';
 import type { StoreOptions } from '../store/open.js';
 

@@ -6,11 +6,11 @@ import { Pass, type PassHost } from '../engine/pass.js';
 import { scriptOutcome } from '../engine/settle.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
-import { NODE_CLI, NODE_CLIENT_DIR, scriptClient } from './script-client.js';
-import { scriptEnv } from './script-env.js';
-import { sdkEnvironment } from './sdks/sdk-environment.js';
-import { AgentSocket } from './socket-server.js';
-import { ScriptProcess } from './script-process.js';
+import { NODE_CLI, NODE_CLIENT_DIR, scriptClient } from '../agent/script-client.js';
+import { scriptEnv } from '../agent/script-env.js';
+import { sdkEnvironment } from '../agent/sdks/sdk-environment.js';
+import { AgentSocket } from '../agent/socket-server.js';
+import { ScriptProcess } from '../agent/script-process.js';
 
 export type PassOutcome = ReturnType<typeof scriptOutcome>;
 

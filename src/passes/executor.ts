@@ -1,4 +1,3 @@
-import { runPass, type PassOutcome, type ScriptOutput } from '../agent/run-pass.js';
 import { ensureError } from '../common/errors.js';
 import { maxValueBytes } from '../engine/limits.js';
 import type { Change, PassHost } from '../engine/pass.js';
@@ -8,23 +7,10 @@ import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
-import { GRAPH, runsInProcess } from '../common/workflow-file.js';
-import { runGraphPass } from '../graph/runner.js';
-import { runPipelinePass } from '../pipeline/coordinator.js';
-import { runActivityAttempt } from './activity-runner.js';
-import { settleActivityAttempt, type AttemptEnd } from './activity-attempts.js';
+import { runActivityAttempt } from '../activities/activity-runner.js';
+import { settleActivityAttempt, type AttemptEnd } from '../activities/activity-attempts.js';
 import { projectOfRunId } from '../common/ids.js';
-
-/** Where one pass's stdout and stderr go: this process's own, or descriptors closed after the pass. */
-export interface PassOutput extends ScriptOutput {
-  close?(): Promise<void>;
-}
-
-/**
- * Runs one script pass of a run somewhere and answers how it ended: by default a child process
- * here; on a cluster, a Job.
- */
-export type PassRunner = (run: RunRecord, host: PassHost, signal: AbortSignal) => Promise<RunOutcome>;
+import { startPass, type PassOutput, type PassPlace, type PassRunner } from './start-pass.js';
 
 /** Runs one attempt of an activity somewhere else (on a cluster, a Job) and answers how it ended. */
 export type ActivityAttemptRunner = (activity: ActivityRecord, signal: AbortSignal) => Promise<AttemptEnd>;
@@ -96,6 +82,7 @@ export class Executor {
   private again = false;
   private readonly idle: (() => void)[] = [];
   readonly host: PassHost;
+  private readonly place: PassPlace;
 
   constructor(
     private readonly store: Store,
@@ -114,6 +101,12 @@ export class Executor {
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),
+    };
+    this.place = {
+      output: (run) => options.output(run),
+      ...(options.runPass ? { elsewhere: options.runPass } : {}),
+      ...(options.lenient ? { lenient: true } : {}),
+      ...(options.freshDir ? { freshDir: true } : {}),
     };
   }
 
@@ -262,10 +255,7 @@ export class Executor {
   private async pass(run: RunRecord, signal: AbortSignal): Promise<void> {
     let outcome: RunOutcome;
     try {
-      outcome =
-        runsInProcess(run) || !this.options.runPass
-          ? await this.runHere(run, signal)
-          : await this.options.runPass(run, this.host, signal);
+      outcome = await startPass(this.store, run, this.host, this.place, signal);
     } catch (error) {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
@@ -279,20 +269,6 @@ export class Executor {
       // (a pass whose end could not be written counts as lost, whatever it ended in).
       this.reportError('settling a pass failed; the run replays once the store answers', error, run.id);
       this.unsettled.add(run.id);
-    }
-  }
-
-  /** A pass in this process: a pipeline's coordinator or a graph's runner, or a script as a child process. */
-  private async runHere(run: RunRecord, signal: AbortSignal): Promise<PassOutcome> {
-    const output = this.options.output(run);
-    try {
-      const lenient = this.options.lenient ? { lenient: true } : {};
-      const freshDir = this.options.freshDir ? { freshDir: true } : {};
-      if (!runsInProcess(run)) return await runPass(this.store, run, this.host, { output, signal, ...lenient, ...freshDir });
-      const runDocument = run.interpreter === GRAPH ? runGraphPass : runPipelinePass;
-      return await runDocument(this.store, run, this.host, { output: output.stdout, ...lenient });
-    } finally {
-      await output.close?.();
     }
   }
 

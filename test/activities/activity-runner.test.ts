@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runActivityAttempt } from '../../src/executor/activity-runner.js';
+import { runActivityAttempt } from '../../src/activities/activity-runner.js';
 import type { ActivityRecord } from '../../src/store/types.js';
 
 /** An activity's command as the executor runs it: its whole process group is its own. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Executor } from '../../src/executor/executor.js';
+import { Executor } from '../../src/passes/executor.js';
 import { openPgliteStore } from '../../src/store/pglite.js';
 import type { Store } from '../../src/store/store.js';
 
