@@ -65,6 +65,7 @@ mod calls;
 mod command;
 mod connection;
 mod errors;
+mod graphs;
 
 #[cfg(test)]
 mod client_test;
@@ -224,6 +225,33 @@ pub fn spawn(kind: &str, text: &str, input: Option<Value>) -> Result<String> {
 /// [`spawn`] with a file name for the child, whose extension picks a script's interpreter.
 pub fn spawn_with(kind: &str, text: &str, options: SpawnOptions) -> Result<String> {
     client().spawn(kind, text, options)
+}
+
+/// Runs one graph node kind (`"http"`, `"script"`, `"call"`, `"approval"`, `"wait"`, `"sleep"`;
+/// docs/graphs.md) as durable calls of this run and returns its output, as `spool call-node` does:
+/// an http node's is `{status, headers, body}`. Any value in `config` may be `{"$expr": "…"}` over
+/// `input` and `node`; `node.idempotency_key` is this call's, the same on every replay. A replay
+/// answers from the journal and sends nothing. `name` is the node's id (default: its type). A
+/// failed node is [`Error::StepFailed`] (its line goes to stderr); a config the kind does not take,
+/// [`Error::Script`] (usage), with nothing recorded.
+pub fn call_node(
+    node_type: &str,
+    config: serde_json::Map<String, Value>,
+    name: Option<&str>,
+) -> Result<Value> {
+    client().call_node(node_type, config, name)
+}
+
+/// Runs the graph document at `path` (a `.json` or `.yaml` file whose top level has `nodes`) as a
+/// child run, waits for it holding no process, and returns its outputs, as `spool call-graph`
+/// does: each output's JSON value, or its text when it is not JSON. The file is read now; a
+/// replayed call needs none, a new one whose file cannot be read is refused. A failed graph is
+/// [`Error::StepFailed`] named `path`.
+pub fn call_graph(
+    path: impl AsRef<std::path::Path>,
+    input: Option<Value>,
+) -> Result<BTreeMap<String, Value>> {
+    client().call_graph(path.as_ref(), input)
 }
 
 /// Reads a state cell: `None` when it is absent (or empty). See [state cells](crate#state-cells).

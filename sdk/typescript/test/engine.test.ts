@@ -179,41 +179,62 @@ await sleep(300);
   }, 120_000);
 });
 
+const TINY_GRAPH = '{"nodes": [{"id": "one", "type": "script", "config": {"interpreter": "bash", "body": "true"}}], "outputs": {"y": {"$expr": "input.x"}}}\n';
+
 describe('callNode and callGraph', () => {
-  it('given an http callNode before a sleep, then it is sent once with the node key, a 404 throws StepFailed, and callGraph returns the outputs', async () => {
+  it('given passes in new, empty directories, then an http callNode is sent once and replayed with its key, a 404 throws StepFailed, a bad config is refused, and callGraph returns the outputs without its file', async () => {
     const keys: string[] = [];
     const server = createServer((request, response) => {
-      if (request.method === 'POST') keys.push(String(request.headers['idempotency-key'] ?? ''));
-      response.writeHead(request.method === 'POST' ? 200 : 404, { 'content-type': 'application/json' }).end('{"charged":true}');
+      const key = String(request.headers['idempotency-key'] ?? '');
+      if (request.method === 'POST') keys.push(key);
+      response.writeHead(request.method === 'POST' ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify({ key }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const dir = tempDir('spool-sdk-ts-');
+    // Each pass runs in a new, empty directory (--fresh-dir): the log is written by absolute path,
+    // and the graph file by a step, so passes 2 and 3 (the child run ends pass 1, the sleep pass 2)
+    // have no file and their callGraph is answered from the journal.
+    const effects = join(dir, 'effects.txt');
     writeFiles(dir, {
-      'tiny.json': '{"nodes": [{"id": "one", "type": "script", "config": {"interpreter": "bash", "body": "true"}}], "outputs": {"y": {"$expr": "input.x"}}}\n',
-      'flow.mjs': `${PRELUDE}import { callGraph, callNode, sleep, StepFailed } from '@hyperspool/sdk';
+      'flow.mjs': `import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { callGraph, callNode, sleep, stepFn, ScriptError, StepFailed } from '@hyperspool/sdk';
+const log = (line) => appendFileSync(${JSON.stringify(effects)}, 'pass ' + process.env.SPOOL_PASS + ': ' + line + '\\n');
+await stepFn('write-graph', () => writeFileSync('tiny.json', ${JSON.stringify(TINY_GRAPH)}));
 const charge = await callNode('http', { method: 'POST', url: '${url}', headers: { 'Idempotency-Key': { $expr: 'node.idempotency_key' } } }, { name: 'charge' });
-log('charge ' + charge.status + ' ' + JSON.stringify(charge.body));
+log('charge ' + charge.status + ' key ' + charge.body.key);
 try {
   await callNode('http', { url: '${url}/missing' }, { name: 'missing' });
 } catch (error) {
   log('caught ' + (error instanceof StepFailed) + ' ' + error.exitCode);
 }
-log('graph ' + JSON.stringify(await callGraph('tiny.json', { input: { x: '5' } })));
+try {
+  await callNode('http', { url: '${url}', nope: 1 });
+} catch (error) {
+  log('refused ' + (error instanceof ScriptError) + ' ' + error.kind + ' ' + error.exitCode);
+}
+const there = existsSync('tiny.json');
+log('graph ' + JSON.stringify(await callGraph('tiny.json', { input: { x: '5' } })) + ' (file there: ' + there + ')');
 await sleep(10);
 `,
     });
     try {
-      const { code, output } = await spool(['run', 'flow.mjs', '--data-dir', join(dir, 'data')], { cwd: dir });
+      const { code, output } = await spool(['run', 'flow.mjs', '--fresh-dir', '--data-dir', join(dir, 'data')], { cwd: dir });
       expect(code, output).toBe(0);
     } finally {
       server.close();
     }
-    const effects = readLines(join(dir, 'effects.txt'));
-    expect(effects.filter((line) => line === 'charge 200 {"charged":true}').length).toBeGreaterThanOrEqual(2);
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^spool-/);
-    expect(effects).toContain('caught true 1');
-    expect(effects).toContain('graph {"y":5}');
+    const lines = readLines(effects);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        ...[1, 2, 3].map((pass) => `pass ${pass}: charge 200 key ${keys[0]}`),
+        'pass 2: caught true 1',
+        'pass 2: refused true usage 2',
+        'pass 2: graph {"y":5} (file there: false)',
+        'pass 3: graph {"y":5} (file there: false)',
+      ]),
+    );
   });
 });
