@@ -382,6 +382,23 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(second).toEqual(first);
         expect(await store.readJournal('r1')).toEqual([first]);
       });
+
+      it("copies a rerun's prefix: the entries before a position, as they were, and the rerun lists under its source", async () => {
+        const data = { stdoutBase64: Buffer.from([0xff, 0xfe]).toString('base64'), text: 'é\ud83d\ude00', n: 1.5, deep: [{ b: 2, a: 1 }] };
+        await store.createRun(newRun('old'));
+        await store.appendJournal(entry('old', 0, 'call', { argv: ['a'] }));
+        await store.appendJournal(entry('old', 0, 'result', data));
+        await store.appendJournal(entry('old', 1, 'call'));
+        await store.appendJournal(entry('old', 1, 'result', { exit: 0 }));
+        const { run } = await store.createRun(newRun('new', { rerunOf: { runId: 'old', fromStep: 'two' } }));
+        expect(run.rerunOf).toEqual({ runId: 'old', fromStep: 'two' });
+        expect(await store.copyJournal('old', 'new', 1)).toBe(2);
+        expect(await store.readJournal('new')).toEqual([entry('new', 0, 'call', { argv: ['a'] }), entry('new', 0, 'result', data)]);
+        expect(await store.readJournal('old')).toHaveLength(4);
+        expect(await store.listReruns('old')).toEqual(['new']);
+        expect(await store.listReruns('new')).toEqual([]);
+        expect((await store.getRun('old'))?.rerunOf).toBeNull();
+      });
     });
 
     describe('signals', () => {

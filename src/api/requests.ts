@@ -91,6 +91,18 @@ export const API_ROUTES = [
     },
   },
   { method: 'GET', path: '/runs/:id' },
+  {
+    method: 'POST',
+    path: '/runs/:id/rerun',
+    body: {
+      optional: {
+        fromStep: NULLABLE({ ...NAME_RULE, description: "the step to rerun from: the old run's journal before its first call is kept; null: from the top" }),
+        input: { description: "any JSON; by default the old run's input" },
+        latest: { type: 'boolean', description: "the workflow file as it is now (spool dev: read where the run was submitted from), not the old run's script" },
+      },
+    },
+    values: ['input'],
+  },
   { method: 'POST', path: '/runs/:id/cancel', body: {} },
   { method: 'GET', path: '/runs/:id/logs', query: { optional: { after: WHOLE(Number.MAX_SAFE_INTEGER) } } },
   { method: 'GET', path: '/runs/:id/journal' },

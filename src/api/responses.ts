@@ -57,6 +57,9 @@ const RUN_FIELDS = {
   lenient: { type: 'boolean' },
   cwd: nullable(TEXT),
   runner: nullable({ type: 'object', description: "on a cluster, the Workflow's image, env and service account" }),
+  rerunOf: nullable(
+    named('RerunOf', shape({ runId: { type: 'string', description: 'the run this one reran' }, fromStep: nullable({ type: 'string', description: 'the step it reran from; null: from the top' }) })),
+  ),
   createdAt: TIME,
   updatedAt: TIME,
   finishedAt: nullable(TIME),
@@ -68,8 +71,8 @@ const RUN_FIELDS = {
 /** A run as every route shows it, without its script. */
 export const RUN = named('Run', shape(RUN_FIELDS));
 export type Run = FromSchema<typeof RUN>;
-/** One run, asked for by its id: with its script. */
-const RUN_WITH_SCRIPT = named('RunWithScript', shape({ ...RUN_FIELDS, script: TEXT }));
+/** One run, asked for by its id: with its script, and the runs that reran it. */
+const RUN_WITH_SCRIPT = named('RunWithScript', shape({ ...RUN_FIELDS, script: TEXT, reruns: listOf({ type: 'string', description: 'the runs that reran this one, oldest first' }) }));
 export type RunWithScript = FromSchema<typeof RUN_WITH_SCRIPT>;
 
 const LOG_LINE = named(
@@ -201,6 +204,7 @@ export const RESPONSES = {
   'POST /runs': shape({ run: RUN, created: { type: 'boolean', description: 'false: the run an idempotency key named already' } }),
   'GET /runs': shape({ runs: listOf(RUN), next: nullable({ type: 'string', description: "the next page's `before`" }) }),
   'GET /runs/:id': shape({ run: RUN_WITH_SCRIPT }),
+  'POST /runs/:id/rerun': shape({ run: RUN }),
   'POST /runs/:id/cancel': shape({ run: RUN, cancelled: { type: 'boolean', description: 'false: it had ended already' } }),
   'GET /runs/:id/logs': shape({ logs: listOf(LOG_LINE), run: RUN }),
   'GET /runs/:id/journal': shape({ journal: listOf(JOURNAL_ENTRY) }),

@@ -2,7 +2,7 @@ import { RefusedError } from '../common/errors.js';
 import { formatDuration } from '../common/duration.js';
 import { newRunId } from '../common/ids.js';
 import type { Store } from '../store/store.js';
-import type { RunRecord, ScriptSource } from '../store/types.js';
+import type { RerunOf, RunRecord, ScriptSource } from '../store/types.js';
 import { cancelRun } from './cancel.js';
 
 export interface Throttle {
@@ -34,6 +34,10 @@ export interface Submission {
   lenient?: boolean;
   /** Whom the run is about (an order, a customer): a wait for an event takes only events of it. */
   subject?: string | null;
+  /** A rerun (engine/rerun.ts): the run it reran, and from which step. */
+  rerunOf?: RerunOf | null;
+  /** A rerun's start: the old run's journal before this position, and the outputs set there. */
+  prefix?: { before: number; outputs: Record<string, string> };
 }
 
 export interface Admitted {
@@ -59,9 +63,17 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
       idempotencyKey: submission.idempotencyKey ?? null,
       lenient: submission.lenient ?? false,
       subject: submission.subject ?? null,
+      rerunOf: submission.rerunOf ?? null,
     });
     const admitted: Admitted = { run, created, cancelled: [] };
     if (!created) return admitted;
+    // In the transaction that makes the run: its first pass finds the copied prefix there.
+    const { prefix, rerunOf } = submission;
+    if (prefix && rerunOf && prefix.before > 0) {
+      await tx.copyJournal(rerunOf.runId, run.id, prefix.before);
+      if (Object.keys(prefix.outputs).length > 0) await tx.updateRun(run.id, { outputs: prefix.outputs });
+      admitted.run = { ...run, outputs: prefix.outputs };
+    }
     const refuse = async (reason: string): Promise<Admitted> => {
       admitted.cancelled.push(...(await cancelRun(tx, run.id, now, reason)));
       admitted.run = (await tx.getRun(run.id)) ?? run;

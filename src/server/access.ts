@@ -6,7 +6,7 @@ const READ_VERBS: Record<string, Access['verb']> = { GET: 'get', HEAD: 'get' };
 
 /**
  * The access a control request needs: reading a run is `get runs`; cancelling it, signalling it
- * and approving its gates change it (`update runs`); submitting is `create runs`; emitting an event
+ * and approving its gates change it (`update runs`); submitting and rerunning are `create runs`; emitting an event
  * may start runs (`create events`).
  */
 export function accessOf(req: Request, defaultProject: string): Access | null {
@@ -19,6 +19,8 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
   switch (collection) {
     case 'runs':
       if (!id) return { verb: read ? 'list' : 'create', resource: 'runs', project };
+      // A rerun starts a run: authorized as a submit, in the old run's project.
+      if (parts[2] === 'rerun' && parts.length === 3) return { verb: 'create', resource: 'runs', project: projectOfRunId(id) };
       return { verb: read ?? 'update', resource: 'runs', project: projectOfRunId(id), name: id };
     case 'events':
       return { verb: 'create', resource: 'events', project };

@@ -6,23 +6,25 @@ import { attachCheckout } from './checkout-store.js';
 import { cancelRun } from '../engine/cancel.js';
 import { substateOf } from '../engine/substate.js';
 import { wakeIfOver } from '../engine/wake.js';
-import { documentAdmission } from '../workflow-file/check.js';
+import { resolve } from 'node:path';
+import { documentAdmission, readWorkflowFile } from '../workflow-file/check.js';
+import { rerunRun } from '../engine/rerun.js';
 import { runsInProcess } from '../common/workflow-file.js';
-import { TERMINAL_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
+import { TERMINAL_STATUSES, type RunRecord, type RunStatus, type ScriptSource } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
 import type { Store } from '../store/store.js';
 import type { ResponseOf, Run, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
-import { badRequest, conflict, notFound, unprocessable } from './http-error.js';
+import { HttpError, badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
 const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 const iso = (date: Date | null): string | null => date && date.toISOString();
 
-/** A run as the API shows it (its times as JSON writes them, in the same places); the script text only when asked for one run. */
+/** A run as the API shows it (its times as JSON writes them, in the same places); the script text and its reruns only when asked for one run. */
 export function runView(run: RunRecord): Run;
-export function runView(run: RunRecord, withScript: true): RunWithScript;
-export function runView(run: RunRecord, withScript = false): Run | RunWithScript {
+export function runView(run: RunRecord, reruns: string[]): RunWithScript;
+export function runView(run: RunRecord, reruns?: string[]): Run | RunWithScript {
   const { script, ...rest } = run;
   const view: Run = {
     ...rest,
@@ -32,7 +34,7 @@ export function runView(run: RunRecord, withScript = false): Run | RunWithScript
     finishedAt: iso(rest.finishedAt),
     substate: substateOf(run),
   };
-  return withScript ? { ...view, script } : view;
+  return reruns ? { ...view, script, reruns } : view;
 }
 
 /** The run a route's path names, or a 404 saying which. */
@@ -111,7 +113,22 @@ export function runsRoutes(ctx: ServerContext): Router {
   });
 
   router.get('/runs/:id', async (req, res) => {
-    res.json({ run: runView(await load(req.params.id), true) } satisfies ResponseOf<'GET /runs/:id'>);
+    const run = await load(req.params.id);
+    res.json({ run: runView(run, await store.listReruns(run.id)) } satisfies ResponseOf<'GET /runs/:id'>);
+  });
+
+  // A new run of the same definition, from the top or from a step (engine/rerun.ts); authorized as a submit (access.ts).
+  router.post('/runs/:id/rerun', async (req, res) => {
+    const old = await load(req.params.id);
+    const body = object(req.body ?? {});
+    const input = 'input' in body ? body.input : old.input;
+    const source = body.latest === true ? latestSource(old) : { workflow: old.workflow, interpreter: old.interpreter, script: old.script, cwd: old.cwd, runner: old.runner };
+    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => documentAdmission(source.script, source.workflow, input)) : null;
+    const rerun = { fromStep: optionalText(body, 'fromStep'), source, input, admission: { env: ctx.env, concurrency: rules?.concurrency ?? null } };
+    const { run, cancelled } = await rerunRun(store, old, rerun, ctx.now());
+    for (const id of cancelled) ctx.abortPass(id);
+    ctx.poke();
+    res.status(201).json({ run: runView(run) } satisfies ResponseOf<'POST /runs/:id/rerun'>);
   });
 
   router.post('/runs/:id/cancel', async (req, res) => {
@@ -148,4 +165,14 @@ export function runsRoutes(ctx: ServerContext): Router {
   });
 
   return router;
+}
+
+/**
+ * `--latest`: the run's workflow file as it is now, where it was submitted from (spool dev, whose
+ * passes run there too). A run with no such directory (a cluster's) has no file to read here.
+ */
+function latestSource(old: RunRecord): ScriptSource {
+  if (old.cwd === null) throw new HttpError(422, 'no_latest', `${old.id} was not submitted from a directory this server reads, so it has no latest workflow file here`);
+  const file = resolve(old.cwd, old.workflow);
+  return { workflow: old.workflow, cwd: old.cwd, runner: old.runner, ...unprocessable('no_latest', () => readWorkflowFile(file)) };
 }

@@ -74,6 +74,7 @@ function toRun(row: Row): RunRecord {
     lenient: Boolean(row.lenient),
     cwd: (row.cwd as string | null) ?? null,
     runner: (row.runner as RunnerSettings | null) ?? null,
+    rerunOf: row.rerun_of ? { runId: row.rerun_of as string, fromStep: (row.rerun_from_step as string | null) ?? null } : null,
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     finishedAt: dateOrNull(row.finished_at),
@@ -202,8 +203,8 @@ export class SqlStore implements Store {
   async createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     const inserted = await this.one(
       `insert into runs (id, project, workflow, interpreter, script, input, subject, parent_id, handler,
-                         idempotency_key, status, wake_at, lenient, cwd, runner)
-       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb)
+                         idempotency_key, status, wake_at, lenient, cwd, runner, rerun_of, rerun_from_step)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb, $15, $16)
        on conflict do nothing returning *`,
       [
         run.id,
@@ -220,6 +221,8 @@ export class SqlStore implements Store {
         run.lenient ?? false,
         run.cwd ?? null,
         run.runner ? json(run.runner) : null,
+        run.rerunOf?.runId ?? null,
+        run.rerunOf?.fromStep ?? null,
       ],
     );
     if (inserted) return { run: toRun(inserted), created: true };
@@ -379,6 +382,23 @@ export class SqlStore implements Store {
   async readJournal(runId: string): Promise<JournalEntry[]> {
     const rows = await this.db.query<Row>(`select * from journal where run_id = $1 order by position, kind`, [runId]);
     return rows.map(toEntry);
+  }
+
+  async copyJournal(fromRunId: string, toRunId: string, beforePosition: number): Promise<number> {
+    // Copied in the database, column for column: the data is the old run's, byte for byte, and the
+    // pass that recorded an entry is the old run's pass (the new run's passes replay it).
+    const rows = await this.db.query<Row>(
+      `insert into journal (run_id, position, kind, verb, name, occurrence, data, recorded_at, pass)
+       select $2, position, kind, verb, name, occurrence, data, recorded_at, pass from journal
+        where run_id = $1 and position < $3 returning position`,
+      [fromRunId, toRunId, beforePosition],
+    );
+    return rows.length;
+  }
+
+  async listReruns(runId: string): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(`select id from runs where rerun_of = $1 order by created_at, id`, [runId]);
+    return rows.map((row) => row.id);
   }
 
   async readJournalTimes(runId: string): Promise<JournalTime[]> {

@@ -79,6 +79,10 @@ export interface Store {
   pageRuns(filter: RunPageFilter): Promise<RunPage>;
   /** The workflows that runs were started from (not counting runs other runs started). */
   listWorkflows(project: string | null): Promise<WorkflowSummary[]>;
+  /** Copies a run's journal entries before `beforePosition` to another run (a rerun's prefix); answers how many. */
+  copyJournal(fromRunId: string, toRunId: string, beforePosition: number): Promise<number>;
+  /** The runs that reran this one, oldest first. */
+  listReruns(runId: string): Promise<string[]>;
   /** Insert-only; a second write of the same position and kind is ignored and the first returned. */
   appendJournal(entry: JournalEntry): Promise<JournalEntry>;
 

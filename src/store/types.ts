@@ -34,9 +34,17 @@ export interface RunRecord {
   lenient: boolean;
   cwd: string | null;
   runner: RunnerSettings | null;
+  /** The run this one reran, and the step it reran from (null: from the top); null when not a rerun. */
+  rerunOf: RerunOf | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+}
+
+/** Where a rerun came from (`spool rerun`, docs/testing-workflows.md). */
+export interface RerunOf {
+  runId: string;
+  fromStep: string | null;
 }
 
 /** A run's state without its script, input and outputs (Store.listUnfinishedRunStates). */
@@ -56,6 +64,7 @@ export interface NewRun {
   lenient?: boolean;
   cwd?: string | null;
   runner?: RunnerSettings | null;
+  rerunOf?: RerunOf | null;
   /** A run that should not start before this time (throttled submits). */
   notBefore?: Date | null;
 }

@@ -107,7 +107,11 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     expect((await waitForRun(dev.url, id)).status).toBe('succeeded');
     expect((await call('POST /runs', {}, { ...script('true'), idempotencyKey: 'shapes-1' })).status).toBe(200);
     await call('GET /runs', {}, undefined, '?limit=1');
-    await call('GET /runs/:id', { id });
+    // A rerun from a step: it names its source (rerunOf), and the old run lists it (reruns).
+    const rerun = await call<{ run: { id: string } }>('POST /runs/:id/rerun', { id }, { fromStep: 'one' });
+    expect(rerun.status).toBe(201);
+    await call('GET /runs/:id', { id: rerun.json.run.id });
+    expect((await call<{ run: { reruns: string[] } }>('GET /runs/:id', { id })).json.run.reruns).toEqual([rerun.json.run.id]);
     const logs = await call<{ logs: unknown[] }>('GET /runs/:id/logs', { id });
     expect(logs.json.logs.length).toBeGreaterThan(0);
     await call('GET /runs/:id/journal', { id });

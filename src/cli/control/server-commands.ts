@@ -3,7 +3,7 @@ import { LogPrinter } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
-import { UsageError } from '../../common/errors.js';
+import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { runPath } from './http.js';
 import { age, table } from './format.js';
 import { isCluster, targetOf, type Target } from './target.js';
@@ -219,6 +219,37 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
     const { replayRun } = await import('../../dev/replay.js');
     setExit(await replayRun(run, journal, { ...(str(options.script) ? { script: str(options.script) } : {}), lenient: options.lenient === true }));
+  });
+
+  withServer(
+    program
+      .command('rerun <run>')
+      .description("start a new run of a run's workflow, from the top or from a step: the journal before that step is kept, the step and all after run fresh")
+      .option('--from-step <name>', "rerun from this step: the new run replays the old one's calls before its first call, then runs it with new idempotency keys")
+      .option('--input <json>', "the new run's input (default: the old run's)")
+      .option('--latest', "run the workflow file as it is now, not the script the old run was pinned to")
+      .option('--follow', 'print the new run log until it ends, and exit with its outcome')
+      .option('--json', 'print JSON'),
+  ).action(async (runId: string, options: Options) => {
+    notOnCluster(options, "rerun is not supported yet: kubectl create a Run of the same Workflow (docs/testing-workflows.md)");
+    const { parseInput } = await import('../../dev/run-local.js');
+    const to = await target(options);
+    const body: RequestOf<'POST /runs/:id/rerun'> = {
+      ...(str(options.fromStep) !== undefined ? { fromStep: str(options.fromStep) } : {}),
+      ...(str(options.input) !== undefined ? { input: parseInput(str(options.input)) } : {}),
+      ...(options.latest ? { latest: true } : {}),
+    };
+    if (body.fromStep === '') throw new UsageError('--from-step takes the name of a step the run reached');
+    const { run } = await to
+      .api<ResponseOf<'POST /runs/:id/rerun'>>('POST', `${runPath(await to.runId(runId))}/rerun`, body)
+      // A run that is not there is the person's to fix here, as a step it never reached is.
+      .catch((error: unknown) => {
+        throw error instanceof SpoolError && error.kind === 'not_found' ? new UsageError(error.message) : ensureError(error);
+      });
+    if (options.json) json(run);
+    else if (options.follow) process.stderr.write(`  run: ${run.id} (a rerun of ${runId}${body.fromStep ? ` from step ${body.fromStep}` : ''})\n`);
+    else out(`${run.id}\n`);
+    if (options.follow) setExit(await follow(to, run.id));
   });
 
   withServer(
