@@ -5,6 +5,7 @@ import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, V
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
 import { Approvals } from './approvals.js';
+import { RerunLinks, useRerun } from './rerun.js';
 import { Timeline } from './timeline.js';
 
 interface RunData {
@@ -38,6 +39,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
   const first = usePoll(() => api.get<ResponseOf<'GET /runs/:id'>>(runPath(id)).then((answer) => answer.run), [id], 0, () => false);
   const details = usePoll(() => loadDetails(id), [id], 1500, (loaded) => !ended(loaded?.run));
   const reload = details.reload;
+  const rerun = useRerun(id);
   const now = useNow(1000);
   const short = id.split(':').at(-1) ?? id;
   useEffect(() => {
@@ -70,8 +72,16 @@ export function RunPage({ id }: { id: string }): JSX.Element {
           </span>
         </Title>
         <PhaseBadge phase={run.status} />
+        <button type="button" class="rerun" disabled={rerun.busy} onClick={() => rerun.rerun(null)} title="A new run of this run's script, from the top">
+          Rerun
+        </button>
         {!ended(run) && <CancelButton id={run.id} onDone={reload} />}
       </div>
+      {rerun.failure && (
+        <p role="alert" class="form-error">
+          {rerun.failure}
+        </p>
+      )}
       {error && <ErrorBox error={error} what="the latest state (showing the last one loaded)" />}
       <dl class="summary">
         <dt>Run id</dt>
@@ -140,6 +150,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
             </dd>
           </>
         )}
+        <RerunLinks run={run} reruns={first.data?.reruns ?? []} />
         {run.idempotencyKey && (
           <>
             <dt>Idempotency key</dt>
@@ -156,7 +167,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       {data.children.length > 0 && <Children runs={data.children} parent={run} />}
       {data.artifacts.length > 0 && <Artifacts runId={run.id} artifacts={data.artifacts} />}
 
-      {loaded ? <Timeline run={run} entries={data.timeline} /> : <Loading what="the timeline" />}
+      {loaded ? <Timeline run={run} entries={data.timeline} onRerun={rerun.busy ? undefined : rerun.rerun} /> : <Loading what="the timeline" />}
       <Log run={run} />
       <section aria-labelledby="io-title" class="io">
         <h2 id="io-title">Input and outputs</h2>

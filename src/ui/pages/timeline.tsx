@@ -73,7 +73,12 @@ interface SliceProps {
   span: number;
   open: Set<number>;
   toggle: (position: number) => void;
+  /** Rerun from a step (run.tsx); absent while a rerun is being made. */
+  onRerun: ((step: string) => void) | undefined;
 }
+
+/** The calls a rerun can start from (engine/rerun.ts): a step's first call. */
+const rerunsFrom = (entry: TimelineEntry): boolean => (entry.verb === 'step' || entry.verb === 'step_fn') && entry.occurrence === 0;
 
 /**
  * One slice of the timeline's lines. It draws again only when its own entries, the run's span or
@@ -82,11 +87,11 @@ interface SliceProps {
 class TimelineSlice extends Component<SliceProps> {
   override shouldComponentUpdate(next: SliceProps): boolean {
     const now = this.props;
-    return next.entries !== now.entries || next.span !== now.span || next.start !== now.start || next.open !== now.open || next.run.status !== now.run.status || next.run.passes !== now.run.passes;
+    return next.entries !== now.entries || next.onRerun !== now.onRerun || next.span !== now.span || next.start !== now.start || next.open !== now.open || next.run.status !== now.run.status || next.run.passes !== now.run.passes;
   }
 
   override render(): JSX.Element {
-    const { entries, run, start, span, open, toggle } = this.props;
+    const { entries, run, start, span, open, toggle, onRerun } = this.props;
     return (
       <>
         {entries.map((entry) => {
@@ -119,7 +124,12 @@ class TimelineSlice extends Component<SliceProps> {
                     <td class="pass" title={entry.pass === null ? undefined : replayed ? `recorded in pass ${entry.pass}; later passes replayed it` : `recorded in pass ${entry.pass}`}>
                       {entry.pass === null ? '' : replayed ? `${entry.pass} · replayed` : entry.pass}
                     </td>
-                    <td>
+                    <td class="row-actions">
+                      {rerunsFrom(entry) && (
+                        <button type="button" class="link-button" disabled={!onRerun} onClick={() => onRerun?.(entry.name)} title={`A new run that keeps this run's calls before ${entry.name} and runs ${entry.name} and all after again`}>
+                          Rerun from here
+                        </button>
+                      )}
                       <button type="button" class="link-button" aria-expanded={expanded} aria-label={`details of call ${entry.position}`} onClick={() => toggle(entry.position)}>
                         {expanded ? '▾' : '▸'}
                       </button>
@@ -155,7 +165,7 @@ const SLICE = 120;
  * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
  * replayed it). Failed calls are marked, so a run of 500 calls is read at a glance.
  */
-export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] }): JSX.Element {
+export function Timeline({ run, entries, onRerun }: { run: Run; entries: TimelineEntry[]; onRerun?: ((step: string) => void) | undefined }): JSX.Element {
   const [open, setOpen] = useState<Set<number>>(new Set());
   const [failedOnly, setFailedOnly] = useState(false);
   const failed = entries.filter((entry) => entry.failed).length;
@@ -246,7 +256,7 @@ export function Timeline({ run, entries }: { run: Run; entries: TimelineEntry[] 
           </thead>
           <tbody>
             {slices.map((slice) => (
-              <TimelineSlice key={slice[0]?.position} entries={slice} run={run} start={start} span={span} open={open} toggle={toggle} />
+              <TimelineSlice key={slice[0]?.position} entries={slice} run={run} start={start} span={span} open={open} toggle={toggle} onRerun={onRerun} />
             ))}
           </tbody>
         </table>
