@@ -3,6 +3,11 @@ import type { Op, Workflow } from './generate.js';
 /** Bytes over SPOOL_MAX_ARTIFACT_BYTES (which the runner sets to ARTIFACT_LIMIT_BYTES). */
 export const ARTIFACT_LIMIT_BYTES = 400 * 1024;
 const OVER_LIMIT = 500 * 1024;
+/**
+ * How long a wait the harness answers may wait: it answers within seconds (a restart included), so
+ * a timeout means a delivery was lost, and shows as exit 124 rather than a run that never ends.
+ */
+export const ANSWER_WITHIN = '45s';
 
 /**
  * A step body: counts its execution (outside the engine, in $VERIFY_COUNT), prints the op's bytes
@@ -48,6 +53,10 @@ function line(op: Op): string {
       return `spool sleep ${op.ms}ms; ${code(id)}`;
     case 'wait-timeout':
       return `spool wait signal ${id} --timeout 200ms 2>/dev/null; ${code(id)}`;
+    case 'wait-signal':
+      return `spool wait signal ${id} --timeout ${ANSWER_WITHIN} ${saw(id)}`;
+    case 'wait-event':
+      return `spool wait event ${id}-type --timeout ${ANSWER_WITHIN} ${saw(id)}`;
     case 'emit':
       return `spool event emit ${id}-type --payload '{"n":1}' ${saw(id)}`;
     case 'lock':

@@ -48,3 +48,29 @@ describe("the replay verifier's checks", () => {
     ]);
   });
 });
+
+/**
+ * A wait the harness answers: the harness sends its signal twice; the wait must record the first,
+ * once, and every pass print it (a wait that took the second would replay it too, so only the
+ * recorded result and the bytes against what was sent can tell).
+ */
+describe("the replay verifier's checks of the waits it answers", () => {
+  const op = { kind: 'wait-signal', id: 'o0', payload: 'first \u2603\n', second: 'second', via: 'cli', when: 'waiting' } as const;
+  const waits: Workflow = { seed: 0, ops: [op], checkoutFile: Buffer.alloc(0) };
+  const answered = (payload: string): History => {
+    const result = { ...entry(1, 'result', 'wait.signal', 'o0'), data: { payload } };
+    const written = history([entry(1, 'call', 'wait.signal', 'o0'), result], [], [[1, Buffer.from(`${payload}\n`), 0]]);
+    return { ...written, executions: new Map() };
+  };
+
+  it('given the wait took the first signal, then nothing is broken', () => {
+    expect(check(waits, answered(op.payload), null)).toEqual([]);
+  });
+
+  it('given the wait took the second signal, then the recorded result and the bytes are not what was sent first', () => {
+    expect(check(waits, answered(op.second), null).map((each) => each.invariant)).toEqual([
+      'recorded bytes come back as they went',
+      'a wait records what the harness sent, once',
+    ]);
+  });
+});

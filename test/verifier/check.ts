@@ -1,5 +1,6 @@
 import type { JournalEntry } from '../../src/store/types.js';
 import { callsOf } from '../support/spool.js';
+import { isAnswered, printed, recordedResult } from './deliveries.js';
 import type { Op, Workflow } from './generate.js';
 import type { History } from './run.js';
 
@@ -34,6 +35,9 @@ function expected(op: Op, workflow: Workflow): { code: number; bytes?: (bytes: B
       return { code: 0, bytes: (bytes) => bytes.toString() === `${op.by}\n` };
     case 'wait-timeout':
       return { code: 124 };
+    case 'wait-signal':
+    case 'wait-event':
+      return { code: 0, bytes: (bytes) => bytes.equals(printed(op)) };
     case 'checkout':
       return { code: 0, bytes: (bytes) => bytes.equals(workflow.checkoutFile) };
     case 'activity':
@@ -100,6 +104,18 @@ export function check(workflow: Workflow, history: History, reference: History |
       if (first === undefined) first = seen.bytes;
       else if (first && seen.bytes && !first.equals(seen.bytes)) {
         fail('a replay answers byte for byte', `${op.kind} ${op.id} on pass ${pass}: ${show(seen.bytes)}, earlier ${show(first)}`);
+      }
+    }
+    if (isAnswered(op)) {
+      // The first delivery, taken once: the harness sends a signal twice, and a wait that took the
+      // second, or both, or an event sent before it began, records another result.
+      const verb = op.kind === 'wait-signal' ? 'wait.signal' : 'wait.event';
+      const name = op.kind === 'wait-signal' ? op.id : `${op.id}-type`;
+      const results = history.journal.filter((entry) => entry.kind === 'result' && entry.verb === verb && entry.name === name);
+      const want = JSON.stringify(recordedResult(op));
+      const got = results.map((entry) => JSON.stringify(op.kind === 'wait-signal' ? entry.data : (entry.data.event as { payload?: unknown } | undefined)?.payload));
+      if (history.run?.status === 'succeeded' && (got.length !== 1 || got[0] !== want)) {
+        fail('a wait records what the harness sent, once', `${op.kind} ${op.id}: recorded ${got.join(', ') || 'nothing'}, sent ${want}`);
       }
     }
     const refused = refusedName(op);

@@ -22,6 +22,14 @@ export type Op =
   | { kind: 'sleep'; id: string; ms: number }
   /** A bounded wait nothing answers: it times out (124), recorded. */
   | { kind: 'wait-timeout'; id: string }
+  /**
+   * `spool wait signal <id>`, which the harness answers from outside (deliveries.ts) with `payload`,
+   * by `spool signal` (text) or the HTTP API (a JSON object, which the wait prints as its JSON),
+   * then sends the same signal again with `second`, which this wait must not take.
+   */
+  | { kind: 'wait-signal'; id: string; payload: string; second: string; via: 'cli' | 'api'; when: SignalWhen }
+  /** `spool wait event <id>-type`, which the harness answers with `spool event emit --key --payload` once it waits. */
+  | { kind: 'wait-event'; id: string; payload: Record<string, unknown>; key: string; when: EventWhen }
   | { kind: 'emit'; id: string }
   | { kind: 'lock'; id: string; payload: Buffer }
   /** A child run of a file a step makes: a replayed call has no file (the step did not run again). */
@@ -31,6 +39,18 @@ export type Op =
   | { kind: 'checkout'; id: string };
 
 export type OpKind = Op['kind'];
+
+/**
+ * When the harness sends a signal: before the wait is reached (it queues), once the run waits for
+ * it, or once it waits and the host was killed and started again (a server is down meanwhile, and
+ * the docs give no way to deliver without one, so it is sent after the restart).
+ */
+export type SignalWhen = 'before' | 'waiting' | 'across-kill';
+/** An event is seen only by a wait that began before it arrived: never sent before the wait. */
+export type EventWhen = 'waiting' | 'across-kill';
+
+/** The ops the harness answers from outside: they need a server (`spool run` takes no signal or event). */
+export const ANSWERED_KINDS: readonly OpKind[] = ['wait-signal', 'wait-event'];
 
 export interface Workflow {
   seed: number;
@@ -63,6 +83,23 @@ export function payload(random: Random): Buffer {
   }
 }
 
+/**
+ * Text a signal or an event carries: the HTTP API and `spool signal`'s argument take UTF-8 text only
+ * (DESIGN.md §9; an argument cannot hold NUL), so unicode, quotes, newlines, backslashes and shell
+ * syntax, never a leading '-' (it would be an option).
+ */
+export function text(random: Random): string {
+  return random.pick([
+    `caf\u00e9 \u2603 ${random.int(0, 1e6)}`,
+    `"double" 'single' \\back\\slash`,
+    'two\nlines\n',
+    '\n\nlast\n\n',
+    '$HOME `id` $(id) ; && | *',
+    '\t\u00a0tab and nbsp \ud83d\ude00',
+    '',
+  ] as const);
+}
+
 /** Ops by kind, each with a weight: steps and sleeps most, so there are passes to replay. */
 const WEIGHTS: [OpKind, number][] = [
   ['step', 6],
@@ -80,6 +117,9 @@ const WEIGHTS: [OpKind, number][] = [
   ['call', 1],
   ['activity', 1],
   ['checkout', 1],
+  // Last, and left out for the seeds saved before they existed, so those make the same workflows.
+  ['wait-signal', 1],
+  ['wait-event', 1],
 ];
 
 function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
@@ -93,6 +133,8 @@ function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
 }
 
 export const ALL_KINDS: readonly OpKind[] = WEIGHTS.map(([kind]) => kind);
+/** The kinds before the harness answered waits: the workflows the seeds saved then were made of. */
+export const KINDS_BEFORE_ANSWERED: readonly OpKind[] = ALL_KINDS.filter((kind) => !ANSWERED_KINDS.includes(kind));
 
 /** A workflow of 6 to 14 ops with at least two sleeps among them, so later passes replay. */
 export function generate(seed: number, random: Random, kinds: readonly OpKind[] = ALL_KINDS): Workflow {
@@ -119,6 +161,11 @@ function op(random: Random, kind: OpKind, id: string): Op {
       return { kind, id, by: random.int(-5, 50) };
     case 'sleep':
       return { kind, id, ms: random.int(100, 600) };
+    case 'wait-signal':
+      return { kind, id, payload: text(random), second: text(random), via: random.pick(['cli', 'api'] as const), when: random.pick(['before', 'waiting', 'across-kill'] as const) };
+    case 'wait-event':
+      // In the order the store's jsonb keeps keys (shorter first), so the wait prints the JSON that was sent.
+      return { kind, id, payload: { n: random.int(0, 1e6), text: text(random) }, key: `k${random.int(0, 99)}`, when: random.pick(['waiting', 'across-kill'] as const) };
     default:
       return { kind, id };
   }

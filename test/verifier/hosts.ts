@@ -1,5 +1,6 @@
-import { TERMINAL, freePort, getRun, logOf, submit } from '../support/dev.js';
+import { TERMINAL, cli, cliOk, freePort, getRun, logOf, submit } from '../support/dev.js';
 import { isAlive, runIdOf, startSpool, type SpoolProcess } from '../support/spool.js';
+import { signalPayload, type Answered } from './deliveries.js';
 import { killAll, until } from './processes.js';
 
 /** What a faulted run kills: the runner of `spool run` (the agent), or a `spool dev` server. */
@@ -24,6 +25,12 @@ export interface Host {
   finish: (ms: number) => Promise<void>;
   /** What it printed (for a dev server, the run's log too). */
   output: () => string;
+  /** Whether signals and events reach its runs: only through a server (`spool run` says so and takes none). */
+  readonly takesDeliveries: boolean;
+  /** What the run waits for now (its `awaiting`), null when it waits for nothing or cannot be asked. */
+  awaiting: () => Promise<string | null>;
+  /** Sends op's signal (`which` of its two payloads) or event as a user would, from outside the run. */
+  deliver: (op: Answered, which: 'payload' | 'second') => Promise<void>;
 }
 
 export interface CaseFiles {
@@ -58,6 +65,9 @@ export function spoolRun({ dir, dataDir, script, env }: CaseFiles): Host {
       await done();
     },
     output: () => output,
+    takesDeliveries: false,
+    awaiting: () => Promise.resolve(null),
+    deliver: () => Promise.reject(new Error('spool run takes no signal or event: only a server delivers them')),
   };
 }
 
@@ -66,9 +76,11 @@ const LISTENING = /spool dev listening on (http:\S+)/;
 /**
  * A run submitted (`spool submit --with bundle`) to `spool dev --fresh-dir`; after a kill (the
  * server, its passes' scripts and its activities at once: a lost machine), `spool dev` is started
- * again on the same data dir and port and must carry the run on by itself.
+ * again on the same data dir and port and must carry the run on by itself. `adopt` starts it on a
+ * data dir whose run `spool run` started instead: the server carries that run on (README: what
+ * `spool run` says to do when a run waits for what only a server delivers).
  */
-export function devServer({ dir, dataDir, script, env }: CaseFiles): Host {
+export function devServer({ dir, dataDir, script, env }: CaseFiles): Host & { adopt: (runId: string) => Promise<void> } {
   let server: SpoolProcess | null = null;
   let url = '';
   let runId = '';
@@ -96,6 +108,32 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host {
       await up(await freePort());
       runId = await submit(url, dir, script, '--with', 'bundle');
       return runId;
+    },
+    async adopt(id) {
+      runId = id;
+      await up(await freePort());
+    },
+    takesDeliveries: true,
+    awaiting: async () => (await getRun(url, runId).catch(() => null))?.awaiting ?? null,
+    async deliver(op, which) {
+      if (op.kind === 'wait-event') {
+        await cliOk(url, dir, ['event', 'emit', `${op.id}-type`, '--key', op.key, '--payload', JSON.stringify(op.payload)]);
+        return;
+      }
+      // The second signal may find the run ended already (the first woke it and it ran to its end): refused, 409.
+      const ended = (text: string): boolean => which === 'second' && text.includes('has ended');
+      if (op.via === 'cli') {
+        const sent = await cli(url, dir, ['signal', runId, op.id, op[which]]);
+        if (sent.code !== 0 && !ended(sent.output)) throw new Error(`spool signal ${op.id} exited ${String(sent.code)}: ${sent.output}`);
+        return;
+      }
+      const response = await fetch(`${url}/v1/runs/${encodeURIComponent(runId)}/signals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: op.id, payload: signalPayload(op, which) }),
+      });
+      const answer = await response.text();
+      if (response.status !== 202 && !ended(answer)) throw new Error(`POST signals ${op.id}: ${response.status} ${answer}`);
     },
     ended,
     lost: done,

@@ -1,3 +1,4 @@
+import { ANSWER_WITHIN } from './bash.js';
 import type { Op, Workflow } from './generate.js';
 
 const OVER_LIMIT = 500 * 1024;
@@ -44,6 +45,12 @@ function line(op: Op, firstLock: boolean): string {
       return `script.sleep(${op.ms / 1000})\nsaw('${id}', None, 0)`;
     case 'wait-timeout':
       return `saw('${id}', None, 124 if script.wait_signal('${id}', timeout=0.2) is None else 0)`;
+    case 'wait-signal':
+      // The SDK gives the text without the newline the native client prints after it: put back, as bash's file has it.
+      return `r = script.wait_signal('${id}', timeout=${parseInt(ANSWER_WITHIN)})\nsaw('${id}', None if r is None else (r + '\\n' if r else '').encode(), 124 if r is None else 0)`;
+    case 'wait-event':
+      // The SDK parses the payload: written back as the JSON bash's client prints (JSON.stringify's spacing).
+      return `r = script.wait_event('${id}-type', timeout=${parseInt(ANSWER_WITHIN)})\nsaw('${id}', None if r is None else (json.dumps(r, ensure_ascii=False, separators=(',', ':')) + '\\n').encode(), 124 if r is None else 0)`;
     case 'emit':
       return `saw('${id}', (script.emit('${id}-type', {'n': 1}) + '\\n').encode(), 0)`;
     case 'lock':
@@ -67,7 +74,7 @@ function line(op: Op, firstLock: boolean): string {
 }
 
 /** What every script defines: where it writes what it saw, and the calls the SDK has no function for. */
-const PRELUDE = `import os, subprocess, sys
+const PRELUDE = `import json, os, subprocess, sys
 from hyperspool import script
 
 O, P, D = os.environ['VERIFY_OUT'], os.environ['SPOOL_PASS'], os.environ['VERIFY_DATA']

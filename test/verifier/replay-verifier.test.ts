@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTempDirs } from '../support/spool.js';
 import { check, type Violation } from './check.js';
-import { generate } from './generate.js';
+import { ALL_KINDS, KINDS_BEFORE_ANSWERED, generate } from './generate.js';
 import { Random, freshSeed } from './random.js';
 import type { Killed } from './hosts.js';
 import { runWorkflow, type Form } from './run.js';
@@ -14,13 +14,16 @@ import { runWorkflow, type Form } from './run.js';
  * moments, either the runner (the agent) and its scripts, carried on with `spool resume`, or a
  * `spool dev --fresh-dir` the run was submitted to, with its scripts, started again on its data dir. A new seed every run, printed; VERIFY_SEED=N runs one,
  * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
+ * Waits for a signal or an event are answered from outside, as a user would (deliveries.ts): before
+ * the wait, while it waits, or across a kill; they need a server, so such a workflow runs uninterrupted
+ * on `spool dev`, and a killed runner hands its run to `spool dev` (run.ts).
  * Seeds that once failed are in seeds.json and run every time. Each seed picks its form (seed % 3):
  * bash through the native client, bash through the Node client, or Python through its SDK.
  */
 
 afterAll(removeTempDirs);
 
-const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form; kills?: Killed }[] }).seeds;
+const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form; kills?: Killed; waits?: boolean }[] }).seeds;
 const FORMS: readonly Form[] = ['native', 'node', 'python'];
 /**
  * A seed's form: the one it failed in, for a saved seed (those saved without one were bash, when the
@@ -45,10 +48,16 @@ const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
 
+/** The ops a seed is made of: a seed saved before the harness answered waits without them, so it makes the workflow it failed on. */
+function kindsOf(seed: number): readonly typeof ALL_KINDS[number][] {
+  const kept = saved.find((each) => each.seed === seed);
+  return kept && !kept.waits ? KINDS_BEFORE_ANSWERED : ALL_KINDS;
+}
+
 /** One seed: its workflow run uninterrupted, then with faults, both checked. */
 async function verify(seed: number): Promise<Violation[]> {
   const random = new Random(seed);
-  const workflow = generate(seed, random);
+  const workflow = generate(seed, random, kindsOf(seed));
   const form = formOf(seed);
   const reference = await runWorkflow(workflow, form, null);
   const faulted = await runWorkflow(workflow, form, new Random(seed ^ 0x5bd1e995), killedBy(seed));

@@ -4,8 +4,9 @@ import type { JournalEntry, RunRecord } from '../../src/store/types.js';
 import { recorded, tempDir } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import type { Workflow } from './generate.js';
-import { hostFor, type Killed } from './hosts.js';
-import { killAll, until } from './processes.js';
+import { awaitingOf, isAnswered } from './deliveries.js';
+import { devServer, hostFor, type Killed } from './hosts.js';
+import { killAll } from './processes.js';
 import { pythonScript } from './python.js';
 import type { Random } from './random.js';
 
@@ -46,7 +47,7 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
   mkdirSync(out);
   mkdirSync(join(dir, 'bundle'));
   mkdirSync(join(dir, 'tmp'));
-  for (const op of workflow.ops) if ('payload' in op) writeFileSync(join(data, op.id), op.payload);
+  for (const op of workflow.ops) if ('payload' in op && Buffer.isBuffer(op.payload)) writeFileSync(join(data, op.id), op.payload);
   writeFileSync(join(dir, 'bundle', 'co.bin'), workflow.checkoutFile);
   writeFileSync(join(dir, script[0]), script[1]);
   return {
@@ -69,27 +70,60 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
 /**
  * Runs the workflow with each pass in a new, empty directory (as a pod): by `spool run`, or with
  * `faults` on `killed`'s host, where everything is killed at random moments and the run carried on
- * (`spool resume`, or `spool dev` started again).
+ * (`spool resume`, or `spool dev` started again). The signals and events its waits take are sent
+ * from outside, as a user would (deliveries.ts); they need a server, so such a workflow runs
+ * uninterrupted on `spool dev`, and a runner killed with deliveries to make is carried on by
+ * `spool dev` on its data dir, as `spool run` tells its user.
  */
 export async function runWorkflow(workflow: Workflow, form: Form, faults: Random | null, killed: Killed = 'runner'): Promise<History> {
   const script = scriptOf(workflow, form);
   const { dir, out, env } = prepare(workflow, form, script);
   const dataDir = join(dir, 'store');
-  const host = hostFor(faults ? killed : 'runner')({ dir, dataDir, script: script[0], env });
-  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${faults ? `killing ${host.what}` : 'uninterrupted'}`;
+  const files = { dir, dataDir, script: script[0], env };
+  const answered = workflow.ops.filter(isAnswered);
+  let host = hostFor(faults ? killed : answered.length ? 'dev-server' : 'runner')(files);
+  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${faults ? `killing ${host.what}` : `uninterrupted, on ${answered.length ? 'spool dev' : 'spool run'}`}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
   // Faults start once the run is recorded (its id known): a kill before that left nothing to carry on.
   const runId = await host.start();
-  const count = faults ? faults.int(1, 2) : 0;
-  for (let fault = 0; faults && fault < count; fault += 1) {
-    const after = faults.int(200, 3000);
-    if (await until(host.ended, after, 50)) break;
+  const fault = async (why: string): Promise<void> => {
     await killAll(dir);
-    faultLog.push(`killed ${host.what} after ${after} ms`);
+    faultLog.push(`killed ${host.what} ${why}`);
     await host.lost();
     snapshots.push((await recorded(dataDir, runId)).journal);
-    await host.restart(runId);
+    if (answered.length && !host.takesDeliveries) {
+      const server = devServer(files);
+      await server.adopt(runId);
+      host = server;
+      faultLog.push('carried on by spool dev, for its signals and events');
+    } else await host.restart(runId);
+  };
+  let kills = faults ? faults.int(1, 2) : 0;
+  let after = faults ? faults.int(200, 3000) : 0;
+  let killAt = Date.now() + after;
+  while (!(await host.ended())) {
+    if (faults && kills > 0 && Date.now() >= killAt) {
+      await fault(`after ${after} ms`);
+      kills -= 1;
+      after = faults.int(200, 3000);
+      killAt = Date.now() + after;
+      continue;
+    }
+    if (answered.length && !host.takesDeliveries) {
+      // The runner takes none: it is killed (at the planned moment, or now when none is left) and spool dev carries on.
+      if (kills === 0) await fault('to deliver');
+    } else if (answered.length) {
+      const next = answered.find((op) => op.kind === 'wait-signal' && op.when === 'before') ?? answered[0];
+      if (next && ((next.kind === 'wait-signal' && next.when === 'before') || (await host.awaiting()) === awaitingOf(next))) {
+        if (faults && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
+        await host.deliver(next, 'payload');
+        if (next.kind === 'wait-signal') await host.deliver(next, 'second');
+        answered.splice(answered.indexOf(next), 1);
+        continue;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, answered.length ? 100 : 50));
   }
   await host.finish(150_000);
   const { run, journal } = await recorded(dataDir, runId);
