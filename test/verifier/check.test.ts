@@ -24,6 +24,8 @@ function history(journal: JournalEntry[], snapshots: JournalEntry[][], seen: [nu
     seen: new Map([['o0', new Map(seen.map(([pass, bytes, code]) => [pass, { bytes, code }]))]]),
     executions: new Map([['o0-make', 1]]),
     faults: snapshots.map(() => 'killed the dev server'),
+    scriptKilled: false,
+    resumed: null,
     output: '',
   };
 }
@@ -71,6 +73,35 @@ describe("the replay verifier's checks of the waits it answers", () => {
     expect(check(waits, answered(op.second), null).map((each) => each.invariant)).toEqual([
       'recorded bytes come back as they went',
       'a wait records what the harness sent, once',
+    ]);
+  });
+});
+
+/**
+ * A script killed alone, its runner alive: the pass ends and the run fails "script killed by SIGKILL",
+ * with the start of the uninterrupted run's journal, each body run at most once, and `spool resume`
+ * refusing it in one line.
+ */
+describe("the replay verifier's checks of a script killed alone", () => {
+  const killed = (error: string, journal: JournalEntry[], runs: number): History => ({
+    ...history(journal, [], []),
+    run: { status: 'failed', error } as RunRecord,
+    executions: new Map([['o0-make', runs]]),
+    faults: ['killed the script (pid 1), its runner left alive'],
+    scriptKilled: true,
+    resumed: { code: 2, output: 'spool: run r has ended (failed: script killed by SIGKILL); there is nothing to resume\n' },
+  });
+
+  it('given the run failed saying so with what came before the kill, then nothing is broken', () => {
+    expect(check(workflow, killed('script killed by SIGKILL', make, 1), reference)).toEqual([]);
+  });
+
+  it('given another failure, a body run twice and calls the uninterrupted run did not make, then each is reported', () => {
+    const strayed = killed('script exited 1', [...put, ...make], 2);
+    expect(check(workflow, strayed, reference).map((each) => each.invariant)).toEqual([
+      'a script killed alone fails its run, saying so',
+      'each body runs once per recorded result',
+      "a failed run's journal is the start of an uninterrupted one's",
     ]);
   });
 });

@@ -86,7 +86,17 @@ export function check(workflow: Workflow, history: History, reference: History |
   const fail = (invariant: string, detail: string): void => void violations.push({ invariant, detail });
 
   const lost = filesLost(workflow, history);
-  if (history.run?.status !== 'succeeded') fail('the run succeeds', `${history.run?.status ?? 'no run'}: ${history.run?.error ?? ''}`);
+  // A script killed alone (its agent alive) ends its pass, and the run fails saying so: the agent reports
+  // how the script ended, and a script that did not exit 0 fails its run (settle.ts; docs/operator.md:
+  // "anything else Failed"). Unless the kill met a script its agent was ending for a suspension: then
+  // the run carries on. Either way the run ends, and `spool resume` refuses the failed run in one line.
+  const killedAlone = history.scriptKilled && history.run?.status === 'failed';
+  if (killedAlone) {
+    if (history.run?.error !== 'script killed by SIGKILL') fail('a script killed alone fails its run, saying so', `failed: ${history.run?.error ?? ''}`);
+    if (history.resumed && (history.resumed.code === 0 || !/has ended \(failed: script killed by SIGKILL\); there is nothing to resume/.test(history.resumed.output))) {
+      fail('spool resume refuses an ended run in one line', `exit ${String(history.resumed.code)}: ${history.resumed.output}`);
+    }
+  } else if (history.run?.status !== 'succeeded') fail('the run succeeds', `${history.run?.status ?? 'no run'}: ${history.run?.error ?? ''}`);
 
   for (const op of workflow.ops) {
     const byPass = history.seen.get(op.id);
@@ -114,7 +124,7 @@ export function check(workflow: Workflow, history: History, reference: History |
       const results = history.journal.filter((entry) => entry.kind === 'result' && entry.verb === verb && entry.name === name);
       const want = JSON.stringify(recordedResult(op));
       const got = results.map((entry) => JSON.stringify(op.kind === 'wait-signal' ? entry.data : (entry.data.event as { payload?: unknown } | undefined)?.payload));
-      if (history.run?.status === 'succeeded' && (got.length !== 1 || got[0] !== want)) {
+      if ((history.run?.status === 'succeeded' || got.length > 0) && (got.length !== 1 || got[0] !== want)) {
         fail('a wait records what the harness sent, once', `${op.kind} ${op.id}: recorded ${got.join(', ') || 'nothing'}, sent ${want}`);
       }
     }
@@ -124,7 +134,8 @@ export function check(workflow: Workflow, history: History, reference: History |
     }
     for (const body of bodiesOf(op)) {
       const runs = history.executions.get(body) ?? 0;
-      const most = 1 + history.faults.length;
+      // A killed script's body is not run again: its run failed, or replays what was recorded.
+      const most = history.scriptKilled ? 1 : 1 + history.faults.length;
       if (runs > most || (history.run?.status === 'succeeded' && runs === 0)) {
         fail('each body runs once per recorded result', `${body} ran ${runs} times with ${history.faults.length} faults`);
       }
@@ -146,7 +157,10 @@ export function check(workflow: Workflow, history: History, reference: History |
       .filter((call) => ![...lost].some((id) => call === `artifact.put ${id}`))
       .join(', ');
     const got = callsOf(history.journal).join(', ');
-    if (want !== got) fail('the journal equals an uninterrupted run of the same seed', `uninterrupted: ${want}\n      this run: ${got}`);
+    // A run failed by its killed script recorded what came before the kill: the start of the uninterrupted run's journal.
+    if (killedAlone ? !`${want}, `.startsWith(got ? `${got}, ` : '') : want !== got) {
+      fail(killedAlone ? "a failed run's journal is the start of an uninterrupted one's" : 'the journal equals an uninterrupted run of the same seed', `uninterrupted: ${want}\n      this run: ${got}`);
+    }
   }
   return violations;
 }

@@ -3,8 +3,11 @@ import { isAlive, runIdOf, startSpool, type SpoolProcess } from '../support/spoo
 import { signalPayload, type Answered } from './deliveries.js';
 import { killAll, until } from './processes.js';
 
-/** What a faulted run kills: the runner of `spool run` (the agent), or a `spool dev` server. */
-export type Killed = 'runner' | 'dev-server';
+/**
+ * What a faulted run kills: the runner of `spool run` (the agent), a `spool dev` server, or the
+ * script alone, its runner left alive (as the kernel's OOM killer would, or a `kill -9`).
+ */
+export type Killed = 'runner' | 'dev-server' | 'script';
 
 /**
  * Where a run's passes run, each in a new, empty directory (--fresh-dir, as a pod), and how the run
@@ -164,5 +167,6 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host & { ad
   };
 }
 
-/** The host of a run with these faults. */
-export const hostFor = (killed: Killed): ((files: CaseFiles) => Host) => (killed === 'dev-server' ? devServer : spoolRun);
+/** The host of a run with these faults; `answered`: the run takes signals or events, which need a server. */
+export const hostFor = (killed: Killed, answered: boolean): ((files: CaseFiles) => Host) =>
+  killed === 'dev-server' || (killed === 'script' && answered) ? devServer : spoolRun;

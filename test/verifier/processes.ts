@@ -42,3 +42,33 @@ export async function until(check: () => boolean | Promise<boolean>, ms: number,
   }
   return check();
 }
+
+const SCRIPT_FILE = /\/wf\.(sh|py)$/;
+const argvOf = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+const parentOf = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+};
+
+/**
+ * The case's script process (the interpreter running wf.sh or wf.py), if one runs now: the top one,
+ * as bash forks copies of itself (pipelines, subshells) that run the same file.
+ */
+export function scriptProcessOf(dir: string): number | null {
+  const scripts = new Set<number>();
+  for (const pid of processesOf(dir)) {
+    try {
+      if (argvOf(pid).some((arg) => SCRIPT_FILE.test(arg))) scripts.add(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  for (const pid of scripts) {
+    try {
+      if (!scripts.has(parentOf(pid))) return pid;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}

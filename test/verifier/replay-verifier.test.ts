@@ -12,7 +12,9 @@ import { runWorkflow, type Form } from './run.js';
  * every pass in a new, empty directory, as a pod: once uninterrupted (`spool run --fresh-dir`) and
  * once with faults, and the invariants checked on both (check.ts). The faults kill, at random
  * moments, either the runner (the agent) and its scripts, carried on with `spool resume`, or a
- * `spool dev --fresh-dir` the run was submitted to, with its scripts, started again on its data dir. A new seed every run, printed; VERIFY_SEED=N runs one,
+ * `spool dev --fresh-dir` the run was submitted to, with its scripts, started again on its data dir,
+ * or the script alone once, its runner left alive: the run fails saying so (or carries on, when the
+ * kill met a script already being suspended), nothing recorded is lost and no body runs again. A new seed every run, printed; VERIFY_SEED=N runs one,
  * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
  * Waits for a signal or an event are answered from outside, as a user would (deliveries.ts): before
  * the wait, while it waits, or across a kill; they need a server, so such a workflow runs uninterrupted
@@ -36,14 +38,15 @@ function formOf(seed: number): Form {
 }
 /**
  * What a seed's faults kill: what they killed when it failed, for a saved seed (the runner unless it
- * says so); else the runner or the dev server by floor(seed / 3) % 2, so each form gets both.
+ * says so); else the runner, the dev server or the script alone by floor(seed / 3) % 3, so each form gets all three.
  */
+const KILLED: readonly Killed[] = ['runner', 'dev-server', 'script'];
 function killedBy(seed: number): Killed {
   const kept = saved.find((each) => each.seed === seed);
   if (kept) return kept.kills ?? 'runner';
-  return Math.floor(seed / 3) % 2 === 0 ? 'runner' : 'dev-server';
+  return KILLED[Math.floor(seed / 3) % 3] ?? 'runner';
 }
-const described = (seed: number): string => `${formOf(seed)}, kills the ${killedBy(seed) === 'runner' ? 'runner' : 'dev server'}`;
+const described = (seed: number): string => `${formOf(seed)}, kills ${{ runner: 'the runner', 'dev-server': 'the dev server', script: 'the script alone' }[killedBy(seed)]}`;
 const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
@@ -62,7 +65,8 @@ async function verify(seed: number): Promise<Violation[]> {
   const reference = await runWorkflow(workflow, form, null);
   const faulted = await runWorkflow(workflow, form, new Random(seed ^ 0x5bd1e995), killedBy(seed));
   const violations = [...check(workflow, reference, null), ...check(workflow, faulted, reference)];
-  process.stderr.write(`replay verifier: seed ${seed}: ${faulted.faults.join(', ') || 'no fault (the run ended first)'}\n`);
+  const ended = `the run ${faulted.run?.status ?? 'is missing'}${faulted.run?.error ? `: ${faulted.run.error}` : ''}`;
+  process.stderr.write(`replay verifier: seed ${seed}: ${faulted.faults.join(', ') || 'no fault (the run ended first)'}; ${ended}\n`);
   if (violations.length) {
     process.stderr.write(
       `replay verifier: seed ${seed} (${faulted.label}; VERIFY_SEED=${seed} npx vitest run test/verifier to run it again)\n` +

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry, RunRecord } from '../../src/store/types.js';
-import { recorded, tempDir } from '../support/spool.js';
+import { recorded, spool, tempDir } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import type { Workflow } from './generate.js';
 import { awaitingOf, isAnswered } from './deliveries.js';
 import { devServer, hostFor, type Killed } from './hosts.js';
-import { killAll } from './processes.js';
+import { killAll, scriptProcessOf } from './processes.js';
 import { pythonScript } from './python.js';
 import type { Random } from './random.js';
 
@@ -29,6 +29,10 @@ export interface History {
   /** How many times each body ran (steps, locked sections, activities, the steps that make files). */
   executions: Map<string, number>;
   faults: string[];
+  /** Whether a fault killed the script alone, its runner left alive. */
+  scriptKilled: boolean;
+  /** `spool resume` of a run that failed so, on the runner's store: its exit code and output. */
+  resumed: { code: number | null; output: string } | null;
   output: string;
 }
 
@@ -81,8 +85,9 @@ export async function runWorkflow(workflow: Workflow, form: Form, faults: Random
   const dataDir = join(dir, 'store');
   const files = { dir, dataDir, script: script[0], env };
   const answered = workflow.ops.filter(isAnswered);
-  let host = hostFor(faults ? killed : answered.length ? 'dev-server' : 'runner')(files);
-  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${faults ? `killing ${host.what}` : `uninterrupted, on ${answered.length ? 'spool dev' : 'spool run'}`}`;
+  let host = hostFor(faults ? killed : 'runner', answered.length > 0)(files);
+  const on = host.takesDeliveries ? 'spool dev' : 'spool run';
+  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${!faults ? `uninterrupted, on ${on}` : killed === 'script' ? `killing the script alone, on ${on}` : `killing ${host.what}`}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
   // Faults start once the run is recorded (its id known): a kill before that left nothing to carry on.
@@ -99,10 +104,23 @@ export async function runWorkflow(workflow: Workflow, form: Form, faults: Random
       faultLog.push('carried on by spool dev, for its signals and events');
     } else await host.restart(runId);
   };
-  let kills = faults ? faults.int(1, 2) : 0;
+  // The script alone: one kill, the script of whichever pass runs then; the run is not carried on (what becomes of it is checked).
+  let scriptKillAt = faults && killed === 'script' ? Date.now() + faults.int(200, 3000) : Infinity;
+  let kills = faults && killed !== 'script' ? faults.int(1, 2) : 0;
   let after = faults ? faults.int(200, 3000) : 0;
   let killAt = Date.now() + after;
   while (!(await host.ended())) {
+    const script = Date.now() >= scriptKillAt ? scriptProcessOf(dir) : null;
+    if (script !== null) {
+      scriptKillAt = Infinity;
+      try {
+        process.kill(script, 'SIGKILL');
+        faultLog.push(`killed the script (pid ${script}), its runner left alive`);
+      } catch {
+        scriptKillAt = Date.now(); // it ended meanwhile: the next one
+      }
+      continue;
+    }
     if (faults && kills > 0 && Date.now() >= killAt) {
       await fault(`after ${after} ms`);
       kills -= 1;
@@ -127,7 +145,20 @@ export async function runWorkflow(workflow: Workflow, form: Form, faults: Random
   }
   await host.finish(150_000);
   const { run, journal } = await recorded(dataDir, runId);
-  return { label, run, journal, snapshots, seen: seenBy(out), executions: executionsIn(env.VERIFY_COUNT ?? ''), faults: faultLog, output: host.output() };
+  // What a user would try next on a run whose script was killed: resume it.
+  const resumed = killed === 'script' && faults && !host.takesDeliveries && run?.status === 'failed' ? await spool(['resume', runId, '--data-dir', dataDir], { cwd: dir, env }) : null;
+  return {
+    label,
+    run,
+    journal,
+    snapshots,
+    seen: seenBy(out),
+    executions: executionsIn(env.VERIFY_COUNT ?? ''),
+    faults: faultLog,
+    scriptKilled: faultLog.some((line) => line.startsWith('killed the script')),
+    resumed: resumed && { code: resumed.code, output: resumed.output },
+    output: host.output(),
+  };
 }
 
 function seenBy(out: string): History['seen'] {
