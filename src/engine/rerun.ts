@@ -1,4 +1,4 @@
-import { SpoolError } from '../common/errors.js';
+import { TerminalError } from '../common/errors.js';
 import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, ScriptSource } from '../store/types.js';
 import { submitRun, type Admitted, type Submission } from './admission.js';
@@ -16,7 +16,12 @@ export interface Rerun {
   admission: Pick<Submission, 'env' | 'runId' | 'concurrency'>;
 }
 
-const refuse = (code: string, message: string): SpoolError => new SpoolError('usage', message, { code });
+// Terminal: the operator fails a Run it cannot admit rather than retry it; the API answers a 400 with the code.
+const refuse = (code: string, message: string): TerminalError => new TerminalError('usage', message, { code });
+
+/** What the start of a rerun is found from: the old run's id and script, and its journal's calls. */
+type Source = Pick<RunRecord, 'id' | 'script'>;
+type Call = Pick<JournalEntry, 'position' | 'kind' | 'verb' | 'name'>;
 
 /**
  * Starts a new run of `old`'s definition (docs/testing-workflows.md, `spool rerun`). From a step,
@@ -27,7 +32,7 @@ const refuse = (code: string, message: string): SpoolError => new SpoolError('us
  */
 export async function rerunRun(store: Store, old: RunRecord, rerun: Rerun, now: Date): Promise<Admitted> {
   const journal = rerun.fromStep === null ? [] : await store.readJournal(old.id);
-  const before = rerun.fromStep === null ? 0 : startOf(old, journal, rerun.fromStep);
+  const before = rerun.fromStep === null ? 0 : rerunStart(old, journal, rerun.fromStep);
   const prefix = journal.filter((entry) => entry.position < before);
   return submitRun(
     store,
@@ -45,8 +50,11 @@ export async function rerunRun(store: Store, old: RunRecord, rerun: Rerun, now: 
   );
 }
 
-/** The position of the step's first call in the old run's journal; a step it never reached is refused. */
-function startOf(old: RunRecord, journal: JournalEntry[], fromStep: string): number {
+/**
+ * The position of the step's first call in the old run's journal; a step it never reached is
+ * refused. The CLI asks it too before it makes a Run on a cluster, so a bad step makes nothing.
+ */
+export function rerunStart(old: Source, journal: Call[], fromStep: string): number {
   const calls = journal.filter((entry) => entry.kind === 'call');
   const first = calls.find((entry) => STEP_VERBS.includes(entry.verb) && entry.name === fromStep);
   if (!first) {

@@ -14,6 +14,8 @@ export const LABELS = {
   schedule: 'hyperspool.dev/schedule',
   handler: 'hyperspool.dev/handler',
   parent: 'hyperspool.dev/parent',
+  /** On a Run that reruns another (spec.rerunOf): the other Run's name. */
+  rerunOf: 'hyperspool.dev/rerun-of',
   /** On an activity attempt's Job and pod: a hash of the activity's name, and the attempt number. */
   activity: 'hyperspool.dev/activity',
   attempt: 'hyperspool.dev/attempt',

@@ -356,6 +356,32 @@ describe('Hyperspool on a real cluster', () => {
     expect((await phaseOf('replayed-1')).status?.passes).toBe(1);
   });
 
+  it("given a Run whose steps print random values, when a person with a client certificate and config/rbac's edit role reruns it from step two with spool rerun, then a new Run names it (spec.rerunOf, a label), its step one is the old one's and its step two (value and idempotency key) is new, and the old journal is unchanged", async () => {
+    const script = 'spool step one -- sh -c \'echo "$(od -An -N8 -tx8 /dev/urandom) $SPOOL_IDEMPOTENCY_KEY"\'\nspool step two -- sh -c \'echo "$(od -An -N8 -tx8 /dev/urandom) $SPOOL_IDEMPOTENCY_KEY"\'\n';
+    await givenRunOf('rerolled', 'rerolled.sh', script);
+    await whenRun('rerolled-1', 'Succeeded');
+    const rene = await cluster.givenCertificatePerson(namespace, 'rene', 'hyperspool-edit');
+    const asRene = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', rene, '-n', namespace]);
+    type Entry = { kind: string; name: string; position: number; data: Record<string, unknown> };
+    const journal = async (run: string): Promise<Entry[]> => JSON.parse(await asRene('journal', run, '--json')) as Entry[];
+    const result = (entries: Entry[], step: string) => entries.find((entry) => entry.kind === 'result' && entry.name === step)?.data;
+    const before = await journal('rerolled-1');
+    const refused = await asRene('rerun', 'rerolled-1', '--from-step', 'three').then(() => 'exit 0', (error: Error) => error.message);
+    expect(refused).toContain("step 'three'");
+
+    const newId = (await asRene('rerun', 'rerolled-1', '--from-step', 'two')).trim();
+    const reruns = await getJson<{ items: RunResource[] }>('-n', namespace, 'runs', '-l', 'hyperspool.dev/rerun-of=rerolled-1');
+    expect(reruns.items).toHaveLength(1);
+    const name = reruns.items[0]?.metadata.name ?? '';
+    expect((await phaseOf(name)).status?.runId).toBe(newId);
+    await whenRun(name, 'Succeeded');
+    const after = await journal(name);
+    expect(result(after, 'one')).toEqual(result(before, 'one'));
+    expect(String(result(after, 'two')?.stdout).split(' ').at(-1)).not.toBe(String(result(before, 'two')?.stdout).split(' ').at(-1));
+    expect(result(after, 'two')).not.toEqual(result(before, 'two'));
+    expect(await journal('rerolled-1')).toEqual(before);
+  });
+
   // Last: it restarts the database every test before it used.
   it("given the install from config/quickstart, then PostgreSQL keeps the journal on its claim: a new pod of it still has an earlier run's log", async () => {
     const claim = await getJson<{ status?: { phase?: string } }>('-n', SYSTEM, 'pvc', 'hyperspool-postgres-data');

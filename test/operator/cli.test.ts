@@ -112,6 +112,44 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     expect(await ok(alice, 'status', runId)).toMatch(/^status\s+succeeded$/m);
   });
 
+  it('given a Run that ran steps one and two, when spool rerun reruns it from two, then a new Run names it in spec.rerunOf and a label and replays one; a step it never ran, or a viewer, makes no Run', async () => {
+    writeFileSync(join(dir, 'two-steps.sh'), 'spool step one -- date +%N\nspool step two -- date +%N\n');
+    const runId = (await ok(alice, 'submit', 'two-steps.sh')).trim();
+    const key = runId.slice(runId.lastIndexOf(':') + 1);
+    const name = (await listRuns()).find((run) => run.metadata.labels?.['hyperspool.dev/run'] === key)?.metadata.name ?? '';
+    const job = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
+    const pass = agentOf(operator.url, runId, 1, (await givenPodOf(cluster, job)).token);
+    for (const step of ['one', 'two']) {
+      const call = await pass.call({ verb: 'step', name: step });
+      await pass.call({ verb: 'done', position: call.body.position, stdout: `${step}-first\n`, exitCode: 0 });
+    }
+    await pass.exit(0);
+    await untilPhase(`run ${name}`, () => getRun(cluster, name), 'Succeeded');
+    const runs = (await listRuns()).length;
+
+    const unknown = await as(alice, 'rerun', name, '--from-step', 'nope');
+    expect(unknown.output.trim()).toBe(`spool: ${runId} has no step 'nope': it reached one, two`);
+    expect(unknown.code).toBe(2);
+    const viewer = await as(bob, 'rerun', name, '--from-step', 'two');
+    expect(viewer.code).not.toBe(0);
+    expect(viewer.output).toContain('forbidden');
+    expect((await listRuns()).length).toBe(runs);
+
+    const newId = (await ok(alice, 'rerun', name, '--from-step', 'two')).trim();
+    expect(newId).toMatch(/^k8s:team-c:run-[a-z0-9]{16}$/);
+    const rerun = (await listRuns()).find((run) => run.metadata.labels?.['hyperspool.dev/run'] === newId.slice(newId.lastIndexOf(':') + 1));
+    expect(rerun?.metadata.labels?.['hyperspool.dev/rerun-of']).toBe(name);
+    const rerunName = rerun?.metadata.name ?? '';
+    expect(((await getRun(cluster, rerunName)) as unknown as { spec: object }).spec).toMatchObject({ workflowRef: { name: 'two-steps' }, rerunOf: { name, fromStep: 'two' } });
+    const newJob = await eventually('the rerun pass-1 Job', async () => (await jobsOf(cluster, newId.slice(newId.lastIndexOf(':') + 1)))[0]);
+    const again = agentOf(operator.url, newId, 1, (await givenPodOf(cluster, newJob)).token);
+    expect((await again.call({ verb: 'step', name: 'one' })).body).toMatchObject({ status: 'ok', replayed: true, stdout: 'one-first\n' });
+    expect((await again.call({ verb: 'step', name: 'two' })).body).toMatchObject({ status: 'execute' });
+    // spool status links both ways, by Run name.
+    expect(await ok(alice, 'status', rerunName)).toMatch(new RegExp(`^rerunOf\\s+\\{"name":"${name}","fromStep":"two"\\}$`, 'm'));
+    expect(await ok(alice, 'status', name)).toMatch(new RegExp(`^reruns\\s+\\["${rerunName}"\\]$`, 'm'));
+  });
+
   it('given an event type, when emitted on the cluster, then the operator records it in the namespace; bad input is one line and a usage exit', async () => {
     const eventId = (await ok(alice, 'event', 'emit', 'order.created', '--key', 'o-1', '--id', 'evt-1')).trim();
     // Recorded in the namespace the CLI was pointed at (-n), which is the project on a cluster.

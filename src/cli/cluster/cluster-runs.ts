@@ -7,7 +7,7 @@ import { API_VERSION, GROUP, RUN, VERSION, WORKFLOW, type JsonValue, type Run, t
 import { validateManifest } from '../../operator/api/validate.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
 import { kubeError, type ClusterTarget } from './kube-target.js';
-import { RUN_KEY, runKey, workflowOf } from '../../operator/naming.js';
+import { LABELS, RUN_KEY, runKey, workflowOf } from '../../operator/naming.js';
 import type { ResponseOf, Run as StoreRun } from '../../api/responses.js';
 
 /** A run as the control verbs print it, from its Run resource. */
@@ -71,6 +71,48 @@ export async function submitToCluster(target: ClusterTarget, file: string, optio
   return waitForAdmission(target, created.metadata.name ?? '');
 }
 
+export interface ClusterRerun {
+  fromStep?: string;
+  /** Absent: the old run's input. */
+  input?: unknown;
+  latest?: boolean;
+}
+
+/**
+ * `spool rerun RUN` on a cluster: a new Run of the old Run's Workflow whose spec.rerunOf names it
+ * (the operator copies the journal prefix as it admits it), labelled with its name. A step the old
+ * run never reached is refused here first, from its journal read as the user, so nothing is made.
+ */
+export async function rerunOnCluster(target: ClusterTarget, name: string, options: ClusterRerun): Promise<RunRow> {
+  const old = await target.getRun(name);
+  const runId = old.status?.runId;
+  if (!runId) throw new UsageError(`Run ${name} in namespace ${target.namespace} has not been admitted yet, so there is nothing to rerun`);
+  if (options.fromStep !== undefined) {
+    const { rerunStart } = await import('../../engine/rerun.js');
+    const path = `/runs/${encodeURIComponent(runId)}`;
+    const { run } = await target.api<ResponseOf<'GET /runs/:id'>>('GET', path);
+    const { journal } = await target.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${path}/journal`);
+    rerunStart(run, journal, options.fromStep);
+  }
+  const workflow = old.spec.workflowRef.name;
+  const manifest = checked({
+    apiVersion: API_VERSION,
+    kind: RUN.kind,
+    metadata: { generateName: `${workflow}-`, namespace: target.namespace, ...(name.length <= 63 ? { labels: { [LABELS.rerunOf]: name } } : {}) },
+    spec: {
+      workflowRef: { name: workflow },
+      rerunOf: { name, ...(options.fromStep !== undefined ? { fromStep: options.fromStep } : {}), ...(options.latest ? { latest: true } : {}) },
+      ...(options.input !== undefined ? { input: options.input as JsonValue } : {}),
+    },
+  });
+  const created = (await target.custom
+    .createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural, body: manifest })
+    .catch((error: unknown) => {
+      throw kubeError(error, `creating a rerun of ${name} in namespace ${target.namespace}`);
+    })) as Run;
+  return waitForAdmission(target, created.metadata.name ?? '');
+}
+
 export async function listClusterRuns(target: ClusterTarget, statuses?: string[]): Promise<RunRow[]> {
   const list = (await target.custom
     .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural })
@@ -119,8 +161,22 @@ export async function clusterRunStatus(target: ClusterTarget, arg: string): Prom
   return {
     ...row,
     namespace: run.metadata.namespace,
+    // Links both ways, as Run names: the Run this one reruns, and the Runs labelled as its reruns.
+    ...(run.spec.rerunOf ? { rerunOf: { name: run.spec.rerunOf.name, fromStep: run.spec.rerunOf.fromStep ?? null, ...(run.spec.rerunOf.latest ? { latest: true } : {}) } } : {}),
+    ...(await rerunsOf(target, row.name)),
     conditions: run.status?.conditions?.map((c) => `${c.type}=${c.status} (${c.reason})`).join(', '),
   };
+}
+
+async function rerunsOf(target: ClusterTarget, name: string): Promise<{ reruns?: string[] }> {
+  if (name.length > 63) return {};
+  const list = (await target.custom
+    .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural, labelSelector: `${LABELS.rerunOf}=${name}` })
+    .catch((error: unknown) => {
+      throw kubeError(error, `listing the reruns of ${name} in namespace ${target.namespace}`);
+    })) as RunList;
+  const names = list.items.map((item) => item.metadata.name ?? '').sort();
+  return names.length > 0 ? { reruns: names } : {};
 }
 
 async function findByRunId(target: ClusterTarget, runId: string): Promise<Run> {

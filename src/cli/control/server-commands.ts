@@ -231,21 +231,28 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .option('--follow', 'print the new run log until it ends, and exit with its outcome')
       .option('--json', 'print JSON'),
   ).action(async (runId: string, options: Options) => {
-    notOnCluster(options, "rerun is not supported yet: kubectl create a Run of the same Workflow (docs/testing-workflows.md)");
     const { parseInput } = await import('../../dev/run-local.js');
-    const to = await target(options);
     const body: RequestOf<'POST /runs/:id/rerun'> = {
       ...(str(options.fromStep) !== undefined ? { fromStep: str(options.fromStep) } : {}),
       ...(str(options.input) !== undefined ? { input: parseInput(str(options.input)) } : {}),
       ...(options.latest ? { latest: true } : {}),
     };
     if (body.fromStep === '') throw new UsageError('--from-step takes the name of a step the run reached');
-    const { run } = await to
-      .api<ResponseOf<'POST /runs/:id/rerun'>>('POST', `${runPath(await to.runId(runId))}/rerun`, body)
-      // A run that is not there is the person's to fix here, as a step it never reached is.
-      .catch((error: unknown) => {
-        throw error instanceof SpoolError && error.kind === 'not_found' ? new UsageError(error.message) : ensureError(error);
-      });
+    // A run that is not there is the person's to fix here, as a step it never reached is.
+    const notThere = (error: unknown): never => {
+      throw error instanceof SpoolError && error.kind === 'not_found' ? new UsageError(error.message) : ensureError(error);
+    };
+    let to: Target;
+    let run: { id: string };
+    if (isCluster(options)) {
+      // A new Run naming the old one in spec.rerunOf: the operator copies the journal prefix.
+      const { target: clusterTarget, runs } = await cluster(options);
+      to = clusterTarget;
+      run = await runs.rerunOnCluster(clusterTarget, runId, { ...(body.fromStep ? { fromStep: body.fromStep } : {}), ...('input' in body ? { input: body.input } : {}), ...(body.latest ? { latest: true } : {}) }).catch(notThere);
+    } else {
+      to = await target(options);
+      ({ run } = await to.api<ResponseOf<'POST /runs/:id/rerun'>>('POST', `${runPath(runId)}/rerun`, body).catch(notThere));
+    }
     if (options.json) json(run);
     else if (options.follow) process.stderr.write(`  run: ${run.id} (a rerun of ${runId}${body.fromStep ? ` from step ${body.fromStep}` : ''})\n`);
     else out(`${run.id}\n`);

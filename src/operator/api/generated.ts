@@ -424,6 +424,30 @@ export const RUN_SCHEMA: OpenApiSchema = {
           minLength: 1,
           maxLength: 1024,
         },
+        rerunOf: {
+          description:
+            "Makes this Run a rerun of another (spool rerun, docs/testing-workflows.md): it runs the script that run was pinned to (or the Workflow's latest, with latest), with that run's input unless input is given. With fromStep, the run's journal starts with that run's calls before the step's first call, which its first pass replays, and the step and all after run again with new idempotency keys.",
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: {
+              description:
+                'The Run in this namespace to rerun, or the key of an archived run (its Run deleted, the run kept in the store).',
+              type: 'string',
+              maxLength: 253,
+            },
+            fromStep: {
+              description: 'The step to rerun from; absent reruns from the top.',
+              type: 'string',
+              minLength: 1,
+              maxLength: 256,
+            },
+            latest: {
+              description: "Run the Workflow's definition as it is now, not the script the run was pinned to.",
+              type: 'boolean',
+            },
+          },
+        },
       },
     },
     status: {
@@ -1458,6 +1482,35 @@ export interface RunSpec {
    * the first one's execution instead of starting another.
    */
   idempotencyKey?: string;
+  /**
+   * Makes this Run a rerun of another (spool rerun, docs/testing-workflows.md): it runs the script
+   * that run was pinned to (or the Workflow's latest, with latest), with that run's input unless
+   * input is given. With fromStep, the run's journal starts with that run's calls before the step's
+   * first call, which its first pass replays, and the step and all after run again with new
+   * idempotency keys.
+   */
+  rerunOf?: RerunOf;
+}
+
+/**
+ * Makes this Run a rerun of another (spool rerun, docs/testing-workflows.md): it runs the script
+ * that run was pinned to (or the Workflow's latest, with latest), with that run's input unless
+ * input is given. With fromStep, the run's journal starts with that run's calls before the step's
+ * first call, which its first pass replays, and the step and all after run again with new
+ * idempotency keys.
+ *
+ * Used by Run.spec.rerunOf.
+ */
+export interface RerunOf {
+  /**
+   * The Run in this namespace to rerun, or the key of an archived run (its Run deleted, the run
+   * kept in the store).
+   */
+  name: string;
+  /** The step to rerun from; absent reruns from the top. */
+  fromStep?: string;
+  /** Run the Workflow's definition as it is now, not the script the run was pinned to. */
+  latest?: boolean;
 }
 
 /**

@@ -58,6 +58,7 @@ export class RunController {
       resources,
       events,
       workflow: (namespace, name) => context.informers.workflows.get(namespace, name) ?? null,
+      run: (namespace, name) => context.informers.runs.get(namespace, name) ?? null,
       source: options.source,
       checkout: options.checkout,
       now,

@@ -6,7 +6,8 @@ import { runsInProcess } from '../../common/workflow-file.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord, ScriptSource } from '../../store/types.js';
 import { RUN, type Run, type Workflow } from '../api/generated.js';
-import { CLUSTER_ENV, LABELS, runIdForResource, runIdOf, runKey } from '../naming.js';
+import { CLUSTER_ENV, LABELS, RUN_KEY, runIdForResource, runIdOf, runKey } from '../naming.js';
+import { rerunRun } from '../../engine/rerun.js';
 import type { Resources } from '../resources.js';
 import { storeWorkflowCheckout, type WorkflowCheckout } from '../workflow-checkout.js';
 import type { ResolvedSource } from '../workflow-source.js';
@@ -22,6 +23,8 @@ export interface RunReconcilerOptions {
   events: EventRecorder;
   /** The Workflow of that name in that namespace, from the informer's cache. */
   workflow(namespace: string, name: string): Workflow | null;
+  /** The Run of that name in that namespace, from the informer's cache (a rerun's source). */
+  run?(namespace: string, name: string): Run | null;
   /** What a run of that Workflow starts from (its script read from its ConfigMap, if it names one). */
   source(workflow: Workflow): Promise<ResolvedSource>;
   /** The files of the Workflow's checkoutFrom, if it names one. */
@@ -85,7 +88,10 @@ export class RunReconciler {
       }
     }
     if (!resource.metadata.labels?.[LABELS.run]) {
-      await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId) } });
+      // A rerun is labelled with its source too (`kubectl get runs -l hyperspool.dev/rerun-of=NAME`), where the name is a label value.
+      const source = resource.spec.rerunOf?.name;
+      const rerunOf = source && source.length <= 63 && !resource.metadata.labels?.[LABELS.rerunOf] ? { [LABELS.rerunOf]: source } : {};
+      await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId), ...rerunOf } });
     }
     await this.writeStatus(resource, run);
     return this.untilWake(run);
@@ -106,6 +112,7 @@ export class RunReconciler {
   private async admit(resource: Run, runId: string, workflow: Workflow, source: ScriptSource): Promise<RunRecord> {
     const namespace = resource.metadata.namespace ?? 'default';
     const input = resource.spec.input ?? null;
+    if (resource.spec.rerunOf) return this.admitRerun(resource, runId, workflow, source);
     const rules = runsInProcess(source) ? documentAdmission(source.script, workflow.spec.filename, input) : null;
     const { run } = await submitRun(
       this.options.store,
@@ -123,6 +130,29 @@ export class RunReconciler {
       },
       this.options.now(),
     );
+    this.options.poke();
+    return run;
+  }
+
+  /**
+   * A Run whose spec.rerunOf names another (docs/testing-workflows.md): a rerun of that run, from
+   * the top or from a step, whose journal prefix is copied as the run is made (engine/rerun.ts).
+   * A source that is not there, or a step it never reached, fails the Run: nothing to retry.
+   */
+  private async admitRerun(resource: Run, runId: string, workflow: Workflow, latest: ScriptSource): Promise<RunRecord> {
+    const { store } = this.options;
+    const namespace = resource.metadata.namespace ?? 'default';
+    const { name, fromStep, latest: useLatest } = resource.spec.rerunOf ?? { name: '' };
+    // A Run by name, or the key of an archived run whose Run is gone (as spool's run arguments are).
+    const sourceRun = this.options.run?.(namespace, name);
+    const oldId = sourceRun?.status?.runId ?? (RUN_KEY.test(name) ? runIdOf(namespace, name) : null);
+    const old = oldId ? await store.getRun(oldId) : null;
+    if (!old) throw new TerminalError('usage', `spec.rerunOf names ${name}, which is neither a Run admitted in namespace ${namespace} nor a run in the store`);
+    const source = useLatest ? latest : { workflow: old.workflow, interpreter: old.interpreter, script: old.script, cwd: old.cwd, runner: old.runner };
+    const input = resource.spec.input ?? old.input;
+    const rules = runsInProcess(source) ? documentAdmission(source.script, workflow.spec.filename, input) : null;
+    const rerun = { fromStep: fromStep ?? null, source, input, admission: { runId, env: CLUSTER_ENV, concurrency: rules?.concurrency ?? null } };
+    const { run } = await rerunRun(store, old, rerun, this.options.now());
     this.options.poke();
     return run;
   }
