@@ -134,7 +134,8 @@ export async function runWorkflow(workflow: Workflow, form: Form, faults: Random
     } else if (answered.length) {
       const next = answered.find((op) => op.kind === 'wait-signal' && op.when === 'before') ?? answered[0];
       if (next && ((next.kind === 'wait-signal' && next.when === 'before') || (await host.awaiting()) === awaitingOf(next))) {
-        if (faults && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
+        // Not when the faults kill the script alone: then only the script is killed, once.
+        if (faults && killed !== 'script' && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
         await host.deliver(next, 'payload');
         if (next.kind === 'wait-signal') await host.deliver(next, 'second');
         answered.splice(answered.indexOf(next), 1);
