@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
-import { agentOf, eventually, getRun, givenPodOf, givenWorkflow, jobsOf, startCluster, untilPhase, type Cluster } from './support/cluster.js';
+import { readFileSync } from 'node:fs';
+import { removeTempDirs, tempDir } from '../support/spool.js';
+import { agentOf, eventually, getRun, givenPodOf, givenUser, givenWorkflow, jobsOf, startCluster, untilPhase, type Cluster } from './support/cluster.js';
 
 /**
  * A Run whose spec.rerunOf names another (docs/testing-workflows.md), against a real kube-apiserver
@@ -20,7 +22,11 @@ describe('Run.spec.rerunOf', () => {
 
   afterAll(async () => {
     await cluster?.stop();
+    removeTempDirs();
   });
+
+  const listRunsLabelled = async (labelSelector: string) =>
+    ((await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs', labelSelector })) as { items: { metadata: { labels?: Record<string, string> }; spec: object }[] }).items;
 
   const createRun = (name: string, spec: Record<string, unknown>) =>
     cluster.custom.createNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: cluster.namespace, plural: 'runs', body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name }, spec: { workflowRef: { name: 'steps' }, ...spec } } });
@@ -63,6 +69,24 @@ describe('Run.spec.rerunOf', () => {
     await untilPhase('Run again', () => getRun(cluster, 'again'), 'Succeeded');
     expect(await operator.store.readJournal(first.runId)).toEqual(before);
   }, 180_000);
+
+  it('given a rerun through the API (the run page, spool ui), then the run it makes gets a Run that names its source in spec.rerunOf and a label', async () => {
+    cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');
+    const kubeconfig = JSON.parse(readFileSync(await givenUser(cluster, 'alice', 'hyperspool-edit', tempDir('spool-rerun-users-')), 'utf8')) as { users: { user: { token: string } }[] };
+    const firstId = (await getRun(cluster, 'first')).status?.runId ?? '';
+    const answer = await fetch(`${operator.url}/v1/runs/${encodeURIComponent(firstId)}/rerun`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${kubeconfig.users[0]?.user.token ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ fromStep: 'two' }),
+    });
+    expect(answer.status).toBe(201);
+    const { run } = (await answer.json()) as { run: { id: string; rerunOf: unknown } };
+    expect(run.rerunOf).toEqual({ runId: firstId, fromStep: 'two' });
+    const key = run.id.slice(run.id.lastIndexOf(':') + 1);
+    const resource = await eventually('its Run resource', async () => (await listRunsLabelled(`hyperspool.dev/run=${key}`))[0]);
+    expect(resource.spec).toMatchObject({ workflowRef: { name: 'steps' }, rerunOf: { name: 'first', fromStep: 'two' } });
+    expect(resource.metadata.labels?.['hyperspool.dev/rerun-of']).toBe('first');
+  }, 120_000);
 
   it('given a rerun from a step the run never reached, or of a Run that is not there, then the Run fails saying why, and no run is admitted for it', async () => {
     await createRun('never', { rerunOf: { name: 'first', fromStep: 'three' } });

@@ -138,11 +138,15 @@ export class RunController {
       schedule: (namespace, name) => informers.schedules.get(namespace, name),
       run: (runId) => this.runResource(runId),
     });
+    // A rerun made through the API (the run page's Rerun) names its source as one made as a Run does.
+    const source = run.rerunOf ? (this.runResource(run.rerunOf.runId)?.metadata.name ?? runKey(run.rerunOf.runId)) : null;
+    const rerunOf = run.rerunOf && source ? { name: source, ...(run.rerunOf.fromStep ? { fromStep: run.rerunOf.fromStep } : {}) } : null;
+    const labels = { ...identity.labels, ...(source && source.length <= 63 ? { [LABELS.rerunOf]: source } : {}) };
     const resource = (name: string): Run => ({
       apiVersion: 'hyperspool.dev/v1alpha1',
       kind: 'Run',
-      metadata: { name, namespace: run.project, labels: identity.labels, ...(identity.ownerReferences.length ? { ownerReferences: identity.ownerReferences } : {}) },
-      spec: { workflowRef: { name: workflowOf(run).name }, ...(run.input !== null && run.input !== undefined ? { input: run.input as never } : {}) },
+      metadata: { name, namespace: run.project, labels, ...(identity.ownerReferences.length ? { ownerReferences: identity.ownerReferences } : {}) },
+      spec: { workflowRef: { name: workflowOf(run).name }, ...(run.input !== null && run.input !== undefined ? { input: run.input as never } : {}), ...(rerunOf ? { rerunOf } : {}) },
     });
     let created = await resources.create<Run>(RUN.plural, run.project, resource(identity.name));
     // A name taken by another run's Run (or by someone's own): this one goes by its key.
