@@ -99,3 +99,20 @@ export async function attachCheckout(store: Store, upload: string, runId: string
   });
   return true;
 }
+
+/**
+ * A rerun's bundle: the old run's, copied byte for byte under the new run's key before the new run
+ * exists (its first pass may check out at once), so either run's retention leaves the other's whole.
+ */
+export async function copyCheckout(store: Store, fromRunId: string, toRunId: string): Promise<void> {
+  const bundle = await store.artifacts.get(fromRunId, CHECKOUT_ARTIFACT);
+  if (!bundle) return;
+  const blobKey = `${toRunId}/checkout/`;
+  for (let part = 0; part < bundle.parts; part++) {
+    const bytes = await store.artifacts.blobs.readPart(bundle.blobKey, part);
+    if (!bytes) throw new Error(`the checkout of ${fromRunId} has no part ${part}`);
+    await store.artifacts.blobs.writePart(blobKey, part, bytes);
+  }
+  const { name, position, size, sha256, contentType, parts } = bundle;
+  await store.artifacts.record({ runId: toRunId, name, position, size, sha256, contentType, blobKey, parts });
+}

@@ -100,6 +100,16 @@ describe('spool rerun of a spool dev run', () => {
     expect((await waitForRun(dev.url, latest.output.trim(), ['succeeded'])).outputs.v).toBe('new');
   }, 300_000);
 
+  it('a run submitted --with DIR: its rerun checks out the same files (the bundle is copied with it)', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'bundled.sh': 'spool checkout out\nspool output set v "$(spool step one -- cat out/helper.txt)"\n', 'helper.txt': 'from the bundle\n' });
+    const oldId = await submit(dev.url, dir, 'bundled.sh', '--with', '.');
+    expect((await waitForRun(dev.url, oldId, ['succeeded'])).outputs.v).toBe('from the bundle');
+    const rerun = await cli(dev.url, dir, ['rerun', oldId]);
+    expect(rerun.code, rerun.output).toBe(0);
+    expect((await waitForRun(dev.url, rerun.output.trim(), ['succeeded'])).outputs.v).toBe('from the bundle');
+  }, 300_000);
+
   it('refuses an unknown step, a step that never ran, a step after a bare lock, a run that does not exist: one line, exit 2, no run made', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'wf.sh': script(join(dir, 'count')), 'locked.sh': 'spool lock deploys\nspool step a -- true\n' });
