@@ -11,7 +11,8 @@ import { propertyRuns } from '../support/property.js';
 import { removeTempDirs, tempDir } from '../support/spool.js';
 
 /**
- * The spool socket under random and mutated requests (issues 15 and 28): whatever a script sends,
+ * The spool socket under random and mutated requests (issues 15, 28 and 30: call.node configs and
+ * call-graph's graph calls too): whatever a script sends,
  * the agent answers on the same connection, never with an `internal` error; a refusal says why in
  * one line, leaves the run's journal, state and wait as they were, and a valid call right after it
  * still works. Bounded: a few hundred cases a run, with fast-check's seed printed on a failure.
@@ -39,6 +40,10 @@ const VALID: Record<string, unknown>[] = [
   { verb: 'event.emit', type: 't', subject: 's', payload: { a: 1 } },
   { verb: 'spawn', workflow: 'c.sh', script: 'true', interpreter: 'bash -eu', input: null },
   { verb: 'wait.children', runIds: ['dev:p:run-x'] },
+  { verb: 'call.node', type: 'sleep', config: { duration: '1ms' }, name: 'nap' },
+  // spool call-graph: a graph document as a child run, and one whose file the client could not read.
+  { verb: 'call', workflow: 'g.json', script: '{"nodes":[{"id":"nap","type":"sleep","config":{"duration":"1ms"}}]}', interpreter: 'graph', input: { x: '1' } },
+  { verb: 'call', workflow: 'g.json', script: '', interpreter: 'graph', unreadable: 'spool call-graph: cannot read g.json: no such file' },
   { verb: 'output.set', key: 'k', value: 'v' },
   { verb: 'annotate', text: 'note' },
   { verb: 'agent.info' },
@@ -71,10 +76,35 @@ const mutated = fc
     return JSON.stringify(copy);
   });
 
+/**
+ * A valid config of each node kind `spool call-node` runs, none reaching out (port 9 refuses at
+ * once); `call` is left out, as it would read a file of the working directory.
+ */
+const NODE_CONFIGS: [string, Record<string, unknown>][] = [
+  ['sleep', { duration: '1ms' }],
+  ['http', { method: 'POST', url: 'http://127.0.0.1:9/x', headers: { 'Idempotency-Key': { $expr: 'node.idempotency_key' } }, timeout: '1s' }],
+  ['wait', { signal: 'go', timeout: '1s' }],
+  ['approval', { prompt: 'ok?' }],
+  ['script', { interpreter: 'bash', body: 'true' }],
+];
+
+/** A call.node whose config has one key changed: dropped, added, or given another value (an `$expr` too). */
+const nodeCall = fc
+  .tuple(fc.constantFrom(...NODE_CONFIGS), fc.nat(), fc.constantFrom('drop', 'add', 'replace'), fc.string(), fc.oneof(anyValue, fc.string().map(($expr) => ({ $expr }))))
+  .map(([[type, config], pick, how, key, value]) => {
+    const copy: Record<string, unknown> = { ...config };
+    const field = Object.keys(copy)[pick % Object.keys(copy).length] ?? 'extra';
+    if (how === 'drop') delete copy[field];
+    else if (how === 'add') copy[key || 'extra'] = value;
+    else copy[field] = value;
+    return JSON.stringify({ verb: 'call.node', type, config: copy });
+  });
+
 /** A line as a script might send it: a mutated request, any JSON, or any text at all. */
 const line = fc
   .oneof(
     { weight: 6, arbitrary: mutated },
+    { weight: 2, arbitrary: nodeCall },
     { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary' }).map((text) => text.replaceAll('\n', ' ')) },
     // Blank lines are skipped by the framing (docs/protocol.md) and get no answer.
@@ -177,6 +207,8 @@ describe('the spool socket, fuzzed', () => {
             const said = `${text} → ${JSON.stringify(answer)}`;
             expect(answer.kind, said).not.toBe('internal');
             if (answer.status === 'suspended' || answer.kind === 'determinism') ended = true;
+            // A node that ran and failed (a call-node's exit 1) says why in one line too.
+            if (typeof answer.stderr === 'string') expect(answer.stderr, said).toMatch(/^[^\n]+$/);
             if (answer.status !== 'error' || ended) continue;
             // A refusal: one line saying why, nothing recorded, and the connection takes a valid call.
             expect(answer.message, said).toMatch(/^[^\n]+$/);

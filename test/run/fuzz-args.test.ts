@@ -16,7 +16,7 @@ import { removeTempDirs, tempDir } from '../support/spool.js';
  * The in-script verbs' arguments at their boundary (issue 28), for the client this project runs
  * (SPOOL_CLIENT: the native client or the Node one): the argv of valid calls mutated (an argument
  * dropped, doubled, replaced; unknown flags, bad durations, a missing `--`, malformed JSON, huge
- * values, bytes that are not UTF-8), each run as a script would run it against a real agent
+ * values, bytes that are not UTF-8; call-node configs and call-graph files too), each run as a script would run it against a real agent
  * socket and a fresh pass. A call that is refused exits 1, 2, 3 (or 69 for a control verb that
  * finds no server) with one line on stderr, never a
  * stack; a usage refusal (2) records nothing: no journal entry, state cell, event, signal, run,
@@ -51,11 +51,14 @@ const VALID: string[][] = [
   ['artifact', 'get', 'report', 'out.txt'],
   ['artifact', 'list', '--json'],
   ['checkout', 'dest'],
+  ['call-node', 'sleep', '--config', '{"duration":"1ms"}', '--name', 'nap'],
+  ['call-node', 'http', '--config', '{"method":"POST","url":"http://127.0.0.1:9/x","headers":{"Idempotency-Key":{"$expr":"node.idempotency_key"}}}'],
+  ['call-graph', 'graph.json', '--input', '{"x":"1"}'],
 ];
 
 /** Arguments worth trying anywhere: flags no verb takes, durations and JSON gone wrong, huge, not UTF-8. */
 const token = fc.oneof(
-  fc.constantFrom('--', '--lable', '--timeout', '--by', '--payload', '--input', '--entity', '-x', '--=', '5 minutes', '5x', '-1s', '-5', '1e309s', '999999999999d', '0s', '1.5', 'NaN', '{bad', '{"a":', '[1,', 'null', '', ' ', '\t', '\n', 'a\nb', '-', '..', '/etc/passwd'),
+  fc.constantFrom('--', '--lable', '--timeout', '--by', '--payload', '--input', '--entity', '-x', '--=', '5 minutes', '5x', '-1s', '-5', '1e309s', '999999999999d', '0s', '1.5', 'NaN', '{bad', '{"a":', '[1,', 'null', '', ' ', '\t', '\n', 'a\nb', '-', '..', '/etc/passwd', '{}', '[]', '{"$expr":"input.x &"}', 'child.sh'),
   fc.constantFrom('x'.repeat(20_000), `{"a":"${'y'.repeat(20_000)}"}`, '9'.repeat(400)),
   fc.string({ maxLength: 12 }),
   // Bytes that are not UTF-8 (argv cannot hold NUL).
@@ -118,6 +121,7 @@ async function call(args: Arg[]): Promise<{ code: number | null; stderr: string;
   const dir = tempDir();
   writeFileSync(join(dir, 'file.txt'), 'report\n');
   writeFileSync(join(dir, 'child.sh'), 'true\n');
+  writeFileSync(join(dir, 'graph.json'), '{"nodes":[{"id":"nap","type":"sleep","config":{"duration":"1ms"}}],"outputs":{"y":{"$expr":"input.x"}}}\n');
   writeFileSync(join(dir, 'input.json'), 'null');
   const before = await recorded();
   let stopped = false;

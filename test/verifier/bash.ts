@@ -23,6 +23,10 @@ const body = (id: string, exit = 0): string =>
 const saw = (id: string): string => `> "$O/${id}.$P"; echo $? > "$O/${id}.$P.code"`;
 const code = (id: string): string => `echo $? > "$O/${id}.$P.code"`;
 
+/** A call-node op's http node: a POST to the harness's key server, keyed as the seed's charge node is. */
+const nodeConfig = (id: string): string =>
+  `{"method":"POST","url":"'"$VERIFY_HTTP"'/${id}","headers":{"Idempotency-Key":{"$expr":"node.idempotency_key"}}}`;
+
 function line(op: Op): string {
   const { id } = op;
   switch (op.kind) {
@@ -63,6 +67,10 @@ function line(op: Op): string {
       return `spool lock ${id}-group -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"' ${saw(id)}`;
     case 'call':
       return `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; printf "spool step c -- echo child-${id}\\n" > ${id}.sh'\nspool call ${id}.sh ${saw(id)}`;
+    case 'call-node':
+      return `spool call-node http --name ${id} --config '${nodeConfig(id)}' ${saw(id)}`;
+    case 'call-graph':
+      return `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'\nspool call-graph ${id}.yaml --input '{"x":"${id}"}' ${saw(id)}`;
     case 'activity':
       return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}' ${saw(id)}`;
     case 'checkout':

@@ -3,11 +3,13 @@ import type { JournalEntry, RunRecord } from '../../src/store/types.js';
 import { check } from './check.js';
 import type { Workflow } from './generate.js';
 import type { History } from './run.js';
+import type { Received } from '../graph/key-server.js';
 
 /**
  * The checker on histories written out: a put-file whose pass was lost between its step and its put
  * is allowed its refusal on the passes after, and only then (seed 903552712, the dev server killed
- * there, was reported as a replay answering differently).
+ * there, was reported as a replay answering differently), and so is a call-graph's; a call-node is
+ * sent with one key, again only after a fault.
  */
 
 const workflow: Workflow = { seed: 0, ops: [{ kind: 'put-file', id: 'o0', payload: Buffer.from('x') }], checkoutFile: Buffer.alloc(0) };
@@ -15,7 +17,7 @@ const entry = (position: number, kind: 'call' | 'result', verb: string, name: st
 const make = [entry(1, 'call', 'step', 'o0-make'), entry(1, 'result', 'step', 'o0-make')];
 const put = [entry(2, 'call', 'artifact.put', 'o0'), entry(2, 'result', 'artifact.put', 'o0')];
 
-function history(journal: JournalEntry[], snapshots: JournalEntry[][], seen: [number, Buffer, number][]): History {
+function history(journal: JournalEntry[], snapshots: JournalEntry[][], seen: [number, Buffer, number][], requests: Received[] = []): History {
   return {
     label: 'written out',
     run: { status: 'succeeded' } as RunRecord,
@@ -23,6 +25,7 @@ function history(journal: JournalEntry[], snapshots: JournalEntry[][], seen: [nu
     snapshots,
     seen: new Map([['o0', new Map(seen.map(([pass, bytes, code]) => [pass, { bytes, code }]))]]),
     executions: new Map([['o0-make', 1]]),
+    requests,
     faults: snapshots.map(() => 'killed the dev server'),
     scriptKilled: false,
     resumed: null,
@@ -47,6 +50,30 @@ describe("the replay verifier's checks", () => {
       'nothing recorded is lost',
       'nothing recorded is lost',
       'the journal equals an uninterrupted run of the same seed',
+    ]);
+  });
+
+  it('given a pass lost after the step made the graph file and before call-graph, then its refusal after breaks nothing, and its call is not expected', () => {
+    const graph: Workflow = { seed: 0, ops: [{ kind: 'call-graph', id: 'o0' }], checkoutFile: Buffer.alloc(0) };
+    const called = [entry(2, 'call', 'call', ''), entry(2, 'result', 'call', '')];
+    const uninterrupted = history([...make, ...called], [], [[2, Buffer.from('{"y":"o0"}\n'), 0]]);
+    expect(check(graph, history(make, [make], [[2, Buffer.alloc(0), 2]]), uninterrupted)).toEqual([]);
+    expect(check(graph, history(make, [[...make, ...called]], [[2, Buffer.alloc(0), 2]]), uninterrupted).map((each) => each.invariant)).toContain(
+      'every call answers the same on every pass',
+    );
+  });
+
+  it('given a call-node, then one key sent again after a fault holds, and a second key, or a second send with no fault, does not', () => {
+    const node: Workflow = { seed: 0, ops: [{ kind: 'call-node', id: 'o0' }], checkoutFile: Buffer.alloc(0) };
+    const charged = [entry(1, 'call', 'step_fn', 'node o0'), entry(1, 'result', 'step_fn', 'node o0')];
+    const sent = (key: string): Received => ({ path: '/o0', key, body: '' });
+    const answer = Buffer.from('{"status":200,"headers":{},"body":{"key":"spool-a","seen":1}}\n');
+    const broken = (h: History): string[] => check(node, h, null).map((each) => `${each.invariant}: ${each.detail}`);
+    expect(broken(history(charged, [[charged[0] as JournalEntry]], [[1, answer, 0]], [sent('spool-a'), sent('spool-a')]))).toEqual([]);
+    expect(broken(history(charged, [], [[1, answer, 0]], [sent('spool-a'), sent('spool-a')]))).toEqual(['an http node is sent once per key: o0 was sent 2 times with 0 faults']);
+    expect(broken(history(charged, [], [[1, answer, 0]], [sent('spool-a'), sent('spool-b')]))).toEqual([
+      'recorded bytes come back as they went: call-node o0 on pass 1: 62 bytes 7b22737461747573223a3230302c2268656164657273223a…',
+      'an http node is sent once per key: o0 was sent with 2 keys: spool-a, spool-b',
     ]);
   });
 });

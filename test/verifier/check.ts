@@ -1,4 +1,5 @@
 import type { JournalEntry } from '../../src/store/types.js';
+import type { Received } from '../graph/key-server.js';
 import { callsOf } from '../support/spool.js';
 import { isAnswered, printed, recordedResult } from './deliveries.js';
 import type { Op, Workflow } from './generate.js';
@@ -15,7 +16,7 @@ const show = (bytes: Buffer | null): string =>
   bytes === null ? 'nothing' : `${bytes.length} bytes ${bytes.subarray(0, 24).toString('hex')}${bytes.length > 24 ? '…' : ''}`;
 
 /** What the script must see from an op, on every pass that reached it: its exit status and a check on its bytes. */
-function expected(op: Op, workflow: Workflow): { code: number; bytes?: (bytes: Buffer) => boolean } {
+function expected(op: Op, workflow: Workflow, history: History): { code: number; bytes?: (bytes: Buffer) => boolean } {
   switch (op.kind) {
     case 'step':
       return {
@@ -42,6 +43,10 @@ function expected(op: Op, workflow: Workflow): { code: number; bytes?: (bytes: B
       return { code: 0, bytes: (bytes) => bytes.equals(workflow.checkoutFile) };
     case 'activity':
       return { code: 0, bytes: (bytes) => bytes.toString() === `act-${op.id}\n` };
+    case 'call-node':
+      return { code: 0, bytes: (bytes) => answered(bytes, history.requests, op.id) };
+    case 'call-graph':
+      return { code: 0, bytes: (bytes) => bytes.toString() === `{"y":"${op.id}"}\n` };
     default:
       return { code: 0 };
   }
@@ -57,27 +62,62 @@ function refusedName(op: Op): string | null {
 /** Bodies counted outside the engine: each must run once, and again only when a fault came first. */
 function bodiesOf(op: Op): string[] {
   if (op.kind === 'step' || op.kind === 'lock' || op.kind === 'activity') return [op.id];
-  if (op.kind === 'put-file' || op.kind === 'call') return [`${op.id}-make`];
+  if (op.kind === 'put-file' || op.kind === 'call' || op.kind === 'call-graph') return [`${op.id}-make`];
   return [];
 }
 
 const entryKey = (entry: { position: number; kind: string }): string => `${entry.position}/${entry.kind}`;
 
+/** Ops whose step makes a file in the working directory that the op's next call reads (a put, a call, a call-graph). */
+const readsAFile = (op: Op): boolean => op.kind === 'put-file' || op.kind === 'call' || op.kind === 'call-graph';
+
+/** Where a file-making op's `-make` step is in a journal: its file is read by the call after it. */
+const madeAt = (journal: JournalEntry[], op: Op): number | undefined =>
+  journal.find((entry) => entry.kind === 'result' && entry.name === `${op.id}-make`)?.position;
+
 /**
- * put-file ops whose pass was lost after their step made the file and before the put was recorded
- * (a snapshot has the step and not the put). The file was in that pass's directory only: every later
- * pass, in a new one, replays the step without running it, finds no file, and its put is refused
- * (exit 2, nothing recorded). That is the model (docs/artifacts.md), not a replay going wrong.
+ * File-reading ops whose pass was lost after their step made the file and before the call that
+ * reads it was recorded (a snapshot has the step and nothing after it). The file was in that pass's
+ * directory only: every later pass, in a new one, replays the step without running it, finds no
+ * file, and its call is refused (exit 2, nothing recorded). That is the model (docs/artifacts.md,
+ * docs/graphs.md), not a replay going wrong.
  */
 function filesLost(workflow: Workflow, history: History): Set<string> {
   const lost = new Set<string>();
-  for (const op of workflow.ops) {
-    if (op.kind !== 'put-file') continue;
-    const made = (snapshot: JournalEntry[]): boolean => snapshot.some((entry) => entry.kind === 'result' && entry.name === `${op.id}-make`);
-    const put = (snapshot: JournalEntry[]): boolean => snapshot.some((entry) => entry.verb === 'artifact.put' && entry.name === op.id);
-    if (history.snapshots.some((snapshot) => made(snapshot) && !put(snapshot))) lost.add(op.id);
+  for (const op of workflow.ops.filter(readsAFile)) {
+    for (const snapshot of history.snapshots) {
+      const made = madeAt(snapshot, op);
+      if (made !== undefined && !snapshot.some((entry) => entry.position === made + 1)) lost.add(op.id);
+    }
   }
   return lost;
+}
+
+/**
+ * A call-node op's answer, as the script printed it: the key server's 200 for the op's one key. The
+ * body carries the key and how many times it had come (1 unless a fault re-sent it).
+ */
+function answered(bytes: Buffer, requests: Received[], id: string): boolean {
+  try {
+    const output = JSON.parse(bytes.toString()) as { status?: number; body?: { key?: string } };
+    const keys = new Set(requests.filter((request) => request.path === `/${id}`).map((request) => request.key));
+    return output.status === 200 && keys.size === 1 && keys.has(output.body?.key ?? null);
+  } catch {
+    return false;
+  }
+}
+
+/** Requests a call-node op sent: one key, sent once, again only after a fault (a pass lost before the answer was recorded). */
+function sentOnce(op: Op, history: History): string | null {
+  if (op.kind !== 'call-node') return null;
+  const byKey = new Map<string | null, number>();
+  for (const request of history.requests) if (request.path === `/${op.id}`) byKey.set(request.key, (byKey.get(request.key) ?? 0) + 1);
+  const [key, sent] = [...byKey][0] ?? [null, 0];
+  if (byKey.size > 1) return `${op.id} was sent with ${byKey.size} keys: ${[...byKey.keys()].join(', ')}`;
+  if (byKey.size === 1 && !key?.startsWith('spool-')) return `${op.id} was sent with the key ${String(key)}`;
+  if (sent > 1 + history.faults.length) return `${op.id} was sent ${sent} times with ${history.faults.length} faults`;
+  if (sent === 0 && history.run?.status === 'succeeded') return `${op.id} was never sent`;
+  return null;
 }
 
 /** The invariants of one run (a history), and of a faulted run against the uninterrupted one. */
@@ -100,7 +140,7 @@ export function check(workflow: Workflow, history: History, reference: History |
 
   for (const op of workflow.ops) {
     const byPass = history.seen.get(op.id);
-    const want = expected(op, workflow);
+    const want = expected(op, workflow, history);
     let first: Buffer | null | undefined;
     for (const [pass, seen] of byPass ?? []) {
       // A pass killed or suspended half-way through an op leaves what it saw unfinished: only whole sightings count.
@@ -132,6 +172,8 @@ export function check(workflow: Workflow, history: History, reference: History |
     if (refused && history.journal.some((entry) => entry.name === refused)) {
       fail('a refused call takes no position', `${op.kind} ${op.id} is in the journal as ${refused}`);
     }
+    const unsent = sentOnce(op, history);
+    if (unsent) fail('an http node is sent once per key', unsent);
     for (const body of bodiesOf(op)) {
       const runs = history.executions.get(body) ?? 0;
       // A killed script's body is not run again: its run failed, or replays what was recorded.
@@ -153,9 +195,9 @@ export function check(workflow: Workflow, history: History, reference: History |
   });
 
   if (reference) {
-    const want = callsOf(reference.journal)
-      .filter((call) => ![...lost].some((id) => call === `artifact.put ${id}`))
-      .join(', ');
+    // A lost file's call is refused on every later pass: the uninterrupted run's, after its step, is not expected.
+    const refusedAt = new Set(workflow.ops.filter((op) => lost.has(op.id)).map((op) => (madeAt(reference.journal, op) ?? -2) + 1));
+    const want = callsOf(reference.journal.filter((entry) => !refusedAt.has(entry.position))).join(', ');
     const got = callsOf(history.journal).join(', ');
     // A run failed by its killed script recorded what came before the kill: the start of the uninterrupted run's journal.
     if (killedAlone ? !`${want}, `.startsWith(got ? `${got}, ` : '') : want !== got) {

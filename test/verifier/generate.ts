@@ -34,6 +34,10 @@ export type Op =
   | { kind: 'lock'; id: string; payload: Buffer }
   /** A child run of a file a step makes: a replayed call has no file (the step did not run again). */
   | { kind: 'call'; id: string }
+  /** An http node (`spool call-node`) to the harness's key server at `$VERIFY_HTTP/<id>`, keyed by node.idempotency_key. */
+  | { kind: 'call-node'; id: string }
+  /** A graph (CHILD_GRAPH) a step copies into the working directory, run as a child by `spool call-graph`. */
+  | { kind: 'call-graph'; id: string }
   | { kind: 'activity'; id: string }
   /** `spool checkout` of the bundle the run was started with. */
   | { kind: 'checkout'; id: string };
@@ -100,6 +104,12 @@ export function text(random: Random): string {
   ] as const);
 }
 
+/**
+ * The graph a call-graph op runs, kept in `$VERIFY_DATA/<id>.yaml`: a durable sleep node (run by the
+ * graph's coordinator, no process) and its input as its output, so the script sees `{"y":"<id>"}`.
+ */
+export const CHILD_GRAPH = ['nodes:', '  - { id: nap, type: sleep, config: { duration: 1ms } }', 'outputs:', '  y: { $expr: input.x }', ''].join('\n');
+
 /** Ops by kind, each with a weight: steps and sleeps most, so there are passes to replay. */
 const WEIGHTS: [OpKind, number][] = [
   ['step', 6],
@@ -120,6 +130,10 @@ const WEIGHTS: [OpKind, number][] = [
   // Last, and left out for the seeds saved before they existed, so those make the same workflows.
   ['wait-signal', 1],
   ['wait-event', 1],
+  // After those, and left out for the seeds saved before them (GRAPH_KINDS). A graph child costs a
+  // pass of its own, as a script child does: half the weight, so a seed's passes grow little.
+  ['call-node', 1],
+  ['call-graph', 0.5],
 ];
 
 function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
@@ -133,6 +147,8 @@ function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
 }
 
 export const ALL_KINDS: readonly OpKind[] = WEIGHTS.map(([kind]) => kind);
+/** The kinds issue 30 added (an http node, a graph child), left out for the seeds saved before them (seeds.json's `graphs`). */
+export const GRAPH_KINDS: readonly OpKind[] = ['call-node', 'call-graph'];
 /** The kinds before the harness answered waits: the workflows the seeds saved then were made of. */
 export const KINDS_BEFORE_ANSWERED: readonly OpKind[] = ALL_KINDS.filter((kind) => !ANSWERED_KINDS.includes(kind));
 

@@ -63,6 +63,10 @@ function line(op: Op, firstLock: boolean): string {
     case 'call':
       // The SDK spawns a child run but has no call (start and wait): `spool call` as a subprocess.
       return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; printf "spool step c -- echo child-${id}\\\\n" > ${id}.sh'])\nr = spool('call', '${id}.sh')\nsaw('${id}', r.stdout, r.returncode)`;
+    case 'call-node':
+      return `call_node('${id}')`;
+    case 'call-graph':
+      return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'])\ncall_graph('${id}')`;
     case 'activity':
       return `r = script.activity('${id}', ['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}'])\nsaw('${id}', r.encode(), 0)`;
     case 'checkout':
@@ -118,6 +122,26 @@ def checkout(dest):
         return 0
     except script.ScriptError as error:
         return error.exit_code
+
+
+def printed(value):
+    """A value as bash's client prints the JSON it answers: compact, one line."""
+    return (json.dumps(value, separators=(',', ':'), ensure_ascii=False) + '\\n').encode()
+
+
+def call_node(id):
+    """The SDK's call_node of an http node to the harness's key server, keyed as the seed's charge node is."""
+    url = f"{os.environ['VERIFY_HTTP']}/{id}"
+    output = script.call_node('http', {'method': 'POST', 'url': url, 'headers': {'Idempotency-Key': {'$expr': 'node.idempotency_key'}}}, name=id)
+    saw(id, printed(output), 0)
+
+
+def call_graph(id):
+    """The SDK's call_graph, its refusal (a new call whose file went with a lost pass) caught: bash's exit code."""
+    try:
+        saw(id, printed(script.call_graph(f'{id}.yaml', {'x': id})), 0)
+    except script.ScriptError as error:
+        saw(id, None, error.exit_code)
 
 
 def spool(*argv):

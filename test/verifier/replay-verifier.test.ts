@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTempDirs } from '../support/spool.js';
 import { check, type Violation } from './check.js';
-import { ALL_KINDS, KINDS_BEFORE_ANSWERED, generate } from './generate.js';
+import { ALL_KINDS, GRAPH_KINDS, KINDS_BEFORE_ANSWERED, generate } from './generate.js';
 import { Random, freshSeed } from './random.js';
 import type { Killed } from './hosts.js';
 import { runWorkflow, type Form } from './run.js';
@@ -25,7 +25,7 @@ import { runWorkflow, type Form } from './run.js';
 
 afterAll(removeTempDirs);
 
-const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form; kills?: Killed; waits?: boolean }[] }).seeds;
+const saved = (JSON.parse(readFileSync(new URL('./seeds.json', import.meta.url), 'utf8')) as { seeds: { seed: number; form?: Form; kills?: Killed; waits?: boolean; graphs?: boolean }[] }).seeds;
 const FORMS: readonly Form[] = ['native', 'node', 'python'];
 /**
  * A seed's form: the one it failed in, for a saved seed (those saved without one were bash, when the
@@ -51,10 +51,15 @@ const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
 
-/** The ops a seed is made of: a seed saved before the harness answered waits without them, so it makes the workflow it failed on. */
+/**
+ * The ops a seed is made of: a seed saved before the harness answered waits without them, and one
+ * saved before the graph kinds without those, so it makes the workflow it failed on.
+ */
 function kindsOf(seed: number): readonly typeof ALL_KINDS[number][] {
   const kept = saved.find((each) => each.seed === seed);
-  return kept && !kept.waits ? KINDS_BEFORE_ANSWERED : ALL_KINDS;
+  if (!kept) return ALL_KINDS;
+  const kinds = kept.waits ? ALL_KINDS : KINDS_BEFORE_ANSWERED;
+  return kept.graphs ? kinds : kinds.filter((kind) => !GRAPH_KINDS.includes(kind));
 }
 
 /** One seed: its workflow run uninterrupted, then with faults, both checked. */

@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry, RunRecord } from '../../src/store/types.js';
+import { startKeyServer, type Received } from '../graph/key-server.js';
 import { recorded, spool, tempDir } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
-import type { Workflow } from './generate.js';
+import { CHILD_GRAPH, type Workflow } from './generate.js';
 import { awaitingOf, isAnswered } from './deliveries.js';
 import { devServer, hostFor, type Killed } from './hosts.js';
 import { killAll, scriptProcessOf } from './processes.js';
@@ -17,6 +18,8 @@ export type Form = 'native' | 'node' | 'python';
 const scriptOf = (workflow: Workflow, form: Form): [string, string] =>
   form === 'python' ? ['wf.py', pythonScript(workflow)] : ['wf.sh', bashScript(workflow)];
 
+type KeyServer = Awaited<ReturnType<typeof startKeyServer>>;
+
 /** Everything one run of a workflow did and saw: the history the invariants are checked on. */
 export interface History {
   label: string;
@@ -28,6 +31,8 @@ export interface History {
   seen: Map<string, Map<number, { bytes: Buffer | null; code: number | null }>>;
   /** How many times each body ran (steps, locked sections, activities, the steps that make files). */
   executions: Map<string, number>;
+  /** The requests the key server got (call-node ops post to `/<id>`). */
+  requests: Received[];
   faults: string[];
   /** Whether a fault killed the script alone, its runner left alive. */
   scriptKilled: boolean;
@@ -43,7 +48,7 @@ interface CaseDir {
 }
 
 /** A directory for one run: the script, its data files, the bundle, and where the script writes what it saw. */
-function prepare(workflow: Workflow, form: Form, script: [string, string]): CaseDir {
+function prepare(workflow: Workflow, form: Form, script: [string, string], http: string): CaseDir {
   const dir = tempDir('spool-verify-');
   const data = join(dir, 'data-files');
   const out = join(dir, 'seen');
@@ -52,6 +57,7 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
   mkdirSync(join(dir, 'bundle'));
   mkdirSync(join(dir, 'tmp'));
   for (const op of workflow.ops) if ('payload' in op && Buffer.isBuffer(op.payload)) writeFileSync(join(data, op.id), op.payload);
+  for (const op of workflow.ops) if (op.kind === 'call-graph') writeFileSync(join(data, `${op.id}.yaml`), CHILD_GRAPH);
   writeFileSync(join(dir, 'bundle', 'co.bin'), workflow.checkoutFile);
   writeFileSync(join(dir, script[0]), script[1]);
   return {
@@ -65,6 +71,7 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
       VERIFY_OUT: out,
       VERIFY_DATA: data,
       VERIFY_COUNT: join(dir, 'count'),
+      VERIFY_HTTP: http,
       // The passes' new directories and agent sockets: a killed pass leaves its own behind, removed with the case.
       TMPDIR: join(dir, 'tmp'),
     },
@@ -80,8 +87,18 @@ function prepare(workflow: Workflow, form: Form, script: [string, string]): Case
  * `spool dev` on its data dir, as `spool run` tells its user.
  */
 export async function runWorkflow(workflow: Workflow, form: Form, faults: Random | null, killed: Killed = 'runner'): Promise<History> {
+  // call-node ops post to it; one per run, so each history counts its own requests.
+  const keys = await startKeyServer();
+  try {
+    return await runOnce(workflow, form, faults, killed, keys);
+  } finally {
+    await keys.close();
+  }
+}
+
+async function runOnce(workflow: Workflow, form: Form, faults: Random | null, killed: Killed, keys: KeyServer): Promise<History> {
   const script = scriptOf(workflow, form);
-  const { dir, out, env } = prepare(workflow, form, script);
+  const { dir, out, env } = prepare(workflow, form, script, keys.url);
   const dataDir = join(dir, 'store');
   const files = { dir, dataDir, script: script[0], env };
   const answered = workflow.ops.filter(isAnswered);
@@ -155,6 +172,7 @@ export async function runWorkflow(workflow: Workflow, form: Form, faults: Random
     snapshots,
     seen: seenBy(out),
     executions: executionsIn(env.VERIFY_COUNT ?? ''),
+    requests: [...keys.received],
     faults: faultLog,
     scriptKilled: faultLog.some((line) => line.startsWith('killed the script')),
     resumed: resumed && { code: resumed.code, output: resumed.output },
