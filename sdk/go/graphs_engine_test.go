@@ -17,9 +17,9 @@ import (
 // local server that counts the charges per Idempotency-Key and answers the key it got. Pass 1 ends
 // at the graph's child run, pass 2 (the child ended) at the sleep, pass 3 replays everything. The
 // charge is sent once, and passes 2 and 3 print the output pass 1 recorded (the same key); a 404
-// node is a StepFailed on every pass; a config the kind does not take is a usage ScriptError; the
-// graph's outputs come back on passes 2 and 3, whose directories have no graph file (a step
-// wrote it in pass 1's). Needs node and the built dist/.
+// node is a StepFailed on every pass; a config the kind does not take, and a pipeline called as a
+// graph, are usage ScriptErrors; the graph's outputs come back on passes 2 and 3, whose
+// directories have no graph file (a step wrote it in pass 1's). Needs node and the built dist/.
 func TestCallNodeAndCallGraphInARealRun(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -70,6 +70,7 @@ func TestCallNodeAndCallGraphInARealRun(t *testing.T) {
 		"pass 2: charge 200 key " + keys[0],
 		"pass 2: failed missing exit 1: spool call-node: ",
 		"pass 2: refused usage exit 2: spool call-node: unknown key 'nope'",
+		"pass 2: not a graph: usage exit 2: call_graph: pipe.yaml is not a graph",
 		"pass 2: graph y=5 (file there: false)",
 		"pass 3: charge 200 key " + keys[0],
 		"pass 3: graph y=5 (file there: false)",

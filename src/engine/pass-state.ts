@@ -135,8 +135,13 @@ export class PassState {
    * meets a determinism error on the next (DESIGN §9).
    */
   recordedNext(verb: string, name: string): boolean {
+    return this.recordedCall(verb, name) !== undefined;
+  }
+
+  /** The journal's call entry recordedNext finds, for a verb whose calls all share one name (a child's `call`). */
+  recordedCall(verb: string, name: string): JournalEntry | undefined {
     const call = this.slots.get(this.cursor)?.call;
-    return call !== undefined && family(call.verb) === family(verb) && call.name === name;
+    return call !== undefined && family(call.verb) === family(verb) && call.name === name ? call : undefined;
   }
 
   /** The position the next durable call takes. */

@@ -101,3 +101,26 @@ describe('spool call-graph from a script', () => {
     expect(callsOf(journal)).toEqual(['call']);
   });
 });
+
+describe('a refused call before a recorded one', () => {
+  it('given a caught call of a missing file before a call of a file a step made, when the run replays in a new directory, then the first is refused again and the second gets its own recorded answer', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'parent.sh': [
+        `spool step make -- sh -c 'printf "spool step c -- echo child-ran\\n" > child.sh'`,
+        'spool call missing.sh > /dev/null 2>&1 || echo "pass $SPOOL_PASS: missing refused $?"',
+        'echo "pass $SPOOL_PASS: child $(spool call child.sh 2>&1; echo "exit $?")"',
+        'spool sleep 100ms',
+        '',
+      ].join('\n'),
+    });
+    const result = await spool(['run', 'parent.sh', '--fresh-dir', '--data-dir', `${dir}/data`], { cwd: dir });
+    expect(result.code, result.output).toBe(0);
+    // Pass 1 ends at the child; pass 2 has it, pass 3 replays it. Children share one journal name:
+    // the refused call took no position, so the recorded call after it is not its own.
+    for (const pass of [2, 3]) {
+      expect(result.output).toContain(`pass ${pass}: missing refused 2`);
+      expect(result.output).toMatch(new RegExp(`^pass ${pass}: child .*exit 0$`, 'm'));
+    }
+  }, 120_000);
+});

@@ -66,8 +66,14 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
  * (a new pod has none of the files the last pass made).
  */
 function refuseBadChild(pass: Pass, request: ChildRequest): void {
-  if (pass.recordedNext(request.verb, '')) return;
+  // Children are all recorded under one name: the next recorded one is this call's only if it is of
+  // this file. Another file's is a later call's, which a call refused on the first pass (no position) now precedes.
+  if (pass.recordedCall(request.verb, '')?.data.workflow === request.workflow) return;
   if (request.unreadable !== undefined) pass.refuse(request.unreadable);
+  // An SDK's call_graph sends 'graph': a pipeline (or anything else) is refused, as spool call-graph refuses it.
+  if (request.interpreter === GRAPH && documentKind(request.script) !== 'graph') {
+    pass.refuse(`call_graph: ${request.workflow} is not a graph (a .json, .yaml or .yml document whose top level has nodes)`);
+  }
   if (runsInProcess(request)) {
     try {
       checkDocument(request.workflow, request.script);

@@ -65,6 +65,16 @@ func run() error {
 	}
 	fmt.Printf("pass %s: refused %s exit %d: %s\n", pass, refused.Kind, refused.ExitCode, refused.Message)
 
+	// A pipeline is not a graph: refused, as spool call-graph refuses it, taking no position.
+	if err := os.WriteFile("pipe.yaml", []byte("jobs:\n  a:\n    steps:\n      - run: true\n"), 0o644); err != nil {
+		return err
+	}
+	if _, err := hyperspool.CallGraph("pipe.yaml", nil); errors.As(err, &refused) {
+		fmt.Printf("pass %s: not a graph: %s exit %d: %s\n", pass, refused.Kind, refused.ExitCode, refused.Message)
+	} else {
+		return fmt.Errorf("a pipeline called as a graph gave %v, not a ScriptError", err)
+	}
+
 	_, statErr := os.Stat("tiny.json")
 	outputs, err := hyperspool.CallGraph("tiny.json", map[string]any{"x": "5"})
 	if err != nil {
