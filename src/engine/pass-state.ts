@@ -1,6 +1,6 @@
 import { DeterminismError, UsageError } from '../common/errors.js';
 import type { Store } from '../store/store.js';
-import type { JournalEntry, RunRecord, Wait } from '../store/types.js';
+import type { JournalEntry, RunRecord, ScriptSource, Wait } from '../store/types.js';
 import type { Answer } from './protocol.js';
 import type { ArtifactLimits } from './limits.js';
 import type { Upload } from './uploads.js';
@@ -27,6 +27,12 @@ export interface PassHost {
    * is nobody's checkout; bodies are Workflows, pinned with the run).
    */
   noWorkflowFiles?: string;
+  /**
+   * A stored Workflow by name, as a child's source, when a script calls a name it has no file of
+   * (`spool call-graph NAME` in a pass pod): the operator's Workflows, in the run's namespace.
+   * Null when there is none, or a refusal saying why it cannot run. Unset where workflows are files.
+   */
+  storedWorkflow?: (project: string, name: string) => Promise<ScriptSource | { refusal: string } | null>;
   /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
   maxResultBytes: number;
   /** How big artifacts may be; SPOOL_MAX_ARTIFACT_BYTES and SPOOL_MAX_RUN_ARTIFACT_BYTES when absent. */

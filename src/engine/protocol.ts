@@ -40,7 +40,8 @@ export type ChildRequest = {
   verb: 'spawn' | 'call';
   workflow: string;
   script: string;
-  interpreter: string;
+  /** What runs the file; absent when its name picks nothing and it could not be read (`unreadable`): a Workflow's name, on a cluster. */
+  interpreter?: string;
   input?: unknown;
   /** A fan_out body pinned with the run (its runner's fanOutBodies): the child runs with that body's pod settings. */
   body?: string;

@@ -29,6 +29,8 @@ export interface ExecutorOptions {
   activityRefusal?: (requires: readonly string[]) => string | null;
   /** When set, a fan_out body is never read from a file here (PassHost.noWorkflowFiles). */
   noWorkflowFiles?: string;
+  /** Workflows stored by name, a child's source when a script names no file (PassHost.storedWorkflow). */
+  storedWorkflow?: PassHost['storedWorkflow'];
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -98,6 +100,7 @@ export class Executor {
       ...(options.activityRefusal ? { activityRefusal: options.activityRefusal } : {}),
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
       ...(options.noWorkflowFiles ? { noWorkflowFiles: options.noWorkflowFiles } : {}),
+      ...(options.storedWorkflow ? { storedWorkflow: options.storedWorkflow } : {}),
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),

@@ -2,10 +2,12 @@
 // operator, where a graph's pass runs (docs/graphs.md), to a Service in the test's namespace that
 // counts requests per Idempotency-Key. The seed's charge node, verbatim but for the URL (and a
 // retry), answered 503 once, is sent twice with one key; a fan_out over three items sends three.
+// A script Workflow calls a graph Workflow of its namespace by name (`spool call-graph tiny`).
 //
 //   npm run test:e2e -- test/e2e/graphs.e2e.ts
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { untilPhase, deployHyperspool, E2E_LABEL, eventually, openCluster, SYSTEM, type Cluster, type KubeObject } from './support/cluster.js';
+import { untilPhase, deployHyperspool, E2E_LABEL, eventually, openCluster, repo, sh, SYSTEM, type Cluster, type KubeObject } from './support/cluster.js';
 
 interface RunResource {
   metadata: { name: string; labels?: Record<string, string> };
@@ -34,11 +36,14 @@ describe('graphs on a real cluster', () => {
   const runLabel = `e2e-graph-${Date.now().toString(36)}`;
   const namespace = runLabel;
   let cluster: Cluster;
+  let userConfig = '';
 
   const kubectl = (...args: string[]): Promise<string> => cluster.kubectl(...args);
   const phaseOf = (run: string): Promise<RunResource> => cluster.getJson<RunResource>('-n', namespace, 'run', run);
+  const spool = (...args: string[]): Promise<string> =>
+    sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', userConfig, '-n', namespace]);
   const whenRun = (run: string, phase: 'Succeeded', timeoutMs = 180_000): Promise<RunResource> =>
-    untilPhase(run, () => phaseOf(run), phase, timeoutMs, () => cluster.operatorLogs());
+    untilPhase(run, () => phaseOf(run), phase, timeoutMs, async () => `${await spool('logs', run).catch(() => '')}\n${await cluster.operatorLogs()}`);
   /** The counting server's lines for a path: `[key, status]`, in the order the requests came. */
   const requestsTo = async (path: string): Promise<string[][]> =>
     (await kubectl('-n', namespace, 'logs', 'deployment/keys'))
@@ -52,6 +57,7 @@ describe('graphs on a real cluster', () => {
     await deployHyperspool(cluster);
     await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await cluster.apply(...keyServer(namespace));
+    userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
     await eventually('the key server ready', async () => (await kubectl('-n', namespace, 'get', 'deployment', 'keys', '-o', 'jsonpath={.status.readyReplicas}')) === '1', 120_000);
     // A ready pod is not yet a routed Service: until kube-proxy writes its rules, a connection to
     // the Service's IP leaves the node and whatever answers there (this machine's egress proxy
@@ -107,6 +113,28 @@ describe('graphs on a real cluster', () => {
     // A graph's pass runs in the operator: no pass pod was made for the run.
     const key = (await phaseOf('charge-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
     expect(await kubectl('-n', namespace, 'get', 'pods', '-l', `hyperspool.dev/run=${key}`, '-o', 'name')).toBe('');
+  });
+
+  it("given a script Workflow that calls `spool call-graph tiny` and `call-graph nope`, then tiny (a graph Workflow of its namespace) runs as its child and prints its outputs, and nope is refused in one line", async () => {
+    const tiny = { input: { x: { description: 'echoed as y' } }, nodes: [{ id: 'nap', type: 'sleep', config: { duration: '1s' } }], outputs: { y: { $expr: 'input.x' } } };
+    const caller = [
+      '#!/bin/bash',
+      'set -u',
+      'if spool call-graph nope 2>refused.txt; then echo "nope ran"; exit 3; fi',
+      'echo "refused: $(cat refused.txt)"',
+      "spool call-graph tiny --input '{\"x\":\"7\"}'",
+    ].join('\n');
+    await cluster.apply(
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'tiny', namespace }, spec: { filename: 'tiny.json', script: JSON.stringify(tiny) } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'caller', namespace }, spec: { filename: 'caller.sh', script: `${caller}\n` } },
+      { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: 'caller-1', namespace }, spec: { workflowRef: { name: 'caller' } } },
+    );
+    await whenRun('caller-1', 'Succeeded');
+    const log = await spool('logs', 'caller-1');
+    // The graph's outputs, printed by the call's replay on the pass after the child ended.
+    expect(log).toContain('{"y":"7"}\n');
+    expect(log).toContain(`refused: spool call-graph: cannot read nope: no such file, and there is no Workflow nope in namespace ${namespace}\n`);
+    expect(log).not.toContain('nope ran');
   });
 });
 

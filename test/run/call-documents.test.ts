@@ -90,13 +90,21 @@ describe('spool call-graph from a script', () => {
     writeFiles(dir, {
       'tiny.json': TINY_JSON,
       'child.sh': 'true\n',
-      'main.sh': `echo "graph: $(spool call-graph tiny.json --input '{"x":"5"}')"\nspool call-graph child.sh || echo "refused with $?"\n`,
+      'main.sh': [
+        `echo "graph: $(spool call-graph tiny.json --input '{"x":"5"}')"`,
+        'spool call-graph child.sh || echo "refused with $?"',
+        // A bare name is a Workflow's on a cluster (docs/graphs.md); here it is a file there is not.
+        'spool call-graph tiny || echo "tiny refused with $?"',
+        '',
+      ].join('\n'),
     });
     const result = await spool(['run', 'main.sh', '--data-dir', dataDir], { cwd: dir });
     expect(result.code, result.output).toBe(0);
     expect(result.output).toContain('graph: {"y":"5"}');
     expect(result.output).toMatch(/^spool call-graph: child\.sh is not a graph/m);
     expect(result.output).toContain('refused with 2');
+    expect(result.output).toMatch(/^spool call-graph: cannot read tiny: no such file$/m);
+    expect(result.output).toContain('tiny refused with 2');
     const { journal } = await recorded(dataDir, runIdOf(result.output));
     expect(callsOf(journal)).toEqual(['call']);
   });

@@ -185,9 +185,18 @@ function childCall(verb: 'spawn' | 'call' | 'call-graph', args: string[]): Scrip
   const { values, positionals } = parse(verb, args, { input: { type: 'string' } }, [1, 1]);
   const file = positionals[0] ?? '';
   const input = json(verb, '--input', str(values.input));
-  const interpreter = interpreterOf(file);
+  // A name whose extension picks nothing is still sent when there is no such file: on a cluster
+  // it may be a Workflow's name (docs/graphs.md); a file that exists is refused here.
+  let interpreter: string | undefined;
+  let unknownKind: unknown;
+  try {
+    interpreter = interpreterOf(file);
+  } catch (error) {
+    unknownKind = error;
+  }
   let script = '';
   let unreadable: string | undefined;
+  let missing = false;
   try {
     const bytes = readFileSync(file);
     try {
@@ -198,13 +207,22 @@ function childCall(verb: 'spawn' | 'call' | 'call-graph', args: string[]): Scrip
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     unreadable = `spool ${verb}: cannot read ${file}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a directory' : code ? `: ${code}` : ''}`;
+    missing = code === 'ENOENT';
   }
+  if (interpreter === undefined && !missing) throw unknownKind;
   // A graph called by name must be one: a script or a pipeline is refused here, not run.
   if (verb === 'call-graph' && unreadable === undefined && !(isDocumentFile(file) && documentKind(script) === 'graph')) {
     fail(verb, `${file} is not a graph (a .json, .yaml or .yml document whose top level has nodes)`);
   }
   return {
-    request: { verb: verb === 'spawn' ? 'spawn' : 'call', workflow: file, script, interpreter, ...(input === undefined ? {} : { input }), ...(unreadable === undefined ? {} : { unreadable }) },
+    request: {
+      verb: verb === 'spawn' ? 'spawn' : 'call',
+      workflow: file,
+      script,
+      ...(interpreter === undefined ? {} : { interpreter }),
+      ...(input === undefined ? {} : { input }),
+      ...(unreadable === undefined ? {} : { unreadable }),
+    },
   };
 }
 

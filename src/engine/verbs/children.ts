@@ -1,4 +1,4 @@
-import { UsageError } from '../../common/errors.js';
+import { DeterminismError, UsageError } from '../../common/errors.js';
 import { derivedRunId, stableHash } from '../../common/ids.js';
 import { TERMINAL_STATUSES, type RunnerSettings } from '../../store/types.js';
 import { pinnedBody } from '../../pipeline/pinned-bodies.js';
@@ -35,10 +35,16 @@ function childRunner(runner: RunnerSettings | null, name: string): RunnerSetting
  * What a child runs in: a document (a pipeline or a graph, whichever the client or SDK called it) is
  * told by its content here, as `spool run` tells it, so every client and SDK starts the same run.
  */
-const childInterpreter = (request: ChildRequest): string =>
+const childInterpreter = (request: Child): string =>
   runsInProcess(request) ? (documentKind(request.script) === 'graph' ? GRAPH : PIPELINE) : request.interpreter;
 
-async function startChild(pass: Pass, reached: Reached, request: ChildRequest): Promise<string> {
+/**
+ * A child as it will run: its file's, or a stored Workflow's source with its own pod settings;
+ * `calledAs` is what the script named, recorded with the call.
+ */
+type Child = ChildRequest & { interpreter: string; calledAs: string; runner?: RunnerSettings | null };
+
+async function startChild(pass: Pass, reached: Reached, request: Child): Promise<string> {
   const { run, store } = pass;
   const childId = derivedRunId(pass.host.env, run.project, run.id, String(reached.position));
   await store.transaction(async (tx) => {
@@ -51,10 +57,10 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
       input: request.input ?? null,
       parentId: run.id,
       cwd: run.cwd,
-      runner: request.body === undefined ? run.runner : childRunner(run.runner, request.body),
+      runner: request.runner !== undefined ? request.runner : request.body === undefined ? run.runner : childRunner(run.runner, request.body),
       lenient: run.lenient,
     });
-    await pass.record(reached, 'call', { runId: childId, workflow: request.workflow }, tx);
+    await pass.record(reached, 'call', { runId: childId, workflow: request.calledAs }, tx);
   });
   pass.host.notify({ kind: 'run-created', runId: childId });
   return childId;
@@ -63,31 +69,54 @@ async function startChild(pass: Pass, reached: Reached, request: ChildRequest): 
 /**
  * A new child is refused, before the journal has a say and the same way on every pass, when the
  * client could not read its file or a document in it is not valid; a recorded one needs neither
- * (a new pod has none of the files the last pass made).
+ * (a new pod has none of the files the last pass made). Where workflows are stored by name (a
+ * cluster), a name the pod has no file of is that Workflow, read now and kept with the child.
  */
-function refuseBadChild(pass: Pass, request: ChildRequest): void {
+async function childToStart(pass: Pass, request: ChildRequest): Promise<Child> {
+  const { interpreter = '' } = request;
+  let child: Child = { ...request, interpreter, calledAs: request.workflow };
   // Children are all recorded under one name: the next recorded one is this call's only if it is of
-  // this file. Another file's is a later call's, which a call refused on the first pass (no position) now precedes.
-  if (pass.recordedCall(request.verb, '')?.data.workflow === request.workflow) return;
-  if (request.unreadable !== undefined) pass.refuse(request.unreadable);
+  // this workflow. Another's is a later call's, which a call refused on an earlier pass (it took no
+  // position) now precedes: this call is new.
+  const recorded = pass.recordedCall(request.verb, '')?.data.workflow ?? null;
+  if (recorded === request.workflow) return child;
+  if (request.unreadable === undefined && !interpreter) pass.refuse(`spool ${request.verb}: the request names no interpreter for ${request.workflow}`);
+  if (request.unreadable !== undefined) {
+    const byName = pass.host.storedWorkflow && NAME.test(request.workflow) ? pass.host.storedWorkflow : null;
+    const stored = byName ? await byName(pass.run.project, request.workflow) : null;
+    if (stored === null) pass.refuse(`${request.unreadable}${byName ? `, and there is no Workflow ${request.workflow} in namespace ${pass.run.project}` : ''}`);
+    if ('refusal' in stored) pass.refuse(`spool ${request.verb}: Workflow ${request.workflow}: ${stored.refusal}`);
+    child = { ...child, workflow: stored.workflow, script: stored.script, interpreter: stored.interpreter, runner: stored.runner ?? null };
+    delete child.unreadable;
+  }
   // An SDK's call_graph sends 'graph': a pipeline (or anything else) is refused, as spool call-graph refuses it.
-  if (request.interpreter === GRAPH && documentKind(request.script) !== 'graph') {
+  if (child.interpreter === GRAPH && documentKind(child.script) !== 'graph') {
     pass.refuse(`call_graph: ${request.workflow} is not a graph (a .json, .yaml or .yml document whose top level has nodes)`);
   }
-  if (runsInProcess(request)) {
+  if (runsInProcess(child)) {
     try {
-      checkDocument(request.workflow, request.script);
+      checkDocument(child.workflow, child.script);
     } catch (error) {
       pass.refuse(`spool ${request.verb}: ${(error as Error).message}`);
     }
   }
+  if (recorded !== null && !pass.lenient) {
+    throw new DeterminismError(
+      `determinism error at call ${pass.nextPosition + 1}: the journal recorded \`${request.verb} ${String(recorded)}\` there, but this pass reached \`${request.verb} ${request.workflow}\`; ` +
+        'replay must reach the same durable calls in the same order (run with --lenient to switch this check off)',
+    );
+  }
+  return child;
 }
 
+/** What a Workflow may be named (a Kubernetes object name): anything else is only ever a file. */
+const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
 export async function spawn(pass: Pass, request: ChildRequest): Promise<Answer> {
-  refuseBadChild(pass, request);
+  const child = await childToStart(pass, request);
   const reached = pass.take(pass.peek('spawn', ''));
   if (reached.result) return textAnswer(String(reached.result.data.runId), true);
-  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);
+  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, child);
   await pass.record(reached, 'result', { runId: childId });
   return textAnswer(childId);
 }
@@ -107,10 +136,10 @@ function childAnswer(data: Record<string, unknown>, replayed: boolean): Answer {
 
 /** Starts a child run and waits for it, holding no process. */
 export async function call(pass: Pass, request: ChildRequest): Promise<Answer> {
-  refuseBadChild(pass, request);
+  const toStart = await childToStart(pass, request);
   const reached = pass.take(pass.peek('call', ''));
   if (reached.result) return childAnswer(reached.result.data, true);
-  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, request);
+  const childId = reached.call ? String(reached.call.data.runId) : await startChild(pass, reached, toStart);
   const child = await pass.store.getRun(childId);
   if (child && TERMINAL_STATUSES.includes(child.status)) {
     const result = { runId: childId, status: child.status, outputs: child.outputs, error: child.error };

@@ -162,6 +162,12 @@ export class Controllers {
       ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
       activityClasses,
       ownerOf: (run) => runs.ownerOf(run),
+      storedWorkflow: async (namespace, name) => {
+        const found = workflow(namespace, name);
+        if (!found) return null;
+        const resolved = await source(found);
+        return resolved.ready ? resolved.source : { refusal: resolved.message };
+      },
       runName: (runId) => runs.runResource(runId)?.metadata.name,
       onPassStarted: (run) => {
         this.passStarts.set(run.id, now());

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../common/json-log.js';
 import { maxValueBytes } from '../../engine/limits.js';
+import type { PassHost } from '../../engine/pass.js';
 import { Executor } from '../../passes/executor.js';
 import { captureLog } from '../../passes/log-capture.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
@@ -34,6 +35,8 @@ export interface ClusterExecutorOptions {
   };
   /** The Run resource that owns a run's Jobs (made if the run began in the store). */
   ownerOf: (run: RunRecord) => Promise<JobOwner>;
+  /** A Workflow of the run's namespace by name, its source read now: `spool call-graph NAME` in a pass pod. */
+  storedWorkflow: NonNullable<PassHost['storedWorkflow']>;
   /** The name of a run's Run resource, for log lines. */
   runName: (runId: string) => string | undefined;
   onPassStarted: (run: RunRecord) => void;
@@ -92,6 +95,7 @@ export function clusterExecutor(options: ClusterExecutorOptions): ClusterExecuto
     runActivity: kubeActivities.runActivity,
     ...options.activityClasses.executorOptions,
     noWorkflowFiles: 'on a cluster a fan_out body is a Workflow, by name; none was pinned with this run',
+    storedWorkflow: options.storedWorkflow,
     schedules: true,
     maxConcurrentPasses: options.maxRunningPasses ?? 16,
     passQuota: passQuotaReader(core, (namespace, value) =>

@@ -32,10 +32,12 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 		}
 	}
 	interpreter, ok := childInterpreter(file)
-	if !ok {
+	script, unreadable := readChild(verb, file)
+	// A name whose extension picks nothing is still sent when there is no such file: on a cluster
+	// it may be a Workflow's name (docs/graphs.md); a file that exists is refused here.
+	if !ok && !missingFile(file) {
 		return nil, &hyperspool.UsageError{Message: "cannot tell how to run " + file + ": its extension picks the interpreter (" + supportedExtensions + ")"}
 	}
-	script, unreadable := readChild(verb, file)
 	// A graph called by name must be one: a script or a pipeline is refused here, not run.
 	if verb == "call-graph" && unreadable == "" && !(interpreter == "pipeline" && isGraph(script)) {
 		return nil, usageFailure(verb, file+" is not a graph (a .json, .yaml or .yml document whose top level has nodes)")
@@ -46,8 +48,10 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 	}
 	request := hyperspool.NewRequest(requestVerb).
 		With("workflow", file).
-		With("script", script).
-		With("interpreter", interpreter)
+		With("script", script)
+	if ok {
+		request.With("interpreter", interpreter)
+	}
 	if input != nil {
 		request.With("input", input)
 	}
@@ -83,6 +87,12 @@ func isGraph(text string) bool {
 }
 
 // readChild is the file's text, or why it cannot be run as one, worded as the Node client words it.
+// missingFile says there is no such file (a name, perhaps), not that it could not be read.
+func missingFile(file string) bool {
+	_, err := os.Stat(file)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 func readChild(verb, file string) (script, unreadable string) {
 	bytes, err := os.ReadFile(file)
 	switch {

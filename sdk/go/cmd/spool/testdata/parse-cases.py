@@ -50,7 +50,7 @@ c('call','testdata/child.sh','--input','nope'); c('spawn','testdata/invalid.sh')
 c('call','testdata/missing.yaml'); c('spawn','testdata/missing.YML','--input','{}'); c('call','testdata/missing.sh','--input','nope')
 c('call','testdata/missing.json'); c('call','testdata/graph.json','--input','{"x":"7"}'); c('spawn','testdata/graph.yaml')
 c('call-node','http','--config','{"url":"http://x"}'); c('call-node','sleep','--config','{"duration":"1s"}','--name','nap'); c('call-node','http'); c('call-node','http','--config','[1]'); c('call-node','http','--config','nope'); c('call-node','--config','{}'); c('call-node','http','--config',' {}','--name','')
-c('call-graph','testdata/graph.json','--input','{"x":1}'); c('call-graph','testdata/graph.yaml'); c('call-graph','testdata/child.sh'); c('call-graph','testdata/missing.json'); c('call-graph')
+c('call-graph','testdata/graph.json','--input','{"x":1}'); c('call-graph','testdata/graph.yaml'); c('call-graph','testdata/child.sh'); c('call-graph','testdata/missing.json'); c('call-graph'); c('call-graph','tiny','--input','{"x":"7"}'); c('spawn','nope')
 # output, annotate
 c('output','set','k','v'); c('output','set','k'); c('output','get','k'); c('output'); c('annotate','hello world'); c('annotate'); c('annotate','a','b')
 # artifact
