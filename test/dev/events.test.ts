@@ -37,7 +37,7 @@ describe('a deadline that an event can cut short', () => {
       'trial.sh': `customer="$(${READ_CUSTOMER})"
 spool step welcome -- echo "trial started for $customer"
 
-if spool wait event plan.upgraded --timeout 4s > /dev/null; then
+if spool wait event plan.upgraded --timeout 15s > /dev/null; then
   spool step thank -- echo "$customer upgraded"
 else
   spool step downgrade -- echo "trial over for $customer"
@@ -49,7 +49,8 @@ fi
     const [two] = (await emit(dir, 'trial.started', '--key', 'cust-2', '--payload', '{"customer":"cust-2"}')).runs;
     if (!one || !two) throw new Error('a trial.started event started no run');
 
-    // An event that fires before the wait begins is not seen: upgrade only once cust-1 waits.
+    // An event that fires before the wait begins is not seen: upgrade only once cust-1 waits. The
+    // wait is long enough for the CLI's emit to land within it on a loaded machine (4s did not).
     const waiting = await waitForRun(dev.url, one, ['waiting']);
     expect(waiting.awaiting).toBe('event plan.upgraded cust-1');
     expect(waiting.subject).toBe('cust-1');
@@ -68,7 +69,7 @@ fi
     const second = await cliOk(dev.url, dir, ['logs', two]);
     expect(second).toContain('trial started for cust-2');
     expect(second).toContain('trial over for cust-2');
-    expect(second).toContain('spool: wait event plan.upgraded timed out after 4s');
+    expect(second).toContain('spool: wait event plan.upgraded timed out after 15s');
     expect(second).not.toContain('upgraded\n');
   }, 60_000);
 });
