@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/longest-first.js';
 
 /**
  * The in-script acceptance suites (recipes, crash and resume, determinism, bad input, exit codes,
@@ -13,6 +14,8 @@ export default defineConfig({
     pool: 'forks',
     // These tests start real processes (scripts, servers, PostgreSQL); two at a time suits 2 cores.
     maxWorkers: 2,
+    // The files that took longest last time start first, so the run does not end on one of them.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // The JSON report is what scripts/slowest-tests.mjs reads (docs/testing.md's slowest tests).
