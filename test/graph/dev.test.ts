@@ -64,4 +64,20 @@ describe('a graph on spool dev', () => {
     });
     expect(await count()).toBe(before);
   });
+  it('given a graph run on spool dev, when it is rerun with spool rerun, then the rerun sends its charge with a new key, each key once', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'charge.json': JSON.stringify({
+        nodes: [{ id: 'charge', type: 'http', config: { method: 'POST', url: `${server.url}/rerun-charges`, headers: { 'Idempotency-Key': { $expr: 'node.idempotency_key' } } } }],
+      }),
+    });
+    const first = await submit(dev.url, dir, 'charge.json');
+    expect((await waitForRun(dev.url, first)).status).toBe('succeeded');
+    const again = (await cliOk(dev.url, dir, ['rerun', first])).trim();
+    expect(again).not.toBe(first);
+    expect((await waitForRun(dev.url, again)).status).toBe('succeeded');
+    const keys = server.keys('/rerun-charges');
+    expect(keys.size).toBe(2);
+    expect([...keys.values()]).toEqual([1, 1]);
+  });
 });
