@@ -64,6 +64,7 @@ describe('a graph on spool dev', () => {
     });
     expect(await count()).toBe(before);
   });
+
   it('given a graph run on spool dev, when it is rerun with spool rerun, then the rerun sends its charge with a new key, each key once', async () => {
     const dir = tempDir();
     writeFiles(dir, {
