@@ -82,7 +82,7 @@ async function childToStart(pass: Pass, request: ChildRequest): Promise<Child> {
   if (recorded === request.workflow) return child;
   if (request.unreadable === undefined && !interpreter) pass.refuse(`spool ${request.verb}: the request names no interpreter for ${request.workflow}`);
   if (request.unreadable !== undefined) {
-    const byName = pass.host.storedWorkflow && NAME.test(request.workflow) ? pass.host.storedWorkflow : null;
+    const byName = pass.host.storedWorkflow;
     const stored = byName ? await byName(pass.run.project, request.workflow) : null;
     if (stored === null) pass.refuse(`${request.unreadable}${byName ? `, and there is no Workflow ${request.workflow} in namespace ${pass.run.project}` : ''}`);
     if ('refusal' in stored) pass.refuse(`spool ${request.verb}: Workflow ${request.workflow}: ${stored.refusal}`);
@@ -108,9 +108,6 @@ async function childToStart(pass: Pass, request: ChildRequest): Promise<Child> {
   }
   return child;
 }
-
-/** What a Workflow may be named (a Kubernetes object name): anything else is only ever a file. */
-const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 export async function spawn(pass: Pass, request: ChildRequest): Promise<Answer> {
   const child = await childToStart(pass, request);

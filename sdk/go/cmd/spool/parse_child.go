@@ -32,10 +32,10 @@ func parseChild(verb string, args []string) (*scriptCall, error) {
 		}
 	}
 	interpreter, ok := childInterpreter(file)
-	script, unreadable := readChild(verb, file)
+	script, unreadable, missing := readChild(verb, file)
 	// A name whose extension picks nothing is still sent when there is no such file: on a cluster
 	// it may be a Workflow's name (docs/graphs.md); a file that exists is refused here.
-	if !ok && !missingFile(file) {
+	if !ok && !missing {
 		return nil, &hyperspool.UsageError{Message: "cannot tell how to run " + file + ": its extension picks the interpreter (" + supportedExtensions + ")"}
 	}
 	// A graph called by name must be one: a script or a pipeline is refused here, not run.
@@ -86,26 +86,21 @@ func isGraph(text string) bool {
 	return yamlNodesKey.MatchString(text)
 }
 
-// readChild is the file's text, or why it cannot be run as one, worded as the Node client words it.
-// missingFile says there is no such file (a name, perhaps), not that it could not be read.
-func missingFile(file string) bool {
-	_, err := os.Stat(file)
-	return errors.Is(err, fs.ErrNotExist)
-}
-
-func readChild(verb, file string) (script, unreadable string) {
+// readChild is the file's text, or why it cannot be run as one, worded as the Node client words it;
+// missing says there is no such file at all (a Workflow's name, perhaps), not that it cannot be read.
+func readChild(verb, file string) (script, unreadable string, missing bool) {
 	bytes, err := os.ReadFile(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "spool " + verb + ": cannot read " + file + ": no such file"
+		return "", "spool " + verb + ": cannot read " + file + ": no such file", true
 	case err != nil && strings.Contains(err.Error(), "is a directory"):
-		return "", "spool " + verb + ": cannot read " + file + ": it is a directory"
+		return "", "spool " + verb + ": cannot read " + file + ": it is a directory", false
 	case err != nil:
-		return "", "spool " + verb + ": cannot read " + file
+		return "", "spool " + verb + ": cannot read " + file, false
 	case !utf8.Valid(bytes):
-		return "", "spool " + verb + ": " + notUTF8(file, bytes)
+		return "", "spool " + verb + ": " + notUTF8(file, bytes), false
 	}
-	return string(bytes), ""
+	return string(bytes), "", false
 }
 
 // extname is Node's path.extname: from the last dot of the last path element, except a dot
