@@ -34,13 +34,16 @@ const calls = (count: number): string => `${count} call${count === 1 ? '' : 's'}
 export async function replayRun(recorded: RunWithScript, journal: JournalEntry[], options: ReplayOptions): Promise<number> {
   const file = scriptFile(recorded, options.script);
   const { script, interpreter } = readWorkflowFile(file);
+  // A document's coordinator names its children after the run's workflow as it was submitted
+  // (`pipe.yaml#build`), so the copy keeps that name; a script keeps its file, where its lines are shown.
+  const workflow = runsInProcess({ interpreter }) ? recorded.workflow : file;
   const store = await openPgliteStore();
   const work = mkdtempSync(join(tmpdir(), 'spool-replay-'));
   try {
     await store.createRun({
       id: recorded.id,
       project: recorded.project,
-      workflow: file,
+      workflow,
       interpreter,
       script,
       input: recorded.input,
