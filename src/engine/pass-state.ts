@@ -33,6 +33,11 @@ export interface PassHost {
    * Null when there is none, or a refusal saying why it cannot run. Unset where workflows are files.
    */
   storedWorkflow?: (project: string, name: string) => Promise<ScriptSource | { refusal: string } | null>;
+  /**
+   * `spool test`'s stubs (src/testing): a step's result or an http node's response given instead
+   * of running it, recorded as a fresh one would be. Unset everywhere else.
+   */
+  stubs?: Stubs;
   /** The largest recorded value: a result, a cell, an output, a payload (engine/limits.ts). */
   maxResultBytes: number;
   /** How big artifacts may be; SPOOL_MAX_ARTIFACT_BYTES and SPOOL_MAX_RUN_ARTIFACT_BYTES when absent. */
@@ -40,6 +45,23 @@ export interface PassHost {
   env: string;
   /** Something other runs may be waiting on changed: an event, a new run, a released lease, ... */
   notify(change: Change): void;
+}
+
+/** A stubbed step's result: a command's stdout and exit code, or a step_fn's value. */
+export type StepStub = { stdout: string; exitCode: number } | { value: unknown };
+
+/** A stubbed http node's response. */
+export interface HttpStub {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface Stubs {
+  /** The stub of the step (or step_fn) of this name, or null: it runs. */
+  step(name: string): StepStub | null;
+  /** The stub of the http node of this name, or null: its request is sent. */
+  http(node: string): HttpStub | null;
 }
 
 export type Change =

@@ -10,7 +10,7 @@ import { PassState, type PassHost } from './pass-state.js';
 import { checkRequest } from './request-schema.js';
 import { handleVerb } from './verbs/index.js';
 
-export type { Change, PassHost, Reached, Suspension } from './pass-state.js';
+export type { Change, HttpStub, PassHost, Reached, StepStub, Stubs, Suspension } from './pass-state.js';
 
 /** What a script is told when its pass is lost to an unreachable database: it is ended, and replays. */
 const LOST_ANSWER = { status: 'suspended', message: 'script suspended: the database cannot be reached; the run replays once it is back' } as const;

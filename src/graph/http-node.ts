@@ -32,7 +32,9 @@ export async function httpNode(node: NodeHost, name: string, config: HttpConfig,
   const answer = await node.handle({ verb: 'step_fn', name: `node ${name}` });
   if (answer.status === 'ok') return answer.value as NodeResult;
   if (answer.status !== 'execute') unexpected(answer, 'step_fn');
-  const result = recordable(await attempts(config, retry, timeoutMs), node.host.maxResultBytes);
+  const stub = node.host.stubs?.http(name.replace(/\[\d+\]$/, '')) ?? null;
+  const sent = stub ? responseOutcome(config, stub.status, stub.headers ?? {}, stub.body ?? null).result : await attempts(config, retry, timeoutMs);
+  const result = recordable(sent, node.host.maxResultBytes);
   await callOk(node, { verb: 'done', position: answer.position, value: result });
   return result;
 }
@@ -87,12 +89,19 @@ async function send(config: HttpConfig, deadline: number | null): Promise<Attemp
     const what = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${waitMs}ms` : `${error instanceof Error ? error.message : String(error)}${cause}`;
     return { result: { status: 'failed', output: null, error: oneLine(`${method} ${url}: ${what}`) }, retryable: true };
   }
-  const output = { status: response.status, headers: Object.fromEntries(response.headers.entries()), body: parsed(responseText, response.headers.get('content-type')) };
+  const answered = parsed(responseText, response.headers.get('content-type'));
+  return responseOutcome(config, response.status, Object.fromEntries(response.headers.entries()), answered);
+}
+
+/** What a response comes to, by its status and the node's `expect` (a stubbed one too: `spool test`). */
+function responseOutcome(config: HttpConfig, status: number, headers: Record<string, string>, body: unknown): Attempt {
+  const method = typeof config.method === 'string' ? config.method.toUpperCase() : 'GET';
+  const output = { status, headers, body };
   const expect = Array.isArray(config.expect) ? config.expect : null;
-  const ok = expect ? expect.includes(response.status) : response.status >= 200 && response.status < 300;
+  const ok = expect ? expect.includes(status) : status >= 200 && status < 300;
   if (ok) return { result: { status: 'succeeded', output, error: null }, retryable: false };
-  const error = `${method} ${url} answered ${response.status}${expect ? ` (expected ${expect.join(', ')})` : ''}`;
-  return { result: { status: 'failed', output, error }, retryable: response.status >= 500 };
+  const error = `${method} ${String(config.url ?? '')} answered ${status}${expect ? ` (expected ${expect.join(', ')})` : ''}`;
+  return { result: { status: 'failed', output, error }, retryable: status >= 500 };
 }
 
 /** A JSON body as its value, so expressions can read into it; anything else as text. */

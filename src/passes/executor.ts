@@ -31,6 +31,8 @@ export interface ExecutorOptions {
   noWorkflowFiles?: string;
   /** Workflows stored by name, a child's source when a script names no file (PassHost.storedWorkflow). */
   storedWorkflow?: PassHost['storedWorkflow'];
+  /** `spool test`'s stubs of steps and http nodes (PassHost.stubs). */
+  stubs?: PassHost['stubs'];
   /** Start runs for due schedules (the dev server does; `spool run` does not). */
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
@@ -82,6 +84,8 @@ export class Executor {
   private failedTicks = 0;
   private lastTickError = '';
   private again = false;
+  /** Changes whose waiters are being woken (onChange). */
+  private waking = 0;
   private readonly idle: (() => void)[] = [];
   readonly host: PassHost;
   private readonly place: PassPlace;
@@ -101,6 +105,7 @@ export class Executor {
       ...(options.noActivities ? { noActivities: options.noActivities } : {}),
       ...(options.noWorkflowFiles ? { noWorkflowFiles: options.noWorkflowFiles } : {}),
       ...(options.storedWorkflow ? { storedWorkflow: options.storedWorkflow } : {}),
+      ...(options.stubs ? { stubs: options.stubs } : {}),
       maxResultBytes: options.maxResultBytes ?? maxValueBytes(),
       env: options.env ?? 'dev',
       notify: (change) => this.onChange(change),
@@ -159,7 +164,18 @@ export class Executor {
   }
 
   private onChange(change: Change): void {
-    void this.wakeWaiters(change).then(() => this.poke());
+    this.waking += 1;
+    void this.wakeWaiters(change)
+      .finally(() => (this.waking -= 1))
+      .then(() => this.poke());
+  }
+
+  /**
+   * Nothing is under way here: no pass, no activity attempt, no tick, no waiters being woken.
+   * `spool test` moves its clock only then (src/testing).
+   */
+  get quiet(): boolean {
+    return this.running.size === 0 && this.activities.size === 0 && !this.ticking && !this.again && this.waking === 0;
   }
 
   /** The runs with a pass under way here. */

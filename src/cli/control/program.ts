@@ -40,6 +40,17 @@ function build(setExit: (code: number) => void): Command {
     setExit(await runLocal(file, options));
   });
 
+  program
+    .command('test <files...>')
+    .description('run workflows against their test files (NAME.test.yaml) on an in-memory store with a virtual clock: a 14-day sleep returns at once')
+    .option('--junit <file>', 'also write a JUnit XML report to FILE')
+    .option('--json', "print each case's result as JSON")
+    .option('--case <yaml>', "the cases (YAML or JSON) instead of the workflow's test file")
+    .action(async (files: string[], options: { junit?: string; json?: boolean; case?: string }) => {
+      const { testWorkflows } = await import('../../testing/test-command.js');
+      setExit(await testWorkflows(files, options));
+    });
+
   storeOptions(
     program
       .command('resume <run>')

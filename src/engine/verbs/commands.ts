@@ -12,6 +12,13 @@ export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
   const reached = pass.take(pass.peek('step', request.name));
   if (reached.result) return commandAnswer(reached.result.data, true);
   if (!reached.call) await pass.record(reached, 'call', request.label ? { label: request.label } : {});
+  const stub = pass.host.stubs?.step(request.name) ?? null;
+  if (stub) {
+    const stdout = 'value' in stub ? (typeof stub.value === 'string' ? stub.value : JSON.stringify(stub.value ?? null)) : stub.stdout;
+    const data = { ...bytesField('stdout', Buffer.from(stdout)), exitCode: 'exitCode' in stub ? stub.exitCode : 0 };
+    await pass.record(reached, 'result', data);
+    return commandAnswer(data, false);
+  }
   pass.executing.set(reached.position, reached);
   return {
     status: 'execute',
@@ -29,6 +36,12 @@ export async function stepFn(pass: Pass, request: StepFnRequest): Promise<Answer
   const reached = pass.take(pass.peek('step_fn', request.name));
   if (reached.result) return { status: 'ok', value: JSON.parse(String(reached.result.data.json ?? 'null')) as unknown, exitCode: 0, replayed: true };
   if (!reached.call) await pass.record(reached, 'call', {});
+  const stub = pass.host.stubs?.step(request.name) ?? null;
+  if (stub) {
+    const value = 'value' in stub ? stub.value : stub.stdout;
+    await pass.record(reached, 'result', { json: JSON.stringify(value ?? null) });
+    return { status: 'ok', value, exitCode: 0 };
+  }
   pass.executing.set(reached.position, reached);
   return {
     status: 'execute',
