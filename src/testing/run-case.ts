@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ensureError } from '../common/errors.js';
 import { formatDuration } from '../common/duration.js';
 import { newRunId, projectOfRunId } from '../common/ids.js';
+import { runsInProcess } from '../common/workflow-file.js';
 import { cancelRun } from '../engine/cancel.js';
 import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
 import { wakeIfOver } from '../engine/wake.js';
@@ -23,7 +24,10 @@ export interface CaseRun {
   run: RunRecord;
   /** Every run the case started (handlers and schedules start several), oldest first. */
   runs: RunRecord[];
-  /** The steps that ran or were stubbed, in the order they were reached, the run's jobs' and nodes' too. */
+  /**
+   * What the run reached, in order: a script's steps (and those of the runs it called), a
+   * pipeline's jobs that ran, a graph's script and http nodes.
+   */
   steps: string[];
   journal: JournalEntry[];
   log: string;
@@ -169,17 +173,7 @@ async function collect(store: Store, project: string, startMs: number, nowMs: nu
   const runs = await rootRuns(store, project);
   const run = runs.at(-1);
   if (!run) throw new Error('the case started no run: no event reached its handler and no schedule ticked');
-  const family = await familyOf(store, runs);
-  const reached: { at: number; order: number; name: string }[] = [];
-  const logs: string[] = [];
-  for (const [order, member] of family.entries()) {
-    const times = new Map((await store.readJournalTimes(member.id)).filter((t) => t.kind === 'call').map((t) => [t.position, t.at.getTime()]));
-    for (const entry of await store.readJournal(member.id)) {
-      if (entry.kind === 'call' && (entry.verb === 'step' || entry.verb === 'step_fn')) reached.push({ at: times.get(entry.position) ?? 0, order, name: entry.name });
-    }
-    logs.push((await store.readLogs(member.id)).map((line) => line.text).join(''));
-  }
-  reached.sort((a, b) => a.at - b.at || a.order - b.order);
+  const { steps, log } = runsInProcess(run) ? await documentSteps(store, run) : await scriptSteps(store, run);
   const ended = runs.map((each) => each.finishedAt?.getTime() ?? nowMs);
   const state: Record<string, string | null> = {};
   for (const key of stateKeys) {
@@ -190,18 +184,47 @@ async function collect(store: Store, project: string, startMs: number, nowMs: nu
   return {
     run,
     runs,
-    steps: reached.map((each) => each.name),
+    steps,
     journal: await store.readJournal(run.id),
-    log: logs.join(''),
+    log,
     state,
     virtualMs: Math.max(...ended) - startMs,
     problems,
   };
 }
 
-/** The runs and all the runs they started, theirs too. */
-async function familyOf(store: Store, roots: RunRecord[]): Promise<RunRecord[]> {
-  const family = [...roots];
+/** A script's steps and step functions, and those of the runs it called, in the order they were reached; their logs. */
+async function scriptSteps(store: Store, run: RunRecord): Promise<{ steps: string[]; log: string }> {
+  const family = [run];
   for (const member of family) family.push(...(await store.listRuns({ parentId: member.id, limit: 10_000 })).reverse());
-  return family;
+  const reached: { at: number; order: number; name: string }[] = [];
+  const logs: string[] = [];
+  for (const [order, member] of family.entries()) {
+    const times = new Map((await store.readJournalTimes(member.id)).filter((t) => t.kind === 'call').map((t) => [t.position, t.at.getTime()]));
+    for (const entry of await store.readJournal(member.id)) {
+      if (entry.kind === 'call' && (entry.verb === 'step' || entry.verb === 'step_fn')) reached.push({ at: times.get(entry.position) ?? 0, order, name: entry.name });
+    }
+    logs.push(await logOf(store, member.id));
+  }
+  reached.sort((a, b) => a.at - b.at || a.order - b.order);
+  return { steps: reached.map((each) => each.name), log: logs.join('') };
+}
+
+/**
+ * A pipeline's jobs or a graph's script and http nodes that ran, in the order its coordinator
+ * reached them (a skipped job is not there); its log, which holds its jobs' and nodes' logs.
+ */
+async function documentSteps(store: Store, run: RunRecord): Promise<{ steps: string[]; log: string }> {
+  const steps: string[] = [];
+  for (const entry of await store.readJournal(run.id)) {
+    if (entry.kind !== 'call') continue;
+    const child = typeof entry.data.workflow === 'string' ? entry.data.workflow : '';
+    if ((entry.verb === 'spawn' || entry.verb === 'call') && child.includes('#')) steps.push(child.slice(child.lastIndexOf('#') + 1));
+    else if (entry.verb === 'step_fn' && entry.name.startsWith('node ')) steps.push(entry.name.slice('node '.length));
+  }
+  return { steps, log: await logOf(store, run.id) };
+}
+
+async function logOf(store: Store, runId: string): Promise<string> {
+  return (await store.readLogs(runId)).map((line) => line.text).join('');
 }
