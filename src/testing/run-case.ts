@@ -50,7 +50,7 @@ const REAL_LIMIT_MS = 10 * 60_000;
  * end, a timeout, a retry, a schedule's tick) or the test delivers something. A case ends when its
  * runs have ended, or when nothing more can happen (a run waits for what the test never sends).
  */
-export async function runCase(store: Store, source: ScriptSource, testCase: TestCase, project: string): Promise<CaseRun> {
+export async function runCase(store: Store, source: ScriptSource, testCase: TestCase, project: string, options: { freshDir?: boolean } = {}): Promise<CaseRun> {
   const startMs = Date.now();
   let nowMs = startMs;
   const now = (): Date => new Date(nowMs);
@@ -60,6 +60,7 @@ export async function runCase(store: Store, source: ScriptSource, testCase: Test
     now,
     env: 'test',
     pollMs: 20,
+    freshDir: options.freshDir ?? false,
     schedules: testCase.start.kind === 'schedule',
     owns: (id) => Promise.resolve(projectOfRunId(id) === project),
     stubs: { step: (name) => testCase.steps.get(name) ?? null, http: (node) => testCase.http.get(node) ?? null },
@@ -104,8 +105,9 @@ export async function runCase(store: Store, source: ScriptSource, testCase: Test
   }
   for (const left of pending) problems.push(`${describe(left)} was not delivered: nothing was left to take it`);
   const result = await collect(store, project, startMs, nowMs, problems, Object.keys(testCase.expect.state ?? {}));
-  // Whatever still waits is ended, so the next case's clock does not find it due.
+  // Whatever still waits is ended, and the schedule goes, so the next case's clock finds none of it due.
   for (const run of result.runs) await cancelRun(store, run.id, now(), 'the test case ended');
+  await store.deleteSchedule(project, 'test');
   rmSync(logsDir, { recursive: true, force: true });
   return result;
 }

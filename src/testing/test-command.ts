@@ -4,6 +4,7 @@ import { UsageError, ensureError } from '../common/errors.js';
 import { checkStartSettings } from '../dev/start-settings.js';
 import { readYaml } from '../pipeline/read-yaml.js';
 import { openPgliteStore } from '../store/pglite.js';
+import type { Store } from '../store/store.js';
 import type { ScriptSource } from '../store/types.js';
 import { readWorkflowFile } from '../workflow-file/check.js';
 import { unmet } from './expectations.js';
@@ -18,6 +19,8 @@ export interface TestOptions {
   json?: boolean;
   /** The cases as YAML or JSON text, instead of the workflow's test file (one workflow only). */
   case?: string;
+  /** Each pass in a new, empty working directory, as on a cluster. */
+  freshDir?: boolean;
 }
 
 const TEST_SUFFIX = '.test.yaml';
@@ -45,7 +48,7 @@ export async function testWorkflows(paths: string[], options: TestOptions): Prom
   try {
     for (const suite of suites) {
       for (const testCase of suite.cases) {
-        const report = await runOne(store, suite, testCase, `case-${reports.length + 1}`);
+        const report = await runOne(store, suite, testCase, `case-${reports.length + 1}`, options.freshDir === true);
         reports.push(report);
         if (!options.json) process.stdout.write(caseText(report));
       }
@@ -59,11 +62,11 @@ export async function testWorkflows(paths: string[], options: TestOptions): Prom
   return reports.every((report) => report.passed) ? 0 : 1;
 }
 
-async function runOne(store: Awaited<ReturnType<typeof openPgliteStore>>, suite: Suite, testCase: TestCase, project: string): Promise<CaseReport> {
+async function runOne(store: Store, suite: Suite, testCase: TestCase, project: string, freshDir: boolean): Promise<CaseReport> {
   const started = Date.now();
   const base = { workflow: suite.workflow, testFile: suite.testFile, case: testCase.name };
   try {
-    const result = await runCase(store, suite.source, testCase, project);
+    const result = await runCase(store, suite.source, testCase, project, { freshDir });
     const failures = unmet(testCase.expect, result);
     return { ...base, passed: failures.length === 0, failures, realMs: Date.now() - started, result };
   } catch (error) {

@@ -127,6 +127,17 @@ describe('spool test', () => {
     expect(result.code).toBe(1);
   });
 
+  it('with --fresh-dir runs each pass in a new, empty directory, so a script leaning on a file an earlier pass left fails', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'lean.sh': "spool step make -- sh -c 'echo built > out.txt'\nspool sleep 1d\ncat out.txt\n" });
+    const same = await spool(['test', 'lean.sh'], { cwd: dir });
+    expect(same.stdout).toContain('PASS lean.sh › runs to success (1d virtual, ');
+    const fresh = await spool(['test', 'lean.sh', '--fresh-dir'], { cwd: dir });
+    expect(fresh.stdout).toContain('FAIL lean.sh › runs to success (1d virtual, ');
+    expect(fresh.stdout).toContain('out.txt: No such file or directory');
+    expect(fresh.code).toBe(1);
+  });
+
   it('refuses bad input in one line with exit 2, running nothing', async () => {
     const dir = tempDir();
     const mark = join(dir, 'mark');

@@ -46,7 +46,8 @@ function build(setExit: (code: number) => void): Command {
     .option('--junit <file>', 'also write a JUnit XML report to FILE')
     .option('--json', "print each case's result as JSON")
     .option('--case <yaml>', "the cases (YAML or JSON) instead of the workflow's test file")
-    .action(async (files: string[], options: { junit?: string; json?: boolean; case?: string }) => {
+    .option('--fresh-dir', 'run each pass in a new, empty working directory, as each pass on a cluster is a new pod')
+    .action(async (files: string[], options: { junit?: string; json?: boolean; case?: string; freshDir?: boolean }) => {
       const { testWorkflows } = await import('../../testing/test-command.js');
       setExit(await testWorkflows(files, options));
     });
