@@ -66,6 +66,7 @@ mod command;
 mod connection;
 mod errors;
 mod graphs;
+pub mod testing;
 
 #[cfg(test)]
 mod client_test;
