@@ -3,10 +3,19 @@ import { LongestFirst } from './test/support/longest-first.js';
 
 /**
  * The in-script acceptance suites (recipes, crash and resume, determinism, bad input, exit codes,
- * output, suspension) run twice: once with the native client first on the scripts' PATH and once
- * with the Node client (SPOOL_CLIENT, read by src/agent/script-client.ts), so the two cannot drift.
+ * output, suspension, artifacts and checkouts) run twice: once with the native client first on the
+ * scripts' PATH and once with the Node client (SPOOL_CLIENT, read by src/agent/script-client.ts),
+ * so the two cannot drift. The other `spool dev` suites test the server and the control CLI
+ * (submit, logs, events, schedules, a restart, replay, rerun): their scripts' calls are the
+ * in-script suites' own, so they run once, with the native client.
  */
-const IN_SCRIPT = ['test/run/**/*.test.ts', 'test/dev/**/*.test.ts'];
+const IN_SCRIPT = [
+  'test/run/**/*.test.ts',
+  'test/dev/scripts.test.ts',
+  'test/dev/output-bytes.test.ts',
+  'test/dev/artifacts.test.ts',
+  'test/dev/checkout.test.ts',
+];
 const ALL = ['test/**/*.test.ts', 'src/**/*.test.ts', 'sdk/typescript/test/**/*.test.ts'];
 
 export default defineConfig({
