@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -71,3 +74,22 @@ def test_without_a_cli_it_says_where_it_looked(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(SpoolTestError, match="set SPOOL_CLI"):
         run_case(TRIAL, UPGRADE)
+
+
+def test_text_beyond_ascii_comes_back_whatever_the_locale() -> None:
+    # The CLI prints UTF-8; under a C locale without Python's UTF-8 mode, text=True would read
+    # it as ASCII and fail on the payload. (The case goes out as ASCII: json.dumps escapes it.)
+    code = f"""
+from hyperspool.testing import run_case
+result = run_case({str(TRIAL)!r}, {{
+    "signals": [{{"at": "15d", "name": "upgrade", "payload": "pro \\u2713 \\U0001f680"}}],
+    "stubs": {{"steps": {{"charge": {{"stdout": "r\\u00e9\\n"}}}}}},
+    "expect": {{"outputs": {{"plan": "pro \\u2713 \\U0001f680", "receipt": "r\\u00e9"}}}},
+}}, cli={CLI!r})
+result.assert_passed()
+print(ascii(result.outputs["plan"]))
+"""
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONPATH": str(TRIAL.parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-X", "utf8=0", "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "'pro \\u2713 \\U0001f680'"

@@ -89,7 +89,7 @@ export interface CaseResult {
   outcome?: 'succeeded' | 'failed' | 'cancelled' | 'waiting';
   error?: string | null;
   awaiting?: string | null;
-  outputs?: Record<string, unknown>;
+  outputs?: Record<string, string>;
   steps?: string[];
   state?: Record<string, string | null>;
   runs?: number;

@@ -111,7 +111,7 @@ class CaseResult:
     outcome: Optional[str]
     error: Optional[str]
     awaiting: Optional[str]
-    outputs: Dict[str, Any]
+    outputs: Dict[str, str]
     steps: List[str]
     state: Dict[str, Optional[str]]
     runs: int
@@ -173,7 +173,7 @@ def _spool_test(workflow: Union[str, os.PathLike[str]], cases: Optional[str], cl
         raise SpoolTestError("no spool CLI: set SPOOL_CLI to its path or put spool on the PATH")
     argv = [spool, "test", os.fspath(workflow), "--json"] + ([] if cases is None else ["--case", cases])
     try:
-        done = subprocess.run(argv, capture_output=True, text=True)
+        done = subprocess.run(argv, capture_output=True, encoding="utf-8")
     except OSError as error:
         raise SpoolTestError(f"{spool}: {error}") from None
     if done.returncode not in (0, 1):
