@@ -7,7 +7,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hyperspool::testing::{Case, Expect, Runner, Signal, StepStub};
+use hyperspool::testing::{
+    Approval, Case, Event, Expect, HttpStub, Runner, Schedule, Signal, StepStub, Stubs,
+};
+use serde_json::{json, Value};
 
 mod common;
 
@@ -156,4 +159,120 @@ fn a_bad_case_is_an_error_with_the_clis_one_line() {
         error.message,
         "spool: --case: case 'case 1': expect.outcome is one of succeeded, failed, cancelled, waiting, not 'done'"
     );
+}
+
+/// Every field a Case has, as spool test's case keys.
+fn everything() -> Case {
+    Case {
+        name: "every key".into(),
+        input: Some(json!({"customer": "acme"})),
+        on: None,
+        schedule: Some(Schedule {
+            every: Duration::from_secs(300),
+            ticks: 2,
+        }),
+        signals: vec![Signal {
+            at: Duration::from_secs(90),
+            name: "go".into(),
+            payload: Some(json!({"n": 1})),
+        }],
+        events: vec![Event {
+            at: Duration::from_secs(3600),
+            event_type: "plan.upgraded".into(),
+            key: Some("acme".into()),
+            payload: Some("pro".into()),
+        }],
+        approvals: vec![Approval {
+            at: Duration::from_secs(7200),
+            job: "ask".into(),
+            answer: Some("reject".into()),
+            by: Some("ann".into()),
+            values: Some(json!({"why": "no"})),
+        }],
+        stubs: Stubs {
+            steps: [
+                (
+                    "charge".to_string(),
+                    StepStub::Command {
+                        stdout: "ch_1".into(),
+                        exit: 3,
+                    },
+                ),
+                ("price".to_string(), StepStub::value(Value::Null)),
+            ]
+            .into(),
+            http: [(
+                "notify".to_string(),
+                HttpStub {
+                    status: Some(201),
+                    headers: [("X-Id".to_string(), "7".to_string())].into(),
+                    body: Some(json!({"ok": true})),
+                },
+            )]
+            .into(),
+        },
+        expect: Some(Expect {
+            outcome: Some("failed".into()),
+            error: Some("declined".into()),
+            outputs: [("plan", "pro")].into(),
+            steps: Some(vec!["charge".into()]),
+            state: [("tally/total", "3")].into(),
+            time: Some(Duration::from_secs(36 * 3600)),
+            runs: Some(2),
+            log: Some("charged".into()),
+        }),
+    }
+}
+
+/// The wire form: durations in milliseconds, a value stub sends only the value, and what is
+/// empty or None is not sent.
+#[test]
+fn a_case_is_sent_as_spool_tests_keys() {
+    let sent = serde_json::to_value(everything()).expect("JSON");
+    assert_eq!(
+        sent,
+        json!({
+            "name": "every key",
+            "input": {"customer": "acme"},
+            "schedule": {"every": "300000ms", "ticks": 2},
+            "signals": [{"at": "90000ms", "name": "go", "payload": {"n": 1}}],
+            "events": [{"at": "3600000ms", "type": "plan.upgraded", "key": "acme", "payload": "pro"}],
+            "approvals": [{"at": "7200000ms", "job": "ask", "answer": "reject", "by": "ann", "values": {"why": "no"}}],
+            "stubs": {
+                "steps": {"charge": {"stdout": "ch_1", "exit": 3}, "price": {"value": null}},
+                "http": {"notify": {"status": 201, "headers": {"X-Id": "7"}, "body": {"ok": true}}}
+            },
+            "expect": {
+                "outcome": "failed", "error": "declined", "outputs": {"plan": "pro"}, "steps": ["charge"],
+                "state": {"tally/total": "3"}, "time": "129600000ms", "runs": 2, "log": "charged"
+            }
+        })
+    );
+    assert_eq!(
+        serde_json::to_value(Case::default()).expect("JSON"),
+        json!({})
+    );
+}
+
+/// spool test takes every key the Case sends (it checks them all before anything runs, and
+/// refuses an unknown one with exit 2), and what they say reaches the run: the stub's exit code
+/// fails the trial's charge, and the schedule starts it twice, 5m apart.
+#[test]
+fn spool_test_takes_every_key_a_case_sends() {
+    let Some((spool, workflow, _dir)) = trial("spool test of a case with every key") else {
+        return;
+    };
+    let result = spool
+        .run_case(&workflow, &everything())
+        .expect("spool test took the case");
+    assert_eq!(result.runs, 2, "{result}");
+    assert_eq!(
+        result.virtual_time(),
+        Some(Duration::from_secs(300)),
+        "{result}"
+    );
+    assert_eq!(result.error.as_deref(), Some("script exited 3"), "{result}");
+    assert!(!result.passed);
+    let line = r#"expected the run's error to say "declined", but it was "script exited 3""#;
+    assert!(result.failures.iter().any(|f| f == line), "{result}");
 }
