@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type TimelineEntry } from '../api.js';
 import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
@@ -415,6 +415,9 @@ function Log({ run }: { run: Run }): JSX.Element {
   const box = useRef<HTMLPreElement>(null);
   const state = useRef({ after: 0, ended: ended(run) });
   state.current.ended = ended(run);
+  // Whether the box keeps to its last line: on until the person scrolls up, on again at the bottom.
+  // Kept apart from the box, whose first lines arrive before it exists.
+  const stick = useRef(true);
 
   useEffect(() => {
     let stopped = false;
@@ -428,11 +431,8 @@ function Log({ run }: { run: Run }): JSX.Element {
         if (stopped) return;
         setError(null);
         if (logs.length > 0) {
-          const element = box.current;
-          const following = !element || element.scrollHeight - element.scrollTop - element.clientHeight < 40;
           state.current.after = logs.at(-1)?.seq ?? state.current.after;
           setLines((old) => [...old, ...logs]);
-          if (following) requestAnimationFrame(() => element && (element.scrollTop = element.scrollHeight));
         }
       } catch (caught) {
         if (!stopped) setError(caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught)));
@@ -450,6 +450,15 @@ function Log({ run }: { run: Run }): JSX.Element {
   useEffect(() => {
     if (lines.length > 0 || ended(run)) performance.mark('spool:log-rendered');
   }, [lines.length > 0]);
+  // After the new lines are in the box (the first batch included), follow them if it sticks.
+  useLayoutEffect(() => {
+    const element = box.current;
+    if (element && stick.current) element.scrollTop = element.scrollHeight;
+  }, [lines.length]);
+  const onScroll = () => {
+    const element = box.current;
+    if (element) stick.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+  };
 
   const passes: { pass: number; text: string }[] = [];
   for (const line of lines) {
@@ -469,7 +478,7 @@ function Log({ run }: { run: Run }): JSX.Element {
           {!ended(run) && <p>What the script prints shows here as it runs.</p>}
         </Empty>
       ) : (
-        <pre class="log" ref={box} tabIndex={0} role="log" aria-label="Log of the run">
+        <pre class="log" ref={box} tabIndex={0} role="log" aria-label="Log of the run" onScroll={onScroll}>
           {passes.map((part) => (
             <>
               <span class="log-pass">— pass {part.pass} —{'\n'}</span>
