@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,8 @@ import { requireBuiltSdk } from './scripts.js';
 beforeAll(requireBuiltSdk);
 
 const TRIAL = fileURLToPath(new URL('workflows/trial.mjs', import.meta.url));
-const cli = join(fileURLToPath(new URL('../../..', import.meta.url)), 'bin', 'spool');
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const cli = join(root, 'bin', 'spool');
 const DAY = 86_400_000;
 
 const upgrade: Case = {
@@ -24,6 +26,15 @@ const upgrade: Case = {
 };
 
 describe('@hyperspool/sdk/testing', () => {
+  it('is what the built package exports as @hyperspool/sdk/testing', () => {
+    // From beside the copy the build stages (dist/sdk/node_modules), as a user's test imports it.
+    const names = execFileSync(process.execPath, ['--input-type=module', '-e', "console.log(Object.keys(await import('@hyperspool/sdk/testing')).join(' '))"], {
+      cwd: join(root, 'dist', 'sdk'),
+      encoding: 'utf8',
+    });
+    expect(names.trim().split(' ').sort()).toEqual(['SpoolTestError', 'assertPassed', 'caseReport', 'runCase', 'runCases']);
+  });
+
   it('runs the workflow’s own test file, and both of its cases pass', async () => {
     const results = await runCases(TRIAL, undefined, { cli });
     for (const result of results) assertPassed(result);
