@@ -80,7 +80,8 @@ type Expect struct {
 	Outcome string            `json:"outcome,omitempty"`
 	Error   string            `json:"error,omitempty"`
 	Outputs map[string]string `json:"outputs,omitempty"`
-	Steps   []string          `json:"steps,omitempty"`
+	// Steps is the steps reached, in order: nil is not checked, an empty slice expects none.
+	Steps []string `json:"-"`
 	// State is cells: KEY of the run, ENTITY/KEY of an entity.
 	State map[string]string `json:"state,omitempty"`
 	// Time is the virtual time from the start until the last run ended.
@@ -136,8 +137,12 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	type plain Expect // without this method, so Marshal does not call it again
 	wire := struct {
 		plain
-		Time string `json:"time,omitempty"`
+		Steps *[]string `json:"steps,omitempty"`
+		Time  string    `json:"time,omitempty"`
 	}{plain: plain(e)}
+	if e.Steps != nil {
+		wire.Steps = &e.Steps
+	}
 	if e.Time != 0 {
 		wire.Time = durationText(e.Time)
 	}

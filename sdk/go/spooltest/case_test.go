@@ -39,12 +39,19 @@ func TestACaseIsSentAsSpoolTestsKeys(t *testing.T) {
 		`"events":[{"at":"3600000ms","type":"plan.upgraded","key":"acme","payload":"pro"}],` +
 		`"approvals":[{"at":"7200000ms","job":"ask","answer":"reject","by":"ann","values":{"why":"no"}}],` +
 		`"stubs":{"steps":{"charge":{"exit":3,"stdout":"ch_1"},"price":{"value":null}},"http":{"notify":{"status":201,"headers":{"X-Id":"7"},"body":{"ok":true}}}},` +
-		`"expect":{"outcome":"failed","error":"declined","outputs":{"plan":"pro"},"steps":["charge"],"state":{"tally/total":"3"},"runs":2,"log":"charged","time":"129600000ms"}}`
+		`"expect":{"outcome":"failed","error":"declined","outputs":{"plan":"pro"},"state":{"tally/total":"3"},"runs":2,"log":"charged","steps":["charge"],"time":"129600000ms"}}`
 	if string(got) != want {
 		t.Fatalf("sent\n%s\nwant\n%s", got, want)
 	}
 	if empty, _ := json.Marshal(spooltest.Case{}); string(empty) != `{"stubs":{}}` {
 		t.Fatalf("an empty case is sent as %s", empty)
+	}
+	// No steps expected is an expectation too, unlike steps not checked.
+	if none, _ := json.Marshal(spooltest.Expect{Steps: []string{}}); string(none) != `{"steps":[]}` {
+		t.Fatalf("an empty Steps is sent as %s", none)
+	}
+	if unchecked, _ := json.Marshal(spooltest.Expect{}); string(unchecked) != `{}` {
+		t.Fatalf("a nil Steps is sent as %s", unchecked)
 	}
 }
 
