@@ -7,10 +7,17 @@ export type StepRequest = { verb: 'step'; name: string; label?: string };
 /** A function in the script's own process (an SDK's step_fn); its JSON value comes back in `done`. */
 export type StepFnRequest = { verb: 'step_fn'; name: string };
 /** A command's stdout: as text, or (NUL, bytes that are not UTF-8) as `stdoutBase64`. */
+/**
+ * A command's result. `stderrTail`, sent for a failed command, is the end of its stderr (at most
+ * STDERR_TAIL_BYTES, as text): kept beside the result to say why it failed, never returned by a replay.
+ */
 export type DoneRequest =
-  | { verb: 'done'; position: number; stdout: string; exitCode: number }
-  | { verb: 'done'; position: number; stdoutBase64: string; exitCode: number }
+  | { verb: 'done'; position: number; stdout: string; exitCode: number; stderrTail?: string }
+  | { verb: 'done'; position: number; stdoutBase64: string; exitCode: number; stderrTail?: string }
   | { verb: 'done'; position: number; value: unknown };
+
+/** How much of a failed command's stderr its result keeps (the clients cut it; the agent checks it). */
+export const STDERR_TAIL_BYTES = 1024;
 export type SleepRequest = { verb: 'sleep'; ms: number };
 export type WaitSignalRequest = { verb: 'wait.signal'; name: string; timeoutMs?: number };
 export type WaitEventRequest = { verb: 'wait.event'; type: string; timeoutMs?: number };

@@ -3,6 +3,7 @@ import { MAX_DURATION_MS } from '../common/duration.js';
 import { UsageError } from '../common/errors.js';
 import { jsonValueProblem } from '../common/json-text.js';
 import { oneLine } from '../common/one-line.js';
+import { STDERR_TAIL_BYTES } from './protocol.js';
 
 /**
  * Every request a script (or an SDK, or a pod's agent) sends is checked against its verb's schema
@@ -62,23 +63,29 @@ const activity = (name: string) =>
   });
 
 const entity = { entity: NAME_RULE };
+/** A failed command's stderr tail: STDERR_TAIL_BYTES of bytes, as text (U+FFFD, three bytes, for what was not UTF-8). */
+const STDERR_TAIL = { type: 'string', maxLength: STDERR_TAIL_BYTES };
 
 export const REQUEST_SCHEMAS: Record<string, object> = {
   step: verb('step', { name: NAME_RULE }, { label: { type: 'string', maxLength: 1024 } }),
   step_fn: verb('step_fn', { name: NAME_RULE }),
   // A command's result, or (with `value`) a step_fn's.
-  done: verb('done', {
-    position: { type: 'integer', minimum: 0 },
-    stdout: TEXT,
-    exitCode: { type: 'integer', minimum: 0, maximum: 255 },
-  }),
+  done: verb(
+    'done',
+    { position: { type: 'integer', minimum: 0 }, stdout: TEXT, exitCode: { type: 'integer', minimum: 0, maximum: 255 } },
+    { stderrTail: STDERR_TAIL },
+  ),
   'done:value': verb('done', { position: { type: 'integer', minimum: 0 }, value: ANY }),
   // Output that is not plain text (NUL, not UTF-8): its bytes, as base64.
-  'done:bytes': verb('done', {
-    position: { type: 'integer', minimum: 0 },
-    stdoutBase64: { type: 'string', pattern: '^[A-Za-z0-9+/]*={0,2}$' },
-    exitCode: { type: 'integer', minimum: 0, maximum: 255 },
-  }),
+  'done:bytes': verb(
+    'done',
+    {
+      position: { type: 'integer', minimum: 0 },
+      stdoutBase64: { type: 'string', pattern: '^[A-Za-z0-9+/]*={0,2}$' },
+      exitCode: { type: 'integer', minimum: 0, maximum: 255 },
+    },
+    { stderrTail: STDERR_TAIL },
+  ),
   sleep: verb('sleep', { ms: MS }),
   'wait.signal': verb('wait.signal', { name: NAME_RULE }, { timeoutMs: MS }),
   'wait.event': verb('wait.event', { type: NAME_RULE }, { timeoutMs: MS }),

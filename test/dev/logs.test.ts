@@ -4,7 +4,7 @@ import { startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool logs`: the run's output, and on request when each line came and where each pass began;
- * `spool status`: which call a running run is in.
+ * `spool status`: which call a running run is in, and which step a failed one failed at.
  */
 const dev = useDevServer();
 
@@ -42,6 +42,14 @@ describe('spool logs', () => {
     expect(status).toMatch(/^status\s+running$/m);
     expect(status).toMatch(/^running\s+step slow \(call 2\)$/m);
     await cliOk(dev.url, dir, ['cancel', id]);
+  });
+
+  it("given a run whose step failed, then spool status names the step, its exit code and its stderr's last line", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'car.sh': `spool step book-car -- sh -c 'echo "checking"; echo "no cars left" >&2; exit 4' || { echo "cancelled FL-881"; exit 1; }\n` });
+    const id = await submit(dev.url, dir, 'car.sh');
+    expect((await waitForRun(dev.url, id)).status).toBe('failed');
+    expect((await cliOk(dev.url, dir, ['status', id])).match(/^failedStep\s+(.*)$/m)?.[1]).toBe('book-car (exit 4): no cars left');
   });
 
   it("given a long step, then what it prints reaches spool logs while it runs, and a cancel keeps what it printed", async () => {

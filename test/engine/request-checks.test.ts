@@ -67,4 +67,20 @@ describe('requests checked before anything is recorded', () => {
     expect(await pass.handle({ verb: 'done', position: 0, stdout: 'ok\n', exitCode: 0 })).toEqual({ status: 'ok', exitCode: 0 });
     expect((await store.readJournal(pass.run.id)).map((entry) => `${entry.kind} ${entry.position}`)).toEqual(['call 0', 'result 0']);
   });
+
+  it("given a failed command's stderr tail over 1 KiB, then it is refused; one within is kept beside the result and never answered; a succeeded command's is not kept", async () => {
+    const pass = await freshPass();
+    expect(await pass.handle({ verb: 'step', name: 'a' })).toMatchObject({ status: 'execute', position: 0 });
+    const refused = await pass.handle({ verb: 'done', position: 0, stdout: '', exitCode: 1, stderrTail: 'x'.repeat(1025) });
+    expect(refused).toMatchObject({ status: 'error', kind: 'usage' });
+    expect(refused.status === 'error' && refused.message).toContain('stderrTail');
+    expect(await pass.handle({ verb: 'done', position: 0, stdout: '', exitCode: 1, stderrTail: 'no cars left' })).toEqual({ status: 'ok', exitCode: 1 });
+    expect(await pass.handle({ verb: 'step', name: 'b' })).toMatchObject({ status: 'execute', position: 1 });
+    expect(await pass.handle({ verb: 'done', position: 1, stdout: 'fine\n', exitCode: 0, stderrTail: 'a warning' })).toEqual({ status: 'ok', exitCode: 0 });
+    const results = (await store.readJournal(pass.run.id)).filter((entry) => entry.kind === 'result').map((entry) => entry.data);
+    expect(results).toEqual([{ stdout: '', exitCode: 1, stderrTail: 'no cars left' }, { stdout: 'fine\n', exitCode: 0 }]);
+    // A replay gets the recorded stdout and exit code, not the tail.
+    const replay = await Pass.start(store, (await store.getRun(pass.run.id))!, host);
+    expect(await replay.handle({ verb: 'step', name: 'a' })).toEqual({ status: 'ok', stdout: '', exitCode: 1, replayed: true });
+  });
 });

@@ -181,6 +181,12 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       const running = inProgress(journal);
       if (running) shown.running = running;
     }
+    // A failed run says which step failed last and the end of what it wrote to stderr.
+    if (shown.status === 'failed') {
+      const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
+      const failedStep = lastFailedStep(journal);
+      if (failedStep) shown.failedStep = failedStep;
+    }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
     // On a cluster, the aggregated API's runs/artifacts subresource.
@@ -391,6 +397,14 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     await (await target(options)).api('DELETE', `/schedules/${encodeURIComponent(name)}`);
     out(`deleted schedule ${name}\n`);
   });
+}
+
+/** `book-car (exit 1): no cars left`: the last step whose command failed, with its stderr's last line. */
+function lastFailedStep(journal: JournalEntry[]): string | null {
+  const failed = journal.filter((entry) => entry.kind === 'result' && entry.verb === 'step' && Number(entry.data.exitCode ?? 0) !== 0).at(-1);
+  if (!failed) return null;
+  const said = String(failed.data.stderrTail ?? '').trim().split('\n').at(-1);
+  return `${failed.name} (exit ${Number(failed.data.exitCode)})${said ? `: ${said}` : ''}`;
 }
 
 /** The call a pass is in: the last journal position reached but not yet answered (a step running, say). */

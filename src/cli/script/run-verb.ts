@@ -5,7 +5,7 @@ import { exitCodeOf } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
 import { bytesField } from '../../common/output-bytes.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
-import { EXIT } from '../../engine/protocol.js';
+import { EXIT, STDERR_TAIL_BYTES } from '../../engine/protocol.js';
 import { extractCheckout, receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
 import { AgentClient, AgentUnavailable } from './client.js';
 import { parseScriptCall } from './parse.js';
@@ -28,26 +28,52 @@ function writesToRunLog(fd: number): boolean {
  * runs, and a step that is cancelled or killed half-way leaves what it printed); stderr straight
  * through.
  */
-type CommandResult = ({ stdout: string } | { stdoutBase64: string }) & { exitCode: number };
+type CommandResult = ({ stdout: string } | { stdoutBase64: string }) & { exitCode: number; stderrTail?: string };
+
+/** The end of what a command wrote to stderr, as text, for a failed step's result (DoneRequest). */
+class StderrTail {
+  private bytes = Buffer.alloc(0);
+  private cut = false;
+
+  add(chunk: Buffer): void {
+    const all = Buffer.concat([this.bytes, chunk]);
+    this.cut ||= all.length > STDERR_TAIL_BYTES;
+    this.bytes = all.subarray(Math.max(0, all.length - STDERR_TAIL_BYTES));
+  }
+
+  /** Bytes that are not UTF-8 become U+FFFD; a line the cut began in the middle of is dropped. */
+  text(): string {
+    let text = this.bytes.toString('utf8');
+    if (this.cut && text.includes('\n')) text = text.slice(text.indexOf('\n') + 1);
+    return text.trim();
+  }
+}
 
 function runCommand(command: string[], idempotencyKey: string | undefined): Promise<CommandResult> {
   return new Promise((resolve) => {
     const [program, ...args] = command;
     const env = idempotencyKey ? { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey } : process.env;
-    const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'inherit'], env });
+    const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'pipe'], env });
     const chunks: Buffer[] = [];
+    const stderr = new StderrTail();
     child.stdout?.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       process.stdout.write(chunk);
     });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr.add(chunk);
+      process.stderr.write(chunk);
+    });
     child.once('error', (error: NodeJS.ErrnoException) => {
-      process.stderr.write(`spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}\n`);
-      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126 });
+      const message = `spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}`;
+      process.stderr.write(`${message}\n`);
+      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: message });
     });
     child.once('close', (code, signal) => {
-      const signalCode = signal ? 128 + (constants.signals[signal] ?? 0) : 1;
+      const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
+      const tail = exitCode !== 0 ? stderr.text() : '';
       // Bytes as printed: what is not plain text goes as base64, so a replay gives back the same bytes.
-      resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode: code ?? signalCode });
+      resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode, ...(tail ? { stderrTail: tail } : {}) });
     });
   });
 }

@@ -99,7 +99,9 @@ export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
   const stdout = 'stdoutBase64' in request ? Buffer.from(request.stdoutBase64, 'base64') : Buffer.from(request.stdout);
   checkResultSize(what, stdout, pass.host.maxResultBytes);
   // Kept as sent, so a replay gives back the very bytes (base64 where they are not plain text).
-  const result = { ...bytesField('stdout', stdout), exitCode: request.exitCode };
+  // A failed command's stderr tail goes beside them, for people (commandAnswer never returns it).
+  const tail = request.exitCode !== 0 && 'stderrTail' in request && request.stderrTail ? { stderrTail: request.stderrTail } : {};
+  const result = { ...bytesField('stdout', stdout), exitCode: request.exitCode, ...tail };
   if (reached.verb !== 'lock.run') {
     await pass.record(reached, 'result', result);
     return { status: 'ok', exitCode: request.exitCode };

@@ -66,6 +66,9 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 		result := runCommand(call.command, answer.IdempotencyKey)
 		done := hyperspool.WithOutput(hyperspool.NewRequest("done").With("position", answer.Position), "stdout", result.stdout).
 			With("exitCode", result.exitCode)
+		if result.exitCode != 0 && result.stderrTail != "" {
+			done = done.With("stderrTail", result.stderrTail)
+		}
 		if answer, err = conn.Call(done); err != nil {
 			return 0, err
 		}

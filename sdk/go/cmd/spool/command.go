@@ -15,15 +15,47 @@ import (
 )
 
 // commandResult is what a command printed, as bytes: a replay must give back the very bytes.
+// stderrTail is the end of what it wrote to stderr, kept beside a failed step's result so the run
+// page, spool status and a Run's message can say why it failed; a replay never returns it.
 type commandResult struct {
-	stdout   []byte
-	exitCode int
+	stdout     []byte
+	exitCode   int
+	stderrTail string
+}
+
+// stderrTailBytes is how much of a failed command's stderr is kept (STDERR_TAIL_BYTES in src/engine/protocol.ts).
+const stderrTailBytes = 1024
+
+// A tailBuffer keeps the last bytes written to it.
+type tailBuffer struct {
+	bytes []byte
+	cut   bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.bytes = append(t.bytes, p...)
+	if len(t.bytes) > stderrTailBytes {
+		t.bytes = append([]byte(nil), t.bytes[len(t.bytes)-stderrTailBytes:]...)
+		t.cut = true
+	}
+	return len(p), nil
+}
+
+// text is the tail as text: bytes that are not UTF-8 become U+FFFD, a line cut by the start dropped.
+func (t *tailBuffer) text() string {
+	text := strings.ToValidUTF8(string(t.bytes), "\uFFFD")
+	if t.cut {
+		if cut := strings.IndexByte(text, '\n'); cut >= 0 {
+			text = text[cut+1:]
+		}
+	}
+	return strings.TrimSpace(text)
 }
 
 // runCommand runs a step's command in the script's own environment: stdout captured as the
 // step's result and printed as it comes (a long step shows its progress in spool logs and kubectl
-// logs while it runs, and one cancelled or killed half-way leaves what it printed), stdin and
-// stderr straight through.
+// logs while it runs, and one cancelled or killed half-way leaves what it printed), stdin straight
+// through, stderr through with its tail kept for a failed step.
 func runCommand(command []string, idempotencyKey string) commandResult {
 	program := command[0]
 	env := os.Environ()
@@ -31,7 +63,8 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 		env = setEnv(env, "SPOOL_IDEMPOTENCY_KEY", idempotencyKey)
 	}
 	var stdout bytes.Buffer
-	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: os.Stderr}
+	var stderr tailBuffer
+	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: io.MultiWriter(&stderr, os.Stderr)}
 	path, err := lookPath(program, os.Getenv("PATH"))
 	if err == nil {
 		cmd.Path = path
@@ -40,15 +73,17 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return commandResult{stdout.Bytes(), 0}
+		return commandResult{stdout.Bytes(), 0, ""}
 	case errors.As(err, &exit):
-		return commandResult{stdout.Bytes(), exitStatus(exit.ProcessState)}
+		return commandResult{stdout.Bytes(), exitStatus(exit.ProcessState), stderr.text()}
 	case errors.Is(err, syscall.ENOENT):
-		fmt.Fprintf(os.Stderr, "spool: cannot run '%s': command not found\n", program)
-		return commandResult{nil, 127}
+		message := fmt.Sprintf("spool: cannot run '%s': command not found", program)
+		fmt.Fprintln(os.Stderr, message)
+		return commandResult{nil, 127, message}
 	}
-	fmt.Fprintf(os.Stderr, "spool: cannot run '%s': %s\n", program, spawnMessage(program, err))
-	return commandResult{nil, 126}
+	message := fmt.Sprintf("spool: cannot run '%s': %s", program, spawnMessage(program, err))
+	fmt.Fprintln(os.Stderr, message)
+	return commandResult{nil, 126, message}
 }
 
 // exitStatus is the code a shell would report: the exit code, or 128 plus the signal's number.

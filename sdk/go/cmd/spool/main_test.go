@@ -124,7 +124,8 @@ func TestStepExecutesAndReportsDone(t *testing.T) {
 	if got.code != 3 || got.stdout != "spool-k1\n" || got.stderr != "warn\n" {
 		t.Errorf("got %+v", got)
 	}
-	want := []string{`{"verb":"step","name":"book"}`, `{"verb":"done","position":2,"stdout":"spool-k1\n","exitCode":3}`}
+	// A failed command's stderr reaches the log as it is written, and its tail goes with the result.
+	want := []string{`{"verb":"step","name":"book"}`, `{"verb":"done","position":2,"stdout":"spool-k1\n","exitCode":3,"stderrTail":"warn"}`}
 	if lines := agent.lines(); strings.Join(lines, "|") != strings.Join(want, "|") {
 		t.Errorf("agent got %q, want %q", lines, want)
 	}
@@ -148,6 +149,9 @@ func TestStepCommandFailures(t *testing.T) {
 			t.Errorf("%q: stderr %q, want %q", tc.command, got.stderr, tc.stderr)
 		}
 		want := fmt.Sprintf(`{"verb":"done","position":0,"stdout":%q,"exitCode":%d}`, tc.stdout, tc.code)
+		if tail := strings.TrimSpace(tc.stderr); tail != "" {
+			want = fmt.Sprintf(`{"verb":"done","position":0,"stdout":%q,"exitCode":%d,"stderrTail":%q}`, tc.stdout, tc.code, tail)
+		}
 		if lines := agent.lines(); len(lines) != 2 || lines[1] != want {
 			t.Errorf("%q: agent got %q, want done %s", tc.command, lines, want)
 		}

@@ -1,0 +1,55 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { failureDetail } from '../../src/operator/runs/failure-detail.js';
+import { linesOf, recorded, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
+
+afterAll(removeTempDirs);
+
+/**
+ * A failed step keeps the end of its stderr beside its result (DoneRequest.stderrTail): what the run
+ * page, `spool status` and a Run's message say it failed with. It still reaches the log as it is
+ * written, and a replay neither returns nor prints it again.
+ */
+describe("a failed step's stderr tail", () => {
+  it('given steps that fail with stderr (one long, one not UTF-8) and one that succeeds, then only the failed ones keep a tail, cut to the last KiB at a line; the log has every line once across two passes', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'wf.sh': [
+        `spool step ok -- sh -c 'echo fine >&2; echo out'`,
+        `spool step car -- sh -c 'echo trying; echo "no cars left" >&2; exit 3' || true`,
+        `spool step long -- sh -c 'for i in $(seq 1 200); do echo "line $i of the long complaint" >&2; done; exit 1' || true`,
+        `spool step bytes -- sh -c 'printf "bad \\377 byte\\n" >&2; exit 2' || true`,
+        'spool sleep 1s',
+        'echo after',
+        '',
+      ].join('\n'),
+    });
+    const { code, output } = await spool(['run', 'wf.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+    expect(code).toBe(0);
+    const id = runIdOf(output);
+    // Each stderr line reached the log once: the second pass replays the steps and prints none of it.
+    const lines = linesOf(output);
+    for (const line of ['fine', 'no cars left', 'line 1 of the long complaint', 'line 200 of the long complaint']) expect(lines.filter((each) => each === line)).toHaveLength(1);
+
+    const { journal } = await recorded(`${dir}/data`, id);
+    const results = new Map(journal.filter((entry) => entry.kind === 'result' && entry.verb === 'step').map((entry) => [entry.name, entry.data]));
+    expect(results.get('ok')).toEqual({ stdout: 'out\n', exitCode: 0 });
+    expect(results.get('car')).toEqual({ stdout: 'trying\n', exitCode: 3, stderrTail: 'no cars left' });
+    const long = String(results.get('long')?.stderrTail);
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(1024);
+    expect(long.startsWith('line ')).toBe(true);
+    expect(long.endsWith('line 200 of the long complaint')).toBe(true);
+    expect(results.get('bytes')?.stderrTail).toBe('bad \uFFFD byte');
+  });
+
+  it("given the saga, then the Run's message names the failed step with its stderr's last line, not the compensation's output", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'saga.sh': `spool step book-flight -- echo FL-881\nspool step book-car -- sh -c 'echo "no cars left" >&2; exit 1' || { spool step cancel -- echo "cancelled FL-881"; exit 1; }\n`,
+    });
+    const { code, output } = await spool(['run', 'saga.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+    expect(code).toBe(1);
+    const id = runIdOf(output);
+    const message = await withStore(`${dir}/data`, async (store) => failureDetail(store, (await store.getRun(id))!));
+    expect(message).toBe("script exited 1 (step 'book-car' exited 1: no cars left)");
+  });
+});
