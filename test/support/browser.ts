@@ -24,7 +24,13 @@ const ERRORS = new WeakMap<Page, string[]>();
 /** What the page's scripts threw (uncaught), which a test expects to be nothing. */
 export const errorsOf = (page: Page): string[] => ERRORS.get(page) ?? [];
 
-export function useBrowser(): { page(): Promise<Page> } {
+/** The screen a page is seen on: desktop (1280 px) in the light scheme unless a test says otherwise. */
+export interface Screen {
+  width?: number;
+  colorScheme?: 'light' | 'dark';
+}
+
+export function useBrowser(): { page(screen?: Screen): Promise<Page> } {
   let browser: Browser | undefined;
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -33,9 +39,9 @@ export function useBrowser(): { page(): Promise<Page> } {
     await browser?.close();
   });
   return {
-    async page(): Promise<Page> {
+    async page({ width = 1280, colorScheme = 'light' }: Screen = {}): Promise<Page> {
       if (!browser) throw new Error('the browser is not up yet: use it inside a test');
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Amsterdam', locale: 'en-GB' });
+      const context = await browser.newContext({ viewport: { width, height: width < 800 ? 780 : 900 }, colorScheme, timezoneId: 'Europe/Amsterdam', locale: 'en-GB' });
       const page = await context.newPage();
       const errors: string[] = [];
       ERRORS.set(page, errors);
