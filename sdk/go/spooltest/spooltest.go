@@ -10,7 +10,8 @@
 //		})
 //	}
 //
-// The CLI is $SPOOL_CLI, else spool on the PATH.
+// The CLI is $SPOOL_CLI, else spool on the PATH; a Runner names another, or runs each pass in a
+// fresh directory.
 package spooltest
 
 import (
@@ -38,37 +39,59 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// RunCase runs one case built here against the workflow file.
-func RunCase(workflow string, c Case) (Result, error) {
-	text, err := json.Marshal(c)
-	if err != nil {
-		return Result{}, err
-	}
-	results, err := spoolTest(workflow, "--case", string(text))
-	if err != nil {
-		return Result{}, err
-	}
-	return results[0], nil
+// Runner runs spool test; the package's functions use the zero Runner.
+type Runner struct {
+	// CLI is the spool CLI; empty: $SPOOL_CLI, else spool on the PATH.
+	CLI string
+	// FreshDir runs each pass in a new, empty working directory, as each pass on a cluster is a new pod.
+	FreshDir bool
 }
+
+// RunCase runs one case built here against the workflow file.
+func RunCase(workflow string, c Case) (Result, error) { return Runner{}.RunCase(workflow, c) }
 
 // RunCases runs these cases, or with none the workflow's own test file (trial.sh →
 // trial.test.yaml; none there: one case that passes when the run succeeds).
 func RunCases(workflow string, cases ...Case) ([]Result, error) {
-	if len(cases) == 0 {
-		return spoolTest(workflow)
-	}
-	text, err := json.Marshal(cases)
-	if err != nil {
-		return nil, err
-	}
-	return spoolTest(workflow, "--case", string(text))
+	return Runner{}.RunCases(workflow, cases...)
 }
 
 // Check runs the case and fails the test unless it passed: with the CLI's line when it refused
 // the case, else with the case's report.
 func Check(t TB, workflow string, c Case) Result {
 	t.Helper()
-	result, err := RunCase(workflow, c)
+	return Runner{}.Check(t, workflow, c)
+}
+
+// RunCase is the package's RunCase with this Runner.
+func (r Runner) RunCase(workflow string, c Case) (Result, error) {
+	text, err := json.Marshal(c)
+	if err != nil {
+		return Result{}, err
+	}
+	results, err := r.spoolTest(workflow, "--case", string(text))
+	if err != nil {
+		return Result{}, err
+	}
+	return results[0], nil
+}
+
+// RunCases is the package's RunCases with this Runner.
+func (r Runner) RunCases(workflow string, cases ...Case) ([]Result, error) {
+	if len(cases) == 0 {
+		return r.spoolTest(workflow)
+	}
+	text, err := json.Marshal(cases)
+	if err != nil {
+		return nil, err
+	}
+	return r.spoolTest(workflow, "--case", string(text))
+}
+
+// Check is the package's Check with this Runner.
+func (r Runner) Check(t TB, workflow string, c Case) Result {
+	t.Helper()
+	result, err := r.RunCase(workflow, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +99,16 @@ func Check(t TB, workflow string, c Case) Result {
 	return result
 }
 
-func spoolTest(workflow string, extra ...string) ([]Result, error) {
-	cli := os.Getenv("SPOOL_CLI")
+func (r Runner) spoolTest(workflow string, extra ...string) ([]Result, error) {
+	cli := r.CLI
+	if cli == "" {
+		cli = os.Getenv("SPOOL_CLI")
+	}
 	if cli == "" {
 		cli = "spool"
+	}
+	if r.FreshDir {
+		extra = append(extra, "--fresh-dir")
 	}
 	cmd := exec.Command(cli, append([]string{"test", workflow, "--json"}, extra...)...)
 	var stdout, stderr bytes.Buffer

@@ -141,3 +141,15 @@ func TestABadCaseIsAnErrorWithTheCLIsOneLine(t *testing.T) {
 		t.Fatalf("the error says %q, want %q", refused.Message, want)
 	}
 }
+
+// TestFreshDirRunsEachPassInANewDirectory: pass 1 records its working directory; pass 2, after
+// the sleep, says whether it runs in the same one.
+func TestFreshDirRunsEachPassInANewDirectory(t *testing.T) {
+	// The trial's directory, for its checks of node and the build and its SPOOL_CLI.
+	workflow := filepath.Join(filepath.Dir(trialWorkflow(t)), "where.sh")
+	script := "first=$(spool step where -- pwd)\nspool sleep 1d\nspool output set dir \"$([ \"$first\" = \"$(pwd)\" ] && echo same || echo new)\"\n"
+	if err := os.WriteFile(workflow, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spooltest.Runner{FreshDir: true}.Check(t, workflow, spooltest.Case{Expect: &spooltest.Expect{Outputs: map[string]string{"dir": "new"}}})
+}

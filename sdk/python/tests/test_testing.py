@@ -93,3 +93,17 @@ print(ascii(result.outputs["plan"]))
     done = subprocess.run([sys.executable, "-X", "utf8=0", "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "'pro \\u2713 \\U0001f680'"
+
+
+# Pass 1 records its working directory; pass 2, after the sleep, says whether it runs in the same one.
+WHERE = """first=$(spool step where -- pwd)
+spool sleep 1d
+spool output set dir "$([ "$first" = "$(pwd)" ] && echo same || echo new)"
+"""
+
+
+def test_fresh_dir_runs_each_pass_in_a_new_directory(tmp_path: Path) -> None:
+    workflow = tmp_path / "where.sh"
+    workflow.write_text(WHERE)
+    result = run_case(workflow, {"expect": {"outputs": {"dir": "new"}}}, cli=CLI, fresh_dir=True)
+    result.assert_passed()

@@ -18,7 +18,7 @@
 //!
 //! A case has the keys of a `NAME.test.yaml` case (`spool test` checks them); what is empty or
 //! `None` is not sent, so not checked. The CLI is [`Runner::with_cli`]'s, else `$SPOOL_CLI`'s,
-//! else `spool` on the `PATH`.
+//! else `spool` on the `PATH`; [`Runner::fresh_dir`] runs each pass in a new, empty directory.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -349,6 +349,7 @@ impl std::error::Error for TestError {}
 #[derive(Debug, Clone)]
 pub struct Runner {
     cli: PathBuf,
+    fresh_dir: bool,
 }
 
 impl Runner {
@@ -360,7 +361,16 @@ impl Runner {
     }
 
     pub fn with_cli(cli: impl Into<PathBuf>) -> Runner {
-        Runner { cli: cli.into() }
+        Runner {
+            cli: cli.into(),
+            fresh_dir: false,
+        }
+    }
+
+    /// Each pass in a new, empty working directory, as each pass on a cluster is a new pod.
+    pub fn fresh_dir(mut self, fresh: bool) -> Runner {
+        self.fresh_dir = fresh;
+        self
     }
 
     /// Runs one case built here against the workflow file.
@@ -386,6 +396,9 @@ impl Runner {
             let text = serde_json::to_string(cases)
                 .map_err(|e| refused(None, format!("the cases are not JSON: {e}")))?;
             command.args(["--case", &text]);
+        }
+        if self.fresh_dir {
+            command.arg("--fresh-dir");
         }
         let out = command.output().map_err(|e| {
             let cli = self.cli.display();

@@ -276,3 +276,27 @@ fn spool_test_takes_every_key_a_case_sends() {
     let line = r#"expected the run's error to say "declined", but it was "script exited 3""#;
     assert!(result.failures.iter().any(|f| f == line), "{result}");
 }
+
+/// Pass 1 records its working directory; pass 2, after the sleep, says whether it runs in the
+/// same one.
+#[test]
+fn fresh_dir_runs_each_pass_in_a_new_directory() {
+    let Some((spool, trial, _dir)) = trial("spool test --fresh-dir") else {
+        return;
+    };
+    let workflow = trial.with_file_name("where.sh");
+    let script = "first=$(spool step where -- pwd)\nspool sleep 1d\nspool output set dir \"$([ \"$first\" = \"$(pwd)\" ] && echo same || echo new)\"\n";
+    std::fs::write(&workflow, script).expect("where.sh");
+    let case = Case {
+        expect: Some(Expect {
+            outputs: [("dir", "new")].into(),
+            ..Expect::default()
+        }),
+        ..Case::default()
+    };
+    spool
+        .fresh_dir(true)
+        .run_case(&workflow, &case)
+        .expect("spool test took the case")
+        .assert_passed();
+}

@@ -102,6 +102,8 @@ export interface CaseResult {
 export interface TestOptions {
   /** The spool CLI; else `$SPOOL_CLI`, else `spool` on the PATH. */
   cli?: string;
+  /** Each pass in a new, empty working directory, as each pass on a cluster is a new pod. */
+  freshDir?: boolean;
 }
 
 /** `spool test` refused the case or the workflow (its one line), or could not be run. */
@@ -143,6 +145,7 @@ export function caseReport(result: CaseResult): string {
 async function spoolTest(workflow: string, cases: Case[] | undefined, options: TestOptions): Promise<CaseResult[]> {
   const cli = options.cli ?? process.env.SPOOL_CLI ?? 'spool';
   const args = ['test', workflow, '--json', ...(cases === undefined ? [] : ['--case', JSON.stringify(cases.map(withDurationText))])];
+  if (options.freshDir) args.push('--fresh-dir');
   const { code, stdout, stderr } = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((resolve) => {
     execFile(cli, args, { maxBuffer: 256 * 1024 * 1024 }, (error, out, err) => {
       resolve({ code: error ? (error.code ?? null) : 0, stdout: out, stderr: err });

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertPassed, runCase, runCases, SpoolTestError, type Case } from '../src/testing.js';
+import { removeTempDirs, tempDir } from '../../../test/support/spool.js';
 import { requireBuiltSdk } from './scripts.js';
 
 /**
@@ -12,6 +14,7 @@ import { requireBuiltSdk } from './scripts.js';
  */
 
 beforeAll(requireBuiltSdk);
+afterAll(removeTempDirs);
 
 const TRIAL = fileURLToPath(new URL('workflows/trial.mjs', import.meta.url));
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -63,5 +66,12 @@ describe('@hyperspool/sdk/testing', () => {
     await expect(runCase(TRIAL, { expect: { outcom: 'succeeded' } as never }, { cli })).rejects.toThrow(
       new SpoolTestError("spool: --case: case 'case 1': expect: unknown key 'outcom' (known: outcome, error, outputs, steps, state, time, runs, log)"),
     );
+  });
+
+  it('runs each pass in a new, empty directory with freshDir', async () => {
+    // Pass 1 records its working directory; pass 2, after the sleep, says whether it runs in the same one.
+    const workflow = join(tempDir('spool-sdk-ts-fresh-'), 'where.sh');
+    writeFileSync(workflow, 'first=$(spool step where -- pwd)\nspool sleep 1d\nspool output set dir "$([ "$first" = "$(pwd)" ] && echo same || echo new)"\n');
+    assertPassed(await runCase(workflow, { expect: { outputs: { dir: 'new' } } }, { cli, freshDir: true }));
   });
 });

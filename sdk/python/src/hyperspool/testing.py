@@ -146,18 +146,25 @@ class CaseResult:
             raise AssertionError(self.report())
 
 
-def run_case(workflow: Union[str, os.PathLike[str]], case: Case, *, cli: Optional[str] = None) -> CaseResult:
-    """Runs one case built here against the workflow file."""
-    return _spool_test(workflow, json.dumps(case, default=_duration_text), cli)[0]
+def run_case(
+    workflow: Union[str, os.PathLike[str]], case: Case, *, cli: Optional[str] = None, fresh_dir: bool = False
+) -> CaseResult:
+    """Runs one case built here against the workflow file. With ``fresh_dir``, each pass runs in a
+    new, empty working directory, as each pass on a cluster is a new pod."""
+    return _spool_test(workflow, json.dumps(case, default=_duration_text), cli, fresh_dir)[0]
 
 
 def run_cases(
-    workflow: Union[str, os.PathLike[str]], cases: Optional[Sequence[Case]] = None, *, cli: Optional[str] = None
+    workflow: Union[str, os.PathLike[str]],
+    cases: Optional[Sequence[Case]] = None,
+    *,
+    cli: Optional[str] = None,
+    fresh_dir: bool = False,
 ) -> List[CaseResult]:
     """Runs these cases, or without any the workflow's own test file (``trial.py`` →
     ``trial.test.yaml``; none there: one case that passes when the run succeeds)."""
     given = None if cases is None else json.dumps(list(cases), default=_duration_text)
-    return _spool_test(workflow, given, cli)
+    return _spool_test(workflow, given, cli, fresh_dir)
 
 
 def _duration_text(value: object) -> str:
@@ -167,11 +174,14 @@ def _duration_text(value: object) -> str:
     raise TypeError(f"a test case holds only JSON values and timedeltas, not {type(value).__name__}")
 
 
-def _spool_test(workflow: Union[str, os.PathLike[str]], cases: Optional[str], cli: Optional[str]) -> List[CaseResult]:
+def _spool_test(
+    workflow: Union[str, os.PathLike[str]], cases: Optional[str], cli: Optional[str], fresh_dir: bool
+) -> List[CaseResult]:
     spool = cli or os.environ.get("SPOOL_CLI") or shutil.which("spool")
     if not spool:
         raise SpoolTestError("no spool CLI: set SPOOL_CLI to its path or put spool on the PATH")
     argv = [spool, "test", os.fspath(workflow), "--json"] + ([] if cases is None else ["--case", cases])
+    argv += ["--fresh-dir"] if fresh_dir else []
     try:
         done = subprocess.run(argv, capture_output=True, encoding="utf-8")
     except OSError as error:
