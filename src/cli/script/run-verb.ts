@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import { exitCodeOf } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
 import { bytesField } from '../../common/output-bytes.js';
@@ -29,6 +30,9 @@ function writesToRunLog(fd: number): boolean {
  * through.
  */
 type CommandResult = ({ stdout: string } | { stdoutBase64: string }) & { exitCode: number; stderrTail?: string };
+
+/** How long a command's stderr is read after the command ended (sdk/go/cmd/spool/command.go's stderrGrace). */
+const STDERR_GRACE_MS = 250;
 
 /** The end of what a command wrote to stderr, as text, for a failed step's result (DoneRequest). */
 class StderrTail {
@@ -69,8 +73,18 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
       process.stderr.write(`${message}\n`);
       resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: message });
     });
-    child.once('close', (code, signal) => {
-      const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
+    // Done once the command has exited and its stdout is closed (as before: stdout is the result),
+    // and its stderr has closed too or STDERR_GRACE_MS have passed: a process the command left in
+    // the background may hold stderr open for good, and the step must not wait for it.
+    const exited = new Promise<number>((settle) =>
+      child.once('exit', (code, signal) => settle(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1))),
+    );
+    const closed = (stream: Readable | null): Promise<void> => new Promise((settle) => (stream ? stream.once('close', () => settle()) : settle()));
+    void Promise.all([exited, closed(child.stdout)]).then(async ([exitCode]) => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed(child.stderr), new Promise((settle) => (timer = setTimeout(settle, STDERR_GRACE_MS)))]);
+      clearTimeout(timer);
+      (child.stderr as { unref?: () => void } | null)?.unref?.();
       const tail = exitCode !== 0 ? stderr.text() : '';
       // Bytes as printed: what is not plain text goes as base64, so a replay gives back the same bytes.
       resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode, ...(tail ? { stderrTail: tail } : {}) });

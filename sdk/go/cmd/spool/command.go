@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	hyperspool "hyperspool.dev/go"
 )
@@ -26,13 +28,52 @@ type commandResult struct {
 // stderrTailBytes is how much of a failed command's stderr is kept (STDERR_TAIL_BYTES in src/engine/protocol.ts).
 const stderrTailBytes = 1024
 
-// A tailBuffer keeps the last bytes written to it.
+// stderrGrace is how long a command's stderr is read after the command ended: a process it left
+// in the background may hold stderr open for good, and the step must not wait for it.
+const stderrGrace = 250 * time.Millisecond
+
+// A tailBuffer keeps the last bytes written to it (a stderr pipe's copier writes while the step
+// reads it, once the grace is over).
 type tailBuffer struct {
-	bytes []byte
-	cut   bool
+	mu     sync.Mutex
+	bytes  []byte
+	cut    bool
+	copied chan struct{}
+	pipe   *os.File
+}
+
+// teeStderr gives the command a pipe for stderr whose bytes go on to this process's stderr as
+// they come, the last of them kept. Without a pipe, stderr goes straight through and no tail is kept.
+func teeStderr(cmd *exec.Cmd) *tailBuffer {
+	tail := &tailBuffer{copied: make(chan struct{})}
+	read, write, err := os.Pipe()
+	if err != nil {
+		close(tail.copied)
+		return tail
+	}
+	cmd.Stderr, tail.pipe = write, write
+	go func() {
+		_, _ = io.Copy(io.MultiWriter(tail, os.Stderr), read)
+		read.Close()
+		close(tail.copied)
+	}()
+	return tail
+}
+
+// finish closes this process's end of the pipe and waits for what the command wrote, at most stderrGrace.
+func (t *tailBuffer) finish() {
+	if t.pipe != nil {
+		t.pipe.Close()
+	}
+	select {
+	case <-t.copied:
+	case <-time.After(stderrGrace):
+	}
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.bytes = append(t.bytes, p...)
 	if len(t.bytes) > stderrTailBytes {
 		t.bytes = append([]byte(nil), t.bytes[len(t.bytes)-stderrTailBytes:]...)
@@ -43,6 +84,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 // text is the tail as text: bytes that are not UTF-8 become U+FFFD, a line cut by the start dropped.
 func (t *tailBuffer) text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	text := strings.ToValidUTF8(string(t.bytes), "\uFFFD")
 	if t.cut {
 		if cut := strings.IndexByte(text, '\n'); cut >= 0 {
@@ -63,13 +106,14 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 		env = setEnv(env, "SPOOL_IDEMPOTENCY_KEY", idempotencyKey)
 	}
 	var stdout bytes.Buffer
-	var stderr tailBuffer
-	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: io.MultiWriter(&stderr, os.Stderr)}
+	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: os.Stderr}
+	stderr := teeStderr(cmd)
 	path, err := lookPath(program, os.Getenv("PATH"))
 	if err == nil {
 		cmd.Path = path
 		err = cmd.Run()
 	}
+	stderr.finish()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
