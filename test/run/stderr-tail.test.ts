@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { failureDetail } from '../../src/operator/runs/failure-detail.js';
-import { linesOf, recorded, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
+import { linesOf, processesMentioning, recorded, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
 
 afterAll(removeTempDirs);
 
@@ -40,6 +40,19 @@ describe("a failed step's stderr tail", () => {
     expect(long.endsWith('line 200 of the long complaint')).toBe(true);
     expect(results.get('bytes')?.stderrTail).toBe('bad \uFFFD byte');
   });
+
+  it('given a step that leaves a process in the background holding its stderr, then the step ends with its command, not with that process', async () => {
+    const dir = tempDir();
+    const marker = `held-${Date.now()}`;
+    writeFiles(dir, { 'bg.sh': `spool step start -- sh -c 'sh -c "sleep 600; :" ${marker} > /dev/null & echo started'\necho after\n` });
+    try {
+      const { code, output } = await spool(['run', 'bg.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+      expect(code).toBe(0);
+      expect(linesOf(output)).toContain('after');
+    } finally {
+      for (const pid of processesMentioning(marker)) process.kill(pid, 'SIGKILL');
+    }
+  }, 90_000);
 
   it("given the saga, then the Run's message names the failed step with its stderr's last line, not the compensation's output", async () => {
     const dir = tempDir();
