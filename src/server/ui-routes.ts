@@ -88,5 +88,12 @@ export function uiRoutes(dir = UI_DIR): Router {
     else res.send(asset.body);
   });
 
+  // A mistyped page address in a browser: the UI's own "No such page" (it routes in the browser),
+  // with 404. The API's addresses, and clients that ask for JSON, keep the API's JSON 404.
+  router.get(/^\/(?!v1\/|v1$|integrations\/|assets\/)/, (req, res, next) => {
+    if (req.accepts(['json', 'html']) !== 'html') return next();
+    page(req, res.status(404));
+  });
+
   return router;
 }

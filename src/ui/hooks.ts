@@ -9,7 +9,8 @@ export interface Loaded<T> {
 
 /**
  * Loads data, and again every `everyMs` while `live` holds and the tab is visible (the API has no
- * push; a poll of one page is cheap). A failed poll keeps the last data and shows the error.
+ * push; a poll of one page is cheap). A failed poll keeps the last data and shows the error; a
+ * 404 ends the polling.
  * `deps` are strings (ids, queries): what was loaded for others is never shown, not even for the
  * one render between a filter's change and the reload it starts.
  */
@@ -23,6 +24,7 @@ export function usePoll<T>(load: () => Promise<T>, deps: string[], everyMs: numb
     let stopped = false;
     let timer: number | undefined;
     let last: T | undefined;
+    let missing = false;
     const run = async () => {
       try {
         const value = await load();
@@ -32,9 +34,11 @@ export function usePoll<T>(load: () => Promise<T>, deps: string[], everyMs: numb
       } catch (caught) {
         if (stopped) return;
         const error = caught instanceof ApiError ? caught : new ApiError(0, 'client', String(caught));
+        // What is not there (404) does not come back by asking again: the page stops polling.
+        missing = error.status === 404;
         setLoaded((before) => ({ key, data: before.key === key ? before.data : undefined, error }));
       }
-      if (!stopped && live(last)) timer = window.setTimeout(() => void whenVisible(), everyMs);
+      if (!stopped && !missing && live(last)) timer = window.setTimeout(() => void whenVisible(), everyMs);
     };
     const whenVisible = async () => {
       if (document.hidden) {

@@ -124,6 +124,10 @@ describe('approvals in Mattermost', () => {
     expect(posted?.body.channel_id).toBe('town-square');
     const attachment = (posted?.body.props as { attachments: { text: string; actions: { id: string; integration: { url: string; context: Record<string, string> } }[] }[] }).attachments[0];
     expect(attachment?.text).toContain('Refund order 1042, EUR 480?');
+    // Mattermost's Markdown, not Slack's mrkdwn (which it shows as typed).
+    expect(attachment?.text).toContain('**Approval needed:**');
+    expect(attachment?.text).toContain(`[run page](https://spool.example.com/runs/${encodeURIComponent(id)})`);
+    expect(attachment?.text).not.toContain('|run page>');
     expect(attachment?.actions.map((action) => action.id)).toEqual(['approve', 'reject']);
     const reject = attachment?.actions[1]?.integration;
     expect(reject?.url).toBe('https://spool.example.com/integrations/mattermost/actions');

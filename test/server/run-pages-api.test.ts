@@ -193,6 +193,23 @@ describe('the web UI’s files', () => {
     expect((await fetch(`${dev.url}/nowhere`)).status).toBe(404);
   });
 
+  it('answers a mistyped page address in a browser with the UI (which says "No such page") and 404; the API and clients asking for JSON keep its JSON 404', async () => {
+    const browser = { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    for (const path of ['/runz', '/runs-of-mine/x', '/handlers/1']) {
+      const response = await fetch(`${dev.url}${path}`, { headers: browser });
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await response.text()).toContain(`/assets/${built.script}`);
+    }
+    for (const [path, headers] of [['/v1/runz', browser], ['/v1', browser], ['/runz', { Accept: 'application/json' }], ['/runz', {}], ['/integrations/nowhere', browser]] as const) {
+      const response = await fetch(`${dev.url}${path}`, { headers });
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-type'), path).toContain('application/json');
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    }
+  });
+
   it('serves the hashed assets as immutable, gzipped to a browser that takes it', async () => {
     const script = await fetch(`${dev.url}/assets/${built.script}`, { headers: { 'Accept-Encoding': 'gzip' } });
     expect(script.status).toBe(200);

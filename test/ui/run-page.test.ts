@@ -149,10 +149,30 @@ spool step probe -- echo "probed $region"
     expect(errorsOf(page)).toEqual([]);
   }, 60_000);
 
-  it('a run that does not exist gets a page that says so, not a blank one', async () => {
+  it('a run that does not exist gets a page that says "No such run", and the page stops asking after the 404', async () => {
     const page = await browser.page();
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/v1/')) asked.push(request.url());
+    });
     await page.goto(runPage(dev.url, 'dev:default:run-0000000000000000'));
-    await waitForText(page.locator('[role="alert"]'), 'not found');
-    expect(await page.locator('[role="alert"]').textContent()).toContain('Check the address');
+    await waitForText(page.locator('h1'), 'No such run');
+    expect(await page.locator('.empty').textContent()).toContain('Check the address');
+    expect(await page.title()).toContain('No such run');
+    const afterAnswer = asked.length;
+    // Three of the page's 1.5 s polls later, it has asked nothing more.
+    await page.waitForTimeout(4500);
+    expect(asked.slice(afterAnswer)).toEqual([]);
+    expect(errorsOf(page)).toEqual([]);
+  }, 30_000);
+
+  it('a mistyped address gets the UI’s "No such page" with a way back, not the API’s JSON', async () => {
+    const page = await browser.page();
+    const response = await page.goto(`${dev.url}/runz`);
+    expect(response?.status()).toBe(404);
+    await waitForText(page.locator('h1'), 'No such page');
+    await page.getByRole('link', { name: 'runs', exact: true }).click();
+    await page.waitForURL(`${dev.url}/runs`);
+    expect(errorsOf(page)).toEqual([]);
   }, 30_000);
 });

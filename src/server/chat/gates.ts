@@ -30,9 +30,15 @@ export function notifyOf(run: RunRecord): NonNullable<GateInput['approval']['not
   return approval && typeof approval === 'object' && approval.notify ? approval.notify : null;
 }
 
-function messageText(ctx: ChatContext, gate: RunRecord, prompt: string): string {
-  const page = ctx.chat.publicUrl ? ` <${ctx.chat.publicUrl.replace(/\/$/, '')}/runs/${encodeURIComponent(gate.parentId ?? '')}|run page>` : '';
-  return `*Approval needed:* ${prompt}\nRun \`${gate.parentId ?? ''}\`, job \`${(gate.input as GateInput).approval.job}\`.${page}`;
+/**
+ * The gate's message in each service's own markup: Slack's mrkdwn (`*bold*`, `<url|text>`),
+ * Mattermost's Markdown (`**bold**`, `[text](url)`), where Slack's would show as typed.
+ */
+function messageText(ctx: ChatContext, gate: RunRecord, prompt: string, provider: 'slack' | 'mattermost'): string {
+  const url = ctx.chat.publicUrl ? `${ctx.chat.publicUrl.replace(/\/$/, '')}/runs/${encodeURIComponent(gate.parentId ?? '')}` : null;
+  const where = `Run \`${gate.parentId ?? ''}\`, job \`${(gate.input as GateInput).approval.job}\`.`;
+  if (provider === 'mattermost') return `**Approval needed:** ${prompt}\n${where}${url ? ` [run page](${url})` : ''}`;
+  return `*Approval needed:* ${prompt}\n${where}${url ? ` <${url}|run page>` : ''}`;
 }
 
 /** What came of a gate, in the words its message is updated with. */
@@ -67,7 +73,7 @@ export async function settlePost(ctx: ChatContext, project: string, post: ChatPo
 
 async function post(ctx: ChatContext, gate: RunRecord, provider: 'slack' | 'mattermost', channel: string): Promise<void> {
   const input = (gate.input as GateInput).approval;
-  const text = messageText(ctx, gate, input.prompt);
+  const text = messageText(ctx, gate, input.prompt, provider);
   const target = { run: gate.parentId ?? '', job: input.job };
   let id = '';
   if (provider === 'slack' && ctx.chat.slack) {

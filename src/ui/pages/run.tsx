@@ -51,6 +51,19 @@ export function RunPage({ id }: { id: string }): JSX.Element {
 
   const run = details.data?.run ?? first.data;
   const error = details.error ?? first.error;
+  if (!run && error?.status === 404) {
+    return (
+      <section>
+        <Title text="No such run">No such run</Title>
+        <Empty title={`There is no run ${id}.`}>
+          <p>
+            Check the address; the run may belong to another project or namespace. The <Link href="/runs">runs</Link> list has every run
+            here.
+          </p>
+        </Empty>
+      </section>
+    );
+  }
   if (!run) {
     return (
       <section>
