@@ -55,6 +55,8 @@ describe('Run.spec.rerunOf', () => {
     const again = await firstPass('again');
     expect(again.runId).not.toBe(first.runId);
     expect((await getRun(cluster, 'again')).metadata.labels?.['hyperspool.dev/rerun-of']).toBe('first');
+    // Runs made with kubectl are labelled with their Workflow too, as the runs the operator makes are.
+    expect((await listRunsLabelled('hyperspool.dev/workflow=steps')).map((each) => (each.metadata as { name?: string }).name).sort()).toEqual(['again', 'first']);
     const copied = await operator.store.readJournal(again.runId);
     expect(copied.map(({ runId, ...entry }) => (void runId, entry))).toEqual(before.filter((entry) => entry.position < 1).map(({ runId, ...entry }) => (void runId, entry)));
     expect((await operator.store.getRun(again.runId))?.rerunOf).toEqual({ runId: first.runId, fromStep: 'two' });

@@ -87,11 +87,15 @@ export class RunReconciler {
         throw error;
       }
     }
-    if (!resource.metadata.labels?.[LABELS.run]) {
-      // A rerun is labelled with its source too (`kubectl get runs -l hyperspool.dev/rerun-of=NAME`), where the name is a label value.
+    const labels = resource.metadata.labels ?? {};
+    // Labelled with its Workflow, however it was made (`kubectl get runs -l hyperspool.dev/workflow=refund`),
+    // and a rerun with its source (`-l hyperspool.dev/rerun-of=NAME`), where the name is a label value.
+    const workflowName = resource.spec.workflowRef.name;
+    const workflowLabel = !labels[LABELS.workflow] && workflowName.length <= 63 ? { [LABELS.workflow]: workflowName } : {};
+    if (!labels[LABELS.run] || Object.keys(workflowLabel).length > 0) {
       const source = resource.spec.rerunOf?.name;
-      const rerunOf = source && source.length <= 63 && !resource.metadata.labels?.[LABELS.rerunOf] ? { [LABELS.rerunOf]: source } : {};
-      await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId), ...rerunOf } });
+      const rerunOf = source && source.length <= 63 && !labels[LABELS.rerunOf] ? { [LABELS.rerunOf]: source } : {};
+      await resources.patchMetadata(RUN.plural, namespace, name, { labels: { [LABELS.run]: runKey(runId), ...workflowLabel, ...rerunOf } });
     }
     await this.writeStatus(resource, run);
     return this.untilWake(run);
