@@ -116,6 +116,8 @@ describe('Hyperspool on a real cluster', () => {
     }, 120_000);
     // The Run tells the story: the exit, the step that failed, the last thing printed.
     expect(failed.status?.message).toBe("script exited 1 (step 'book-car' exited 1: no cars left)");
+    // A Run applied with kubectl is labelled with its Workflow, as the operator's own Runs are.
+    expect(failed.metadata.labels?.['hyperspool.dev/workflow']).toBe('saga');
     const log = await eventually('the saga pod log', () => kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script'));
     expect(log.split('\n').filter(Boolean)).toEqual(['no cars left', 'cancelled HT-2207', 'cancelled FL-881']);
   });
