@@ -19,8 +19,9 @@ import {
 } from '../support/dev.js';
 
 const SCRIPTS = {
-  // Sleeps through the outage and wakes after it.
-  'sleeper.sh': 'spool step before -- echo before\nspool sleep 4s\nspool step after -- echo woke\n',
+  // Sleeps through the outage and wakes after it: 10 s, long enough to be seen waiting on a loaded
+  // machine (a 4 s sleep had ended before the test looked), short enough to wake in or near the outage.
+  'sleeper.sh': 'spool step before -- echo before\nspool sleep 10s\nspool step after -- echo woke\n',
   // Waits on a signal sent while the database is down (retried until the server takes it).
   'waiter.sh': 'spool wait signal go --timeout 5m\nspool step got -- echo got\n',
   // In a step when the database goes: the step's result is recorded once the database is back.
