@@ -254,32 +254,47 @@ describe('a Run on a real kube-apiserver', () => {
   it("given a pass's pod that cannot pull its image, then the Run says why within seconds (condition, message, Event); an invalid image name fails the run at once", async () => {
     type RunStatus = { status?: { phase?: string; message?: string; conditions?: { type: string; status: string; reason: string; message: string }[] } };
     const statusOf = async (name: string) => (await getRun(cluster, name)) as RunStatus;
-    const stuckPod = async (run: string, reason: string, message: string) => {
-      await whenRunCreated(cluster, run, 'stuck');
-      const key = await eventually('the run key', async () => (await getRun(cluster, run)).metadata.labels?.['hyperspool.dev/run']);
-      const job = await eventually('its Job', async () => (await jobsOf(cluster, key))[0]);
-      const { pod } = await givenPodOf(cluster, job);
-      // Plays the kubelet: the script container waits, for this reason.
+    /** Plays the kubelet: the pod's script container waits, for this reason. */
+    const kubeletSays = async (pod: string, reason: string, message: string) => {
       await cluster.core.patchNamespacedPodStatus(
         {
           namespace: cluster.namespace,
-          name: pod.metadata?.name ?? '',
+          name: pod,
           body: { status: { phase: 'Pending', containerStatuses: [{ name: 'script', image: 'x', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message } } }] } },
         },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     };
+    /** A Run whose pass's pod is stuck for this reason; the pod's name. */
+    const stuckPod = async (run: string, reason: string, message: string): Promise<string> => {
+      await whenRunCreated(cluster, run, 'stuck');
+      const key = await eventually('the run key', async () => (await getRun(cluster, run)).metadata.labels?.['hyperspool.dev/run']);
+      const job = await eventually('its Job', async () => (await jobsOf(cluster, key))[0]);
+      const name = (await givenPodOf(cluster, job)).pod.metadata?.name ?? '';
+      await kubeletSays(name, reason, message);
+      return name;
+    };
     await givenWorkflow(cluster, 'stuck', 'stuck.sh', 'true\n', [], 'registry.example/missing:1');
-    await stuckPod('stuck-1', 'ImagePullBackOff', 'Back-off pulling image "registry.example/missing:1"');
+    // The kubelet says ErrImagePull, then ImagePullBackOff, each time with other text (a resolver's port).
+    const pullError = (port: number) => `failed to pull and unpack image "registry.example/missing:1": dial udp 10.0.0.10:${port}: no such host`;
+    const pod = await stuckPod('stuck-1', 'ErrImagePull', pullError(53101));
     const told = await eventually('the PodReady condition', async () => (await statusOf('stuck-1')).status?.conditions?.find((c) => c.type === 'PodReady'), 10_000);
-    expect(told).toMatchObject({ status: 'False', reason: 'ImagePullBackOff' });
-    expect((await statusOf('stuck-1')).status).toMatchObject({ phase: 'Running', message: 'pass 1: the script container cannot start: ImagePullBackOff: Back-off pulling image "registry.example/missing:1"' });
+    expect(told).toMatchObject({ status: 'False', reason: 'ImagePullBackOff', message: `the script container cannot start: ErrImagePull: ${pullError(53101)}` });
+    // The Run's message is one short line; the kubelet's detail is in the condition.
+    const summary = 'pass 1: the script container cannot start: ImagePullBackOff (image "registry.example/missing:1")';
+    expect((await statusOf('stuck-1')).status).toMatchObject({ phase: 'Running', message: summary });
+    await kubeletSays(pod, 'ImagePullBackOff', 'Back-off pulling image "registry.example/missing:1"');
+    await kubeletSays(pod, 'ErrImagePull', pullError(40417));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await statusOf('stuck-1')).status?.message).toBe(summary);
+    // One Warning, whose text does not change as the kubelet's does, so repeats aggregate.
     const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=stuck-1' });
-    expect(events.items.map((event) => [event.type, event.reason])).toContainEqual(['Warning', 'ImagePullBackOff']);
+    const warnings = events.items.filter((event) => event.type === 'Warning');
+    expect(warnings.map((event) => [event.reason, event.message])).toEqual([['ImagePullBackOff', summary]]);
 
     await stuckPod('stuck-2', 'InvalidImageName', 'Failed to apply default image tag "Bad:Image": invalid reference format');
     const failed = await eventually('stuck-2 Failed', async () => (await statusOf('stuck-2')).status?.phase === 'Failed' && (await statusOf('stuck-2')).status, 10_000);
-    expect(failed.message).toBe("pass 1's pod cannot start: the script container cannot start: InvalidImageName: Failed to apply default image tag \"Bad:Image\": invalid reference format");
+    expect(failed.message).toBe("pass 1's pod cannot start: the script container cannot start: InvalidImageName (image \"registry.example/missing:1\")");
   });
 
   it('given a Schedule every hour with runOnCreate, then it starts a run at once, and its next tick is an hour on', async () => {

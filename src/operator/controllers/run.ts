@@ -108,7 +108,8 @@ export class RunController {
     else this.podTroubles.delete(run.id);
     this.enqueueRun(run.id);
     const target = this.eventTarget(run.id);
-    if (trouble && target) void this.context.events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.message}`).catch(() => undefined);
+    // The summary, not the kubelet's text (which names a resolver's port that changes each time), so repeats aggregate.
+    if (trouble && target) void this.context.events.record(target, 'Warning', trouble.reason, `pass ${run.passes}: ${trouble.summary}`).catch(() => undefined);
   }
 
   /** Why a run takes a pass more, where people look: the operator's log and an Event on its Run. */

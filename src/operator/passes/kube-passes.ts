@@ -173,7 +173,7 @@ export class KubePasses {
     if (changed) this.options.onPodTrouble?.(pass.run, trouble);
     if (pass.recheck) clearTimeout(pass.recheck);
     pass.recheck = null;
-    if (trouble?.fatal) pass.fail(trouble.message);
+    if (trouble?.fatal) pass.fail(trouble.summary);
     else if (trouble) pass.recheck = setTimeout(() => this.podChanged(pod), 5_000);
   }
 

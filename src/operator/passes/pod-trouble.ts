@@ -2,8 +2,14 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 /** What keeps a pass's pod from starting its script, as the kubelet and the scheduler report it. */
 export interface PodTrouble {
-  /** The kubelet's or scheduler's word for it: ImagePullBackOff, CreateContainerConfigError, Unschedulable... */
+  /**
+   * The kubelet's or scheduler's word for it: ImagePullBackOff, CreateContainerConfigError,
+   * Unschedulable... (ErrImagePull is ImagePullBackOff: the kubelet alternates the two).
+   */
   reason: string;
+  /** One short line that stays the same while the trouble does: a Run's message, and its Events. */
+  summary: string;
+  /** The kubelet's or scheduler's whole word on it (a registry's answer, say): the PodReady condition. */
   message: string;
   /** It cannot heal by waiting: the pass (and so the run) fails at once, saying why. */
   fatal: boolean;
@@ -16,6 +22,9 @@ const HOPELESS = new Set(['InvalidImageName', 'ErrImageNeverPull']);
  * long they are taken as final.
  */
 const GRACE: Record<string, number> = { CreateContainerConfigError: 30_000, CreateContainerError: 30_000 };
+
+/** Reasons about the image: the summary names it. */
+const IMAGE_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
 
 function waiting(statuses: V1ContainerStatus[] | undefined): { container: string; reason: string; message: string } | null {
   for (const status of statuses ?? []) {
@@ -36,16 +45,25 @@ function waiting(statuses: V1ContainerStatus[] | undefined): { container: string
 export function podTrouble(pod: V1Pod, troubledFor: (reason: string) => number): PodTrouble | null {
   const stuck = waiting(pod.status?.initContainerStatuses) ?? waiting(pod.status?.containerStatuses);
   if (stuck) {
-    const grace = GRACE[stuck.reason];
+    const reason = stuck.reason === 'ErrImagePull' ? 'ImagePullBackOff' : stuck.reason;
+    const grace = GRACE[reason];
+    const image = IMAGE_REASONS.has(reason) ? imageOf(pod, stuck.container) : null;
+    const summary = `the ${stuck.container} container cannot start: ${reason}${image ? ` (image "${image}")` : ''}`;
     return {
-      reason: stuck.reason,
+      reason,
+      summary,
       message: `the ${stuck.container} container cannot start: ${stuck.reason}${stuck.message ? `: ${stuck.message}` : ''}`,
-      fatal: HOPELESS.has(stuck.reason) || (grace !== undefined && troubledFor(stuck.reason) >= grace),
+      fatal: HOPELESS.has(reason) || (grace !== undefined && troubledFor(reason) >= grace),
     };
   }
   const scheduled = pod.status?.conditions?.find((condition) => condition.type === 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
-    return { reason: 'Unschedulable', message: `no node can run the pod: ${scheduled.message ?? ''}`.trimEnd(), fatal: false };
+    const summary = 'no node can run the pod';
+    return { reason: 'Unschedulable', summary, message: `${summary}: ${scheduled.message ?? ''}`.trimEnd(), fatal: false };
   }
   return null;
+}
+
+function imageOf(pod: V1Pod, container: string): string | null {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((each) => each.name === container)?.image ?? null;
 }

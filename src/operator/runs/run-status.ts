@@ -60,7 +60,7 @@ export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: Pod
     ...(substate ? { substate } : {}),
     ...(run.awaiting ? { awaiting: run.awaiting } : {}),
     passes: run.passes,
-    ...(run.error ? { message: run.error } : stuck ? { message: `pass ${run.passes}: ${stuck.message}` } : {}),
+    ...(run.error ? { message: run.error } : stuck ? { message: `pass ${run.passes}: ${stuck.summary}` } : {}),
     startedAt: apiTime(run.createdAt),
     ...(run.finishedAt ? { finishedAt: apiTime(run.finishedAt), duration: formatDuration(Math.max(0, run.finishedAt.getTime() - run.createdAt.getTime())) } : {}),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
