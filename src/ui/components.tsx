@@ -1,7 +1,8 @@
 import type { ComponentChildren, JSX } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { runPath, type ApiError, type Phase } from './api.js';
 import { formatDuration, formatFullTime, formatRelative, formatTime } from './format.js';
-import { Link } from './router.js';
+import { headingTakesFocus, Link } from './router.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
   pending: 'Pending',
@@ -92,10 +93,20 @@ export function Value({ value }: { value: unknown }): JSX.Element {
   return text.includes('\n') || text.length > 80 ? <pre class="value">{text}</pre> : <code class="value">{text}</code>;
 }
 
-/** A page's title line, which also names the browser tab. */
+/** A page's title line, which also names the browser tab; after an in-app navigation it takes the keyboard focus. */
 export function Title({ children, text }: { children: ComponentChildren; text: string }): JSX.Element {
   document.title = `${text} · Hyperspool`;
-  return <h1>{children}</h1>;
+  const heading = useRef<HTMLHeadingElement>(null);
+  const drawn = useRef(false);
+  useEffect(() => {
+    if (headingTakesFocus(!drawn.current)) heading.current?.focus({ preventScroll: true });
+    drawn.current = true;
+  });
+  return (
+    <h1 ref={heading} tabIndex={-1}>
+      {children}
+    </h1>
+  );
 }
 
 export function Code({ children }: { children: ComponentChildren }): JSX.Element {

@@ -39,9 +39,16 @@ function apiQuery(filters: Filters, before: string | null): string {
   return query.toString();
 }
 
+/**
+ * The filters, drawn once for the page (never re-mounted, so the field a person is in keeps the
+ * focus while the list reloads); the text fields follow the address when it changes otherwise
+ * (a link that clears them, Back).
+ */
 function FilterBar({ filters }: { filters: Filters }): JSX.Element {
   const [workflow, setWorkflow] = useState(filters.workflow);
   const [subject, setSubject] = useState(filters.subject);
+  useEffect(() => setWorkflow(filters.workflow), [filters.workflow]);
+  useEffect(() => setSubject(filters.subject), [filters.subject]);
   const apply = (change: Partial<Filters>) => navigate(href({ ...filters, workflow, subject, ...change }), true);
   return (
     <form
@@ -103,7 +110,7 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
           </span>
         )}
       </div>
-      <FilterBar filters={filters} key={key} />
+      <FilterBar filters={filters} />
       {error && <ErrorBox error={error} what="the runs" />}
       {!data && !error && <Loading what="runs" />}
       {data && data.runs.length === 0 && (
