@@ -33,6 +33,7 @@ export async function writeReady(resources: Resources, plural: string, resource:
   const desired = { ...extra, conditions: [condition], ...(generation !== undefined ? { observedGeneration: generation } : {}) };
   const current = resource.status as Record<string, unknown> | undefined;
   // Only the keys written here are compared: the others are not this writer's.
-  const changed = Object.entries(desired).some(([key, value]) => JSON.stringify(current?.[key]) !== JSON.stringify(value));
+  // A null removes a key (a merge patch), so an absent key is already what a null asks for.
+  const changed = Object.entries(desired).some(([key, value]) => JSON.stringify(current?.[key] ?? null) !== JSON.stringify(value ?? null));
   if (changed) await resources.patchStatus(plural, resource.metadata.namespace ?? 'default', resource.metadata.name ?? '', desired);
 }

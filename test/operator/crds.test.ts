@@ -218,7 +218,7 @@ describe('crds/ on kube-apiserver', () => {
     const wide = (await ok(['get', 'runs', '-n', namespace, '-o', 'wide'])).split('\n')[0]?.split(/\s{2,}/);
     expect(wide?.slice(-4)).toEqual(['SUBJECT', 'RUN ID', 'STARTED', 'FINISHED']);
     const schedules = await ok(['get', 'ssch', '-n', namespace]);
-    expect(schedules.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'EVERY', 'CRON', 'LAST', 'LAST RUN', 'NEXT', 'AGE']);
+    expect(schedules.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'WORKFLOW', 'EVERY', 'CRON', 'LAST', 'LAST RUN', 'NEXT', 'READY', 'AGE']);
     const workflows = await ok(['get', 'swf', '-n', namespace]);
     expect(workflows.split('\n')[0]?.split(/\s{2,}/)).toEqual(['NAME', 'FILENAME', 'READY', 'AGE']);
   });

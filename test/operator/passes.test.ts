@@ -308,6 +308,19 @@ describe('a Run on a real kube-apiserver', () => {
     expect(ran.createdAt.getTime() - created).toBeLessThan(15_000);
     const record = (await operator.store.listSchedules(cluster.namespace)).find((schedule) => schedule.name === 'hourly');
     expect(record?.nextAt.getTime()).toBeGreaterThan(created + 3_500_000);
+    // LAST RUN names the Run `kubectl get run` finds (not the run's key).
+    type ScheduleStatus = { status?: { lastRunName?: string; nextScheduleTime?: string; conditions?: { type: string; status: string; reason: string }[] } };
+    const statusOf = async () => ((await cluster.custom.getNamespacedCustomObject({ ...schedules, name: 'hourly' })) as ScheduleStatus).status;
+    const lastRunName = await eventually('LAST RUN', async () => (await statusOf())?.lastRunName, 15_000);
+    expect((await getRun(cluster, lastRunName)).status?.runId).toBe(ran.id);
+    // Suspended, it has no next tick: NEXT goes blank, READY says False.
+    await cluster.custom.patchNamespacedCustomObject({ ...schedules, name: 'hourly', body: { spec: { suspend: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const suspended = await eventually('NEXT cleared', async () => {
+      const status = await statusOf();
+      return status?.nextScheduleTime === undefined && status;
+    }, 15_000);
+    expect(suspended.conditions?.find((condition) => condition.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Suspended' });
+    expect(suspended.lastRunName).toBe(lastRunName);
     await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'hourly' });
   });
 
@@ -346,6 +359,13 @@ describe('a Run on a real kube-apiserver', () => {
     expect(ready).toMatchObject({ status: 'False', reason: 'InvalidCron' });
     expect(ready.message).toMatch(/^bad cron expression '61 \* \* \* \*': /);
     expect((await operator.store.listSchedules(cluster.namespace)).map((schedule) => schedule.name)).not.toContain('bad-cron');
+    // And a Warning Event says so, once.
+    const warnings = async () =>
+      (await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=bad-cron' })).items.filter((event) => event.type === 'Warning');
+    const [warning] = await eventually('the InvalidCron Event', async () => (await warnings()).length > 0 && warnings(), 10_000);
+    expect(warning).toMatchObject({ reason: 'InvalidCron', message: ready.message, involvedObject: { kind: 'Schedule', name: 'bad-cron' } });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await warnings()).toHaveLength(1);
     await cluster.custom.deleteNamespacedCustomObject({ ...schedules, name: 'bad-cron' });
   });
 

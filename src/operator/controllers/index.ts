@@ -135,7 +135,20 @@ export class Controllers {
       withFanOutBodies(of.metadata.namespace ?? 'default', await read(of), workflow, async (body) => ({ resolved: await read(body), bundle: bundle(body) }), bundle(of));
     // What no event tells of (a ConfigMap that appears, a tick in the store) is looked at this often.
     const lookAgainMs = options.sweepMs ?? 1000;
-    const triggers = new TriggerReconciler({ store, resources: context.resources, workflow, source, now, poke: context.poke, lookAgainMs });
+    const triggers = new TriggerReconciler({
+      store,
+      resources: context.resources,
+      workflow,
+      source,
+      now,
+      poke: context.poke,
+      lookAgainMs,
+      runName: (runId) => this.runs.runResource(runId)?.metadata.name ?? null,
+      warn: (schedule, reason, message) => {
+        const target = { kind: 'Schedule', name: schedule.metadata.name ?? '', namespace: schedule.metadata.namespace ?? 'default', uid: schedule.metadata.uid };
+        void context.events.record(target, 'Warning', reason, message).catch(() => undefined);
+      },
+    });
 
     const runs = (this.runs = new RunController(context, {
       source,

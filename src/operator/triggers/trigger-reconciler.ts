@@ -3,7 +3,6 @@ import { checkCron, nextTick, type Cadence } from '../../engine/schedules.js';
 import { ensureError } from '../../common/errors.js';
 import type { Store } from '../../store/store.js';
 import { HANDLER, SCHEDULE, type Handler, type Schedule, type Workflow } from '../api/generated.js';
-import { runKey } from '../naming.js';
 import type { Resources } from '../resources.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import { apiTime } from '../api-time.js';
@@ -20,6 +19,10 @@ export interface TriggerReconcilerOptions {
   poke(): void;
   /** How soon a trigger waiting for its Workflow's script, or past a tick, looks again. */
   lookAgainMs: number;
+  /** The name of a run's Run resource, once there is one (`kubectl get run NAME`). */
+  runName(runId: string): string | null;
+  /** A Warning Event on the Schedule. */
+  warn(schedule: Schedule, reason: string, message: string): void;
 }
 
 /**
@@ -73,14 +76,19 @@ export class TriggerReconciler {
     }
     const record = (await store.listSchedules(namespace)).find((item) => item.name === name);
     const lastRun = record?.lastRunId ? await store.getRun(record.lastRunId) : null;
-    const status = record
-      ? {
-          nextScheduleTime: apiTime(record.nextAt),
-          skipped: record.skipped,
-          ...(lastRun ? { lastRunName: runKey(lastRun.id), lastScheduleTime: apiTime(lastRun.createdAt) } : {}),
-        }
-      : {};
+    // LAST RUN names the Run resource `kubectl get run` finds, which the operator makes for the run
+    // a moment after the tick: until it is there, the Schedule looks again soon.
+    const lastRunName = lastRun ? this.options.runName(lastRun.id) : null;
+    const status = {
+      // A suspended Schedule, or one that cannot tick, has no next tick.
+      nextScheduleTime: record ? apiTime(record.nextAt) : null,
+      ...(record ? { skipped: record.skipped } : {}),
+      ...(lastRun && lastRunName ? { lastRunName, lastScheduleTime: apiTime(lastRun.createdAt) } : {}),
+    };
     if (problem) {
+      // Said once per spec (an Event beside Ready), not at every look.
+      const ready = schedule.status?.conditions?.find((condition) => condition.type === 'Ready');
+      if (ready?.reason !== problem.reason || ready.observedGeneration !== schedule.metadata.generation) this.options.warn(schedule, problem.reason, problem.message);
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, ...problem }, status);
       return { terminal: problem.message };
     }
@@ -90,7 +98,7 @@ export class TriggerReconciler {
     }
     await this.writeConditions(SCHEDULE.plural, schedule, resolved, status);
     const untilTick = record ? record.nextAt.getTime() - this.options.now().getTime() : 0;
-    return { requeueAfterMs: untilTick > 0 ? untilTick : this.options.lookAgainMs };
+    return { requeueAfterMs: untilTick > 0 && !(lastRun && !lastRunName) ? untilTick : this.options.lookAgainMs };
   }
 
   async deleted(kind: 'Handler' | 'Schedule', namespace: string, name: string): Promise<void> {
