@@ -100,16 +100,17 @@ export async function runCase(store: Store, source: ScriptSource, testCase: Test
       nowMs = next;
       executor.poke();
     }
+    for (const left of pending) problems.push(`${describe(left)} was not delivered: nothing was left to take it`);
+    return await collect(store, project, startMs, nowMs, problems, Object.keys(testCase.expect.state ?? {}));
   } finally {
     await executor.stop();
+    // Whatever still waits is ended, and the triggers go, so the next case's clock finds none of it
+    // due (the store is shared; each case is a project of its own).
+    for (const run of await store.listRuns({ project, status: ['pending', 'running', 'waiting'], limit: 10_000 })) await cancelRun(store, run.id, now(), 'the test case ended');
+    await store.deleteSchedule(project, 'test');
+    await store.deleteHandler(project, 'test');
+    rmSync(logsDir, { recursive: true, force: true });
   }
-  for (const left of pending) problems.push(`${describe(left)} was not delivered: nothing was left to take it`);
-  const result = await collect(store, project, startMs, nowMs, problems, Object.keys(testCase.expect.state ?? {}));
-  // Whatever still waits is ended, and the schedule goes, so the next case's clock finds none of it due.
-  for (const run of result.runs) await cancelRun(store, run.id, now(), 'the test case ended');
-  await store.deleteSchedule(project, 'test');
-  rmSync(logsDir, { recursive: true, force: true });
-  return result;
 }
 
 async function startWorkflow(store: Store, source: ScriptSource, testCase: TestCase, project: string, at: Date): Promise<void> {
