@@ -16,14 +16,16 @@
 //   sandbox ready   the pod's IP appears (the pause container and the CNI's network)
 //   agent started   the agent sidecar's container is running
 // The middle three are when a watch from this process saw them, a millisecond or so after the API
-// server stored them; all clocks are this machine's. Results replace the cluster section of
-// docs/benchmarks.md (between its markers; `npm run bench` keeps that section).
+// server stored them; all clocks are this machine's. Printed; with BENCH_WRITE=1 they replace the
+// cluster section of docs/benchmarks.md (between its markers; `npm run bench` keeps that section).
+// On a cluster this run did not bring up, it uses the Hyperspool installed there (./install.ts).
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deployHyperspool, eventually, openCluster, repo, sh, type Cluster } from '../../test/e2e/support/cluster.js';
+import { eventually, openCluster, repo, sh, type Cluster } from '../../test/e2e/support/cluster.js';
+import { hyperspoolFor, writeResults } from './install.js';
 
 const PASSES = Number.parseInt(process.env.BENCH_PASSES ?? '', 10) || 20;
 const DOC = join(repo, 'docs', 'benchmarks.md');
@@ -35,7 +37,7 @@ let cluster: Cluster;
 
 beforeAll(async () => {
   cluster = await openCluster(namespace);
-  await deployHyperspool(cluster);
+  await hyperspoolFor(cluster);
   await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   await eventually('the default ServiceAccount', () => cluster.kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
 });
@@ -163,7 +165,7 @@ it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`
   const section = `${BEGIN}
 ## On a real node: a wait resolving to the next pass's script
 
-Measured by \`npm run bench:cluster\` (\`bench/cluster/pass-start.bench.ts\`) on the local node of
+Measured by \`BENCH_WRITE=1 npm run bench:cluster\` (\`bench/cluster/pass-start.bench.ts\`; without BENCH_WRITE it only prints) on the local node of
 \`hack/local-cluster.sh\` (Kubernetes ${await cluster.kubectl('version', '-o', 'json').then((text) => (JSON.parse(text) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion)}, containerd, runc, the bridge CNI, kube-proxy in iptables mode), with
 Hyperspool installed from \`config/\` (two operator replicas, PostgreSQL in a pod). One run sleeps 1 s ${PASSES} times:
 each of its passes after the first starts because a timer came due. A pass's moments: the timer's due time (from the
@@ -187,6 +189,7 @@ ${END}`;
   const doc = readFileSync(DOC, 'utf8');
   const kept = doc.includes(BEGIN) ? doc.slice(0, doc.indexOf(BEGIN)).trimEnd() : doc.trimEnd();
   const after = doc.includes(END) ? doc.slice(doc.indexOf(END) + END.length).trim() : '';
-  writeFileSync(DOC, `${kept}\n\n${section}\n${after ? `\n${after}\n` : ''}`);
+  if (writeResults()) writeFileSync(DOC, `${kept}\n\n${section}\n${after ? `\n${after}\n` : ''}`);
   console.log(section);
+  if (!writeResults()) console.log('bench: docs/benchmarks.md left as it is (BENCH_WRITE=1 writes this section there)');
 });

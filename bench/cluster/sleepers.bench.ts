@@ -17,7 +17,8 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deployHyperspool, eventually, openCluster, SYSTEM, type Cluster } from '../../test/e2e/support/cluster.js';
+import { eventually, openCluster, SYSTEM, type Cluster } from '../../test/e2e/support/cluster.js';
+import { hyperspoolFor } from './install.js';
 import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, phaseCounts, quantile, recorded, runsIn, samples, type RunResource } from '../../test/e2e/support/sleepers.js';
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? '', 10) || 1000;
@@ -33,7 +34,7 @@ let cluster: Cluster;
 
 beforeAll(async () => {
   cluster = await openCluster(namespace);
-  await deployHyperspool(cluster);
+  await hyperspoolFor(cluster);
   await withDefaultLease();
   await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   await eventually('the default ServiceAccount', () => cluster.kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));

@@ -11,12 +11,15 @@ declare module 'vitest' {
     e2eKubeconfig: string;
     /** Names this run's build of the images ('' when they were preloaded): deployHyperspool rolls the operator once per build. */
     e2eBuild: string;
+    /** This run brought the node up (and takes it down): the benches install over no cluster but their own unless told. */
+    e2eOwnCluster: boolean;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { kubeconfig, ours } = await bringUpCluster();
   project.provide('e2eKubeconfig', kubeconfig);
+  project.provide('e2eOwnCluster', ours);
   const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
   if (rebuilt) await buildImages();
   project.provide('e2eBuild', rebuilt ? `${Date.now()}-${process.pid}` : '');
