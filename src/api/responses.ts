@@ -129,6 +129,8 @@ const FORM_FIELD = named('FormField', shape({
   required: { type: 'boolean' },
   default: nullable(FORM_VALUE),
   options: nullable(listOf(TEXT)),
+  min: nullable({ type: 'number', description: 'the least value of a number field, included' }),
+  max: nullable({ type: 'number', description: 'the greatest value of a number field, included' }),
 }));
 export type FormField = FromSchema<typeof FORM_FIELD>;
 const DECISION = { enum: ['approve', 'reject'] } as const;

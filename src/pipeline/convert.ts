@@ -79,7 +79,14 @@ function toFormField(name: string, raw: RawFormField, path: DocumentPath): FormF
     throw new PipelineProblem(`the default of form field '${name}' must be a ${raw.type}, not ${JSON.stringify(fallback)}`, [...path, 'default']);
   if (fallback !== null && raw.options && !raw.options.includes(String(fallback)))
     throw new PipelineProblem(`the default of form field '${name}' is not one of its options (${raw.options.join(', ')})`, [...path, 'default']);
-  return { name, type: raw.type, label: raw.label ?? name, required: raw.required ?? false, default: fallback, options: raw.options ?? null };
+  for (const bound of ['min', 'max'] as const)
+    if (raw[bound] !== undefined && raw.type !== 'number') throw new PipelineProblem(`'${bound}' belongs to a field of type number, not ${raw.type}`, [...path, bound]);
+  const min = raw.min ?? null;
+  const max = raw.max ?? null;
+  if (min !== null && max !== null && min > max) throw new PipelineProblem(`the min of form field '${name}' (${min}) is above its max (${max})`, [...path, 'min']);
+  if (typeof fallback === 'number' && ((min !== null && fallback < min) || (max !== null && fallback > max)))
+    throw new PipelineProblem(`the default of form field '${name}' (${fallback}) is outside its bounds (${min ?? '…'} to ${max ?? '…'})`, [...path, 'default']);
+  return { name, type: raw.type, label: raw.label ?? name, required: raw.required ?? false, default: fallback, options: raw.options ?? null, min, max };
 }
 
 function toFanOut(raw: RawFanOut, path: DocumentPath): FanOut {

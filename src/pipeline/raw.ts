@@ -38,6 +38,8 @@ export interface RawFormField {
   required?: boolean;
   default?: string | number | boolean;
   options?: string[];
+  min?: number;
+  max?: number;
 }
 
 export interface RawJob {

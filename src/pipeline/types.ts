@@ -44,6 +44,9 @@ export interface FormField {
   default: string | number | boolean | null;
   /** The values a string field may take. */
   options: string[] | null;
+  /** The bounds of a number field, each included; null where it has none. */
+  min: number | null;
+  max: number | null;
 }
 
 /** Where a gate posts its prompt with buttons, and who may answer from there. */

@@ -91,7 +91,8 @@ export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gat
       runId: child.id,
       state,
       prompt: spec.prompt,
-      form: spec.form,
+      // Gates started before forms had bounds have none.
+      form: spec.form.map((field) => ({ ...field, min: field.min ?? null, max: field.max ?? null })),
       timeoutMs: spec.timeoutMs,
       since: child.createdAt.toISOString(),
       deadline,
@@ -134,6 +135,9 @@ function typed(field: FormField, value: unknown): FormValue | null {
     case 'number': {
       const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
       if (!Number.isFinite(number)) throw badRequest(`'${field.label}' must be a number, not '${String(value)}'`);
+      // Gates started before forms had bounds have none (undefined).
+      if (typeof field.min === 'number' && number < field.min) throw badRequest(`'${field.label}' must be at least ${field.min}, not ${number}`);
+      if (typeof field.max === 'number' && number > field.max) throw badRequest(`'${field.label}' must be at most ${field.max}, not ${number}`);
       return number;
     }
     case 'boolean':

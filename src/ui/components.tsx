@@ -33,6 +33,25 @@ export function Time({ iso, relative = false, now }: { iso: string; relative?: b
   );
 }
 
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/** What a run awaits (`timer 2026-12-06T09:00:00.000Z`, `signal approve`), its times in the viewer's zone and UTC in their title. */
+export function Awaiting({ text }: { text: string | null }): JSX.Element {
+  const parts: ComponentChildren[] = [];
+  let at = 0;
+  for (const match of (text ?? '').matchAll(ISO_TIME)) {
+    parts.push(text?.slice(at, match.index));
+    parts.push(
+      <time dateTime={match[0]} title={`${match[0].slice(0, 19).replace('T', ' ')} UTC`}>
+        {formatTime(match[0])}
+      </time>,
+    );
+    at = match.index + match[0].length;
+  }
+  parts.push(text?.slice(at));
+  return <>{parts}</>;
+}
+
 export function Duration({ ms }: { ms: number }): JSX.Element {
   return <span class="duration">{formatDuration(ms)}</span>;
 }

@@ -103,6 +103,17 @@ describe('shorthands and defaults', () => {
     expect(pipeline.jobs[1]?.script).toBe('spool step sync -- echo "${{ steps.gate.output.approved }}"\n');
   });
 
+  it('reads a number field’s min and max, and refuses them on other types, min above max and a default outside them', () => {
+    const gate = (field: string) => doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      form:', `        amount: ${field}`);
+    const [ask] = jobs(gate('{ type: number, min: 0, max: 10000, default: 480 }'));
+    expect(ask?.approval?.form).toEqual([{ name: 'amount', type: 'number', label: 'amount', required: false, default: 480, options: null, min: 0, max: 10000 }]);
+    expect(jobs(gate('{ type: number }'))[0]?.approval?.form[0]).toMatchObject({ min: null, max: null });
+    expect(() => jobs(gate('{ type: string, min: 1 }'))).toThrow("'min' belongs to a field of type number, not string");
+    expect(() => jobs(gate('{ type: number, min: 5, max: 1 }'))).toThrow("the min of form field 'amount' (5) is above its max (1)");
+    expect(() => jobs(gate('{ type: number, min: 0, default: -5 }'))).toThrow("the default of form field 'amount' (-5) is outside its bounds (0 to …)");
+    expect(() => jobs(gate('{ type: number, min: low }'))).toThrow();
+  });
+
   it('follows YAML anchors and aliases', () => {
     const text = doc(
       'name: x',

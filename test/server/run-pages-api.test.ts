@@ -89,7 +89,7 @@ jobs:
     approval:
       prompt: "Ship \${{ input.what }}?"
       form:
-        count: { type: number, required: true }
+        count: { type: number, required: true, min: 1, max: 100 }
         note: { type: string, default: none }
         urgent: { type: boolean }
   after:
@@ -110,6 +110,7 @@ describe('approvals', () => {
     const [gate] = json.approvals as Record<string, unknown>[];
     expect(gate).toMatchObject({ job: 'ask', state: 'waiting', prompt: 'Ship crates?', deadline: null, answeredBy: null });
     expect((gate?.form as { name: string }[]).map((field) => field.name)).toEqual(['count', 'note', 'urgent']);
+    expect((gate?.form as Record<string, unknown>[]).map(({ min, max }) => [min, max])).toEqual([[1, 100], [null, null], [null, null]]);
 
     const refused = async (values: unknown, says: string) => {
       const answer = await call('POST', `${path}/ask`, { decision: 'approve', values });
@@ -118,6 +119,9 @@ describe('approvals', () => {
     };
     await refused({}, "'count' (count) is required");
     await refused({ count: 'many' }, "'count' must be a number");
+    await refused({ count: 0 }, "'count' must be at least 1, not 0");
+    await refused({ count: '-5000' }, "'count' must be at least 1, not -5000");
+    await refused({ count: 100.5 }, "'count' must be at most 100, not 100.5");
     await refused({ count: 1, colour: 'red' }, "no field 'colour'");
     await refused({ count: 1, urgent: 'maybe' }, "'urgent' must be true or false");
     expect((await getRun(dev.url, id)).status).toBe('waiting');

@@ -37,6 +37,8 @@ jobs:
           label: Amount (EUR)
           required: true
           default: 480
+          min: 0
+          max: 10000
         reason:
           type: string
           label: Reason
@@ -83,9 +85,21 @@ describe('approvals on the run page', () => {
     expect(errorsOf(page)).toEqual([]);
   }, 120_000);
 
-  it('given the refund pipeline waiting at ask, when Reject is clicked, then the run is cancelled and no refund runs', async () => {
+  it('given the refund pipeline waiting at ask, when Reject is clicked, then it asks once more; kept, the gate waits; confirmed, the run is cancelled and no refund runs', async () => {
     const { id, page } = await openWaitingGate('refund.yaml', REFUND, 'ask');
-    await page.locator('[data-gate="ask"]').getByRole('button', { name: 'Reject' }).click();
+    const gate = page.locator('[data-gate="ask"]');
+    await gate.getByRole('button', { name: 'Reject…' }).click();
+    // Not yet: it asks, with the focus on the confirming button, as Cancel run does.
+    const confirm = gate.getByRole('group', { name: 'Reject this approval?' });
+    await waitForText(confirm, 'The whole run is cancelled');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Yes, reject');
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+    await confirm.getByRole('button', { name: 'Keep waiting' }).click();
+    await gate.getByRole('button', { name: 'Approve' }).waitFor();
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+
+    await gate.getByRole('button', { name: 'Reject…' }).click();
+    await confirm.getByRole('button', { name: 'Yes, reject' }).click();
     await waitForPhase(page, 'cancelled');
     const run = await waitForRun(dev.url, id, ['cancelled']);
     expect(run.error).toBe(`rejected at ask by ${me}`);
@@ -105,6 +119,12 @@ describe('approvals on the run page', () => {
     await amount.fill('');
     await gate.getByRole('button', { name: 'Approve' }).click();
     expect(await amount.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+    // Below the field's min (0): kept back too.
+    await amount.fill('-5000');
+    expect(await amount.getAttribute('min')).toBe('0');
+    await gate.getByRole('button', { name: 'Approve' }).click();
+    expect(await amount.evaluate((input: HTMLInputElement) => input.validity.rangeUnderflow)).toBe(true);
     expect((await getRun(dev.url, id)).status).toBe('waiting');
 
     await amount.fill('450.5');

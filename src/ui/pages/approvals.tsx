@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, runPath, type FormField, type Gate } from '../api.js';
 import { RunLink, Time } from '../components.js';
 import { formatDuration } from '../format.js';
@@ -39,7 +39,7 @@ function Field({ field, value, onChange }: { field: FormField; value: string | n
         </select>
       ) : (
         field.type === 'number' ? (
-          <input id={id} name={field.name} type="number" step="any" required={field.required} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
+          <input id={id} name={field.name} type="number" step="any" min={field.min ?? undefined} max={field.max ?? undefined} required={field.required} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
         ) : (
           <input id={id} name={field.name} type="text" required={field.required} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
         )
@@ -52,6 +52,12 @@ function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Ga
   const [values, setValues] = useState<Values>(() => initial(gate.form));
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
+  // Rejecting cancels the whole run, so it asks once more, as Cancel run does.
+  const [rejecting, setRejecting] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (rejecting) confirm.current?.focus();
+  }, [rejecting]);
 
   const answer = async (decision: 'approve' | 'reject') => {
     setBusy(true);
@@ -82,15 +88,27 @@ function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Ga
           ))}
         </fieldset>
       )}
-      <div class="buttons">
-        <button type="submit" class="approve" disabled={busy}>
-          Approve
-        </button>
-        <button type="button" class="danger" disabled={busy} onClick={() => void answer('reject')}>
-          Reject
-        </button>
-        <span class="muted">Rejecting cancels the whole run.</span>
-      </div>
+      {rejecting ? (
+        <div class="buttons confirm-reject" role="group" aria-label="Reject this approval?">
+          <span>Reject? The whole run is cancelled, and it never resumes.</span>
+          <button type="button" class="danger" ref={confirm} disabled={busy} onClick={() => void answer('reject')}>
+            Yes, reject
+          </button>
+          <button type="button" onClick={() => setRejecting(false)}>
+            Keep waiting
+          </button>
+        </div>
+      ) : (
+        <div class="buttons">
+          <button type="submit" class="approve" disabled={busy}>
+            Approve
+          </button>
+          <button type="button" class="danger-outline" disabled={busy} onClick={() => setRejecting(true)}>
+            Reject…
+          </button>
+          <span class="muted">Rejecting cancels the whole run.</span>
+        </div>
+      )}
       {failure && (
         <p role="alert" class="form-error">
           {failure}

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type TimelineEntry } from '../api.js';
-import { Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
+import { Awaiting, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
 import { Approvals } from './approvals.js';
@@ -49,6 +49,9 @@ export function RunPage({ id }: { id: string }): JSX.Element {
     if (details.data) performance.mark('spool:timeline-rendered');
   }, [Boolean(details.data)]);
 
+  // The child runs' workflows, to name them where the timeline links them (kept while the children are).
+  const children = details.data?.children;
+  const names = useMemo(() => new Map((children ?? []).map((child) => [child.id, child.workflow])), [children]);
   const run = details.data?.run ?? first.data;
   const error = details.error ?? first.error;
   if (!run && error?.status === 404) {
@@ -109,7 +112,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
           <>
             <dt>Awaiting</dt>
             <dd class="awaiting">
-              {run.awaiting}, since <Time iso={run.updatedAt} relative now={now} />
+              <Awaiting text={run.awaiting} />, since <Time iso={run.updatedAt} relative now={now} />
               {run.wakeAt && (
                 <>
                   {' '}
@@ -180,7 +183,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       {data.children.length > 0 && <Children runs={data.children} parent={run} />}
       {data.artifacts.length > 0 && <Artifacts runId={run.id} artifacts={data.artifacts} />}
 
-      {loaded ? <Timeline run={run} entries={data.timeline} onRerun={rerun.busy ? undefined : rerun.rerun} /> : <Loading what="the timeline" />}
+      {loaded ? <Timeline run={run} entries={data.timeline} names={names} onRerun={rerun.busy ? undefined : rerun.rerun} /> : <Loading what="the timeline" />}
       <Log run={run} />
       <section aria-labelledby="io-title" class="io">
         <h2 id="io-title">Input and outputs</h2>
@@ -364,7 +367,9 @@ function Children({ runs, parent }: { runs: Run[]; parent: Run }): JSX.Element {
               <td>
                 <PhaseBadge phase={child.status} />
               </td>
-              <td class="awaiting">{child.awaiting ?? ''}</td>
+              <td class="awaiting">
+                <Awaiting text={child.awaiting} />
+              </td>
               <td>{child.finishedAt ? <Duration ms={new Date(child.finishedAt).getTime() - new Date(child.createdAt).getTime()} /> : ''}</td>
             </tr>
           ))}

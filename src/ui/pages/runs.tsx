@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ENDED, PHASES, type ResponseOf } from '../api.js';
-import { Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
+import { Awaiting, Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link, navigate, type Location } from '../router.js';
 
@@ -151,7 +151,9 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
                 <td>
                   <PhaseBadge phase={run.status} />
                 </td>
-                <td class="awaiting">{run.awaiting ?? ''}</td>
+                <td class="awaiting">
+                  <Awaiting text={run.awaiting} />
+                </td>
                 <td>{run.subject ?? ''}</td>
                 <td>
                   <Time iso={run.createdAt} relative now={now} />

@@ -15,7 +15,7 @@ const short = (value: unknown): string => {
 };
 
 /** What a call came to, in a few words: an exit code and the first line of its output, a payload, a run. */
-function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Element {
+function Outcome({ entry, run, names }: { entry: TimelineEntry; run: Run; names: Names }): JSX.Element {
   const { result, call } = entry;
   if (!result) {
     const open = !['succeeded', 'failed', 'cancelled'].includes(run.status);
@@ -25,7 +25,7 @@ function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Elemen
   const runs = entry.runIds.length > 0 && (
     <span class="runs-links">
       {entry.runIds.slice(0, 5).map((id) => (
-        <RunLink id={id} />
+        <ChildLink id={id} name={names.get(id) ?? calledWorkflow(entry)} />
       ))}
       {entry.runIds.length > 5 && ` and ${entry.runIds.length - 5} more`}
     </span>
@@ -66,12 +66,27 @@ function Outcome({ entry, run }: { entry: TimelineEntry; run: Run }): JSX.Elemen
   }
 }
 
+/** Child runs' workflows by run id (the run page's list of the runs this run started). */
+type Names = ReadonlyMap<string, string>;
+
+/** The workflow a spawn or call started, as its call recorded it (`workflow`); its journal name is empty. */
+const calledWorkflow = (entry: TimelineEntry): string => (typeof entry.call?.workflow === 'string' ? entry.call.workflow : '');
+
+/** A child run told apart from its siblings: its workflow (a job's name for a pipeline's job) and its short id. */
+function ChildLink({ id, name }: { id: string; name: string }): JSX.Element {
+  const short = id.split(':').at(-1);
+  return <RunLink id={id}>{name ? `${name.replace(/^[^#]*#/, '')} · ${short}` : short}</RunLink>;
+}
+
 interface SliceProps {
   entries: TimelineEntry[];
   run: Run;
   start: number;
   span: number;
   open: Set<number>;
+  names: Names;
+  /** When the lines were drawn: a call under way shows how long it has run. */
+  now: number;
   toggle: (position: number) => void;
   /** Rerun from a step (run.tsx); absent while a rerun is being made. */
   onRerun: ((step: string) => void) | undefined;
@@ -87,11 +102,12 @@ const rerunsFrom = (entry: TimelineEntry): boolean => (entry.verb === 'step' || 
 class TimelineSlice extends Component<SliceProps> {
   override shouldComponentUpdate(next: SliceProps): boolean {
     const now = this.props;
-    return next.entries !== now.entries || next.onRerun !== now.onRerun || next.span !== now.span || next.start !== now.start || next.open !== now.open || next.run.status !== now.run.status || next.run.passes !== now.run.passes;
+    return next.entries !== now.entries || next.names !== now.names || next.onRerun !== now.onRerun || next.span !== now.span || next.start !== now.start || next.open !== now.open || next.run.status !== now.run.status || next.run.passes !== now.run.passes;
   }
 
   override render(): JSX.Element {
-    const { entries, run, start, span, open, toggle, onRerun } = this.props;
+    const { entries, run, start, span, open, names, now, toggle, onRerun } = this.props;
+    const running = !['succeeded', 'failed', 'cancelled'].includes(run.status);
     return (
       <>
         {entries.map((entry) => {
@@ -105,7 +121,7 @@ class TimelineSlice extends Component<SliceProps> {
                     <td class="num">{entry.position}</td>
                     <td class={`call${entry.failed ? ' call-failed' : entry.result ? '' : ' call-open'}`}>
                       {entry.failed ? <span class="visually-hidden">failed: </span> : null}
-                      <span class="verb">{entry.verb}</span> <b>{entry.name}</b>
+                      <span class="verb">{entry.verb}</span> <b>{entry.name || calledWorkflow(entry)}</b>
                       {entry.label && entry.verb !== 'annotate' ? ` (${entry.label})` : null}
                     </td>
                     <td class="when">{entry.startedAt ? `+${formatDuration(Math.max(0, (began ?? start) - start))}` : ''}</td>
@@ -117,9 +133,11 @@ class TimelineSlice extends Component<SliceProps> {
                         />
                       )}
                     </td>
-                    <td class="took">{entry.durationMs !== null ? formatDuration(entry.durationMs) : ''}</td>
+                    <td class="took">
+                      {entry.durationMs !== null ? formatDuration(entry.durationMs) : running && !entry.result && began !== null ? <span class="elapsed" title="under way for">{formatDuration(Math.max(0, now - began))}…</span> : ''}
+                    </td>
                     <td class="result">
-                      <Outcome entry={entry} run={run} />
+                      <Outcome entry={entry} run={run} names={names} />
                     </td>
                     <td class="pass" title={entry.pass === null ? undefined : replayed ? `recorded in pass ${entry.pass}; later passes replayed it` : `recorded in pass ${entry.pass}`}>
                       {entry.pass === null ? '' : replayed ? `${entry.pass} · replayed` : entry.pass}
@@ -165,7 +183,7 @@ const SLICE = 120;
  * sits in the run's span as a bar, what it came to, and the pass that recorded it (later passes
  * replayed it). Failed calls are marked, so a run of 500 calls is read at a glance.
  */
-export function Timeline({ run, entries, onRerun }: { run: Run; entries: TimelineEntry[]; onRerun?: ((step: string) => void) | undefined }): JSX.Element {
+export function Timeline({ run, entries, names, onRerun }: { run: Run; entries: TimelineEntry[]; names: Names; onRerun?: ((step: string) => void) | undefined }): JSX.Element {
   const [open, setOpen] = useState<Set<number>>(new Set());
   const [failedOnly, setFailedOnly] = useState(false);
   const failed = entries.filter((entry) => entry.failed).length;
@@ -256,7 +274,7 @@ export function Timeline({ run, entries, onRerun }: { run: Run; entries: Timelin
           </thead>
           <tbody>
             {slices.map((slice) => (
-              <TimelineSlice key={slice[0]?.position} entries={slice} run={run} start={start} span={span} open={open} toggle={toggle} onRerun={onRerun} />
+              <TimelineSlice key={slice[0]?.position} entries={slice} run={run} start={start} span={span} open={open} names={names} now={Date.now()} toggle={toggle} onRerun={onRerun} />
             ))}
           </tbody>
         </table>
