@@ -352,8 +352,11 @@ export class SqlStore implements Store {
 
   async nextDueAt(): Promise<Date | null> {
     const row = await this.one(
+      // One min per status: each is the first entry of runs_due (status, wake_at), where a min over
+      // both statuses at once read the whole table.
       `select least(
-         (select min(wake_at) from runs where status in ('pending', 'waiting')),
+         (select min(wake_at) from runs where status = 'pending'),
+         (select min(wake_at) from runs where status = 'waiting'),
          (select min(next_attempt_at) from activities where status = 'queued'),
          (select min(next_at) from schedules)) as at`,
       [],
