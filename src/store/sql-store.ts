@@ -639,8 +639,8 @@ export class SqlStore implements Store {
 
   async createActivity(activity: NewActivity): Promise<void> {
     await this.db.query(
-      `insert into activities (id, run_id, name, argv, cwd, requires, max_attempts, backoff_ms, retry_on_exit, status)
-       values ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9::jsonb, 'queued') on conflict do nothing`,
+      `insert into activities (id, run_id, name, argv, cwd, requires, max_attempts, backoff_ms, retry_on_exit, status, next_attempt_at)
+       values ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9::jsonb, 'queued', coalesce($10, now())) on conflict do nothing`,
       [
         activity.id,
         activity.runId,
@@ -651,6 +651,7 @@ export class SqlStore implements Store {
         activity.maxAttempts,
         activity.backoffMs,
         json(activity.retryOnExit),
+        activity.dueAt ?? null,
       ],
     );
   }

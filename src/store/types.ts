@@ -128,7 +128,10 @@ export interface ActivityRecord {
 export type NewActivity = Pick<
   ActivityRecord,
   'id' | 'runId' | 'name' | 'argv' | 'cwd' | 'requires' | 'maxAttempts' | 'backoffMs' | 'retryOnExit'
->;
+> & {
+  /** When its first attempt is due: the host's now (the database's when absent), as its retries are. */
+  dueAt?: Date;
+};
 
 /** One answer to an approval gate (its gate's run), as kept: the first is final, later ones are kept too. */
 export interface GateAnswerRecord {

@@ -127,6 +127,17 @@ describe('spool test', () => {
     expect(result.code).toBe(1);
   });
 
+  it("backs an activity's retries off on the virtual clock: a 1h backoff, then 2h, is exactly 3h, the first attempt due at the start", async () => {
+    const dir = tempDir();
+    const count = join(dir, 'count');
+    writeFiles(dir, {
+      'flaky.sh': `n=$(spool activity run flaky --requires shell --attempts 4 --backoff 1h --retry-on-exit 75 -- sh -c 'c=$(cat ${count} 2>/dev/null || echo 0); c=$((c+1)); echo $c > ${count}; [ $c -ge 3 ] || exit 75; echo ok-$c')\nspool output set n "$n"\n`,
+    });
+    const result = await spool(['test', 'flaky.sh', '--case', '{expect: {outputs: {n: ok-3}, time: 3h}}'], { cwd: dir });
+    expect(result.stdout).toContain('PASS flaky.sh › case 1 (3h virtual, ');
+    expect(result.code).toBe(0);
+  });
+
   it('with --fresh-dir runs each pass in a new, empty directory, so a script leaning on a file an earlier pass left fails', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'lean.sh': "spool step make -- sh -c 'echo built > out.txt'\nspool sleep 1d\ncat out.txt\n" });

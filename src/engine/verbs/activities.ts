@@ -48,6 +48,9 @@ async function queue(pass: Pass, reached: Reached, spec: ActivitySpec): Promise<
       maxAttempts: spec.attempts,
       backoffMs: spec.backoffMs,
       retryOnExit: spec.retryOnExit,
+      // The host's clock, as its retries use: a database whose clock runs ahead (or spool test's
+      // virtual one behind) must not hold the first attempt back.
+      dueAt: pass.host.now(),
     });
     if (reached.verb === 'activity.submit') await pass.record(reached, 'result', { activityId: id }, tx);
   });
