@@ -89,8 +89,9 @@ export function uiRoutes(dir = UI_DIR): Router {
   });
 
   // A mistyped page address in a browser: the UI's own "No such page" (it routes in the browser),
-  // with 404. The API's addresses, and clients that ask for JSON, keep the API's JSON 404.
-  router.get(/^\/(?!v1\/|v1$|integrations\/|assets\/)/, (req, res, next) => {
+  // with 404. The API's addresses (this one's, the chat callbacks', and Kubernetes' own on the
+  // operator's aggregated API), and clients that ask for JSON, keep the API's JSON 404.
+  router.get(/^\/(?!(?:v1|apis?|openapi|integrations|assets)(?:\/|$))/, (req, res, next) => {
     if (req.accepts(['json', 'html']) !== 'html') return next();
     page(req, res.status(404));
   });

@@ -206,7 +206,7 @@ describe('the web UI’s files', () => {
       expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
       expect(await response.text()).toContain(`/assets/${built.script}`);
     }
-    for (const [path, headers] of [['/v1/runz', browser], ['/v1', browser], ['/runz', { Accept: 'application/json' }], ['/runz', {}], ['/integrations/nowhere', browser]] as const) {
+    for (const [path, headers] of [['/v1/runz', browser], ['/v1', browser], ['/runz', { Accept: 'application/json' }], ['/runz', {}], ['/integrations/nowhere', browser], ['/apis/hyperspool.dev/nowhere', browser], ['/openapi/v3', browser]] as const) {
       const response = await fetch(`${dev.url}${path}`, { headers });
       expect(response.status, path).toBe(404);
       expect(response.headers.get('content-type'), path).toContain('application/json');
