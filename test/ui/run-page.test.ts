@@ -15,7 +15,7 @@ const browser = useBrowser();
 const SAGA = readFileSync(new URL('../../examples/saga.sh', import.meta.url), 'utf8');
 
 describe('the run page', () => {
-  it('given the saga recipe’s failed run, then it shows the three bookings, the failing step with its exit code and its stderr in the log, the two cancels, and Failed', async () => {
+  it('given the saga recipe’s failed run, then it shows the three bookings, the failing step with its exit code and its stderr (on its row and in the log), the two cancels, and Failed', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'saga.sh': SAGA });
     const id = await submit(dev.url, dir, 'saga.sh');
@@ -34,6 +34,8 @@ describe('the run page', () => {
     const car = row('book-car');
     expect(await car.getAttribute('class')).toContain('failed');
     expect(await car.textContent()).toContain('exit 1');
+    // Why it failed, on its row: its stderr's last line (issue 33, item 5).
+    expect(await car.locator('.stderr-tail').textContent()).toBe(' no cars left');
     const cancels = await row('cancel').allTextContents();
     expect(cancels).toHaveLength(2);
     expect(cancels[0]).toContain('(HT-2207)');

@@ -32,10 +32,18 @@ function Outcome({ entry, run, names }: { entry: TimelineEntry; run: Run; names:
   );
   if (entry.exitCode !== null) {
     const stdout = typeof result.stdout === 'string' ? firstLine(result.stdout) : '';
+    // A failed command's stderr tail (kept beside its result): its last line says why, the whole in its title.
+    const stderr = typeof result.stderrTail === 'string' ? result.stderrTail : '';
     return (
       <>
         <span class={entry.failed ? 'exit exit-failed' : 'exit'}>{`exit ${entry.exitCode}`}</span>
-        {stdout ? ` ${stdout}` : null}
+        {stderr ? (
+          <span class="stderr-tail" title={stderr}>
+            {` ${stderr.split('\n').at(-1) ?? ''}`}
+          </span>
+        ) : stdout ? (
+          ` ${stdout}`
+        ) : null}
       </>
     );
   }
