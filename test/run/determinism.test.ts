@@ -60,4 +60,22 @@ describe('replay that reaches a different call', () => {
     const { journal } = await recorded(dataDir, id);
     expect(callsOf(journal)).toEqual(['step a', 'step b', 'sleep', 'step end']);
   }, 120_000);
+
+  it('given the second pass calls b.sh where the journal recorded a call of a.sh, then the run fails with a determinism error naming both, and b.sh never runs', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'caller.sh': 'source ./names.sh\nspool call "$child"\ntouch called\nspool sleep 2s\necho end\n',
+      'names.sh': 'child=a.sh\n',
+      'a.sh': 'echo in-a\n',
+      'b.sh': 'touch b-ran\n',
+    });
+    const runner = startSpool(['run', 'caller.sh', '--data-dir', dataDir], { cwd: dir });
+    await waitFor('the call of a.sh to return', () => existsSync(join(dir, 'called')));
+    writeFiles(dir, { 'names.sh': 'child=b.sh\n' });
+    const { code, output } = await runner.done;
+    expect(output).toContain('determinism error at call 1: the journal recorded `call a.sh` there, but this pass reached `call b.sh`');
+    expect(output).not.toContain('end\n');
+    expect(code).toBe(1);
+    expect(existsSync(join(dir, 'b-ran'))).toBe(false);
+  }, 120_000);
 });
