@@ -6,7 +6,10 @@ import { removeTempDirs, spool, tempDir, writeFiles } from '../support/spool.js'
 
 afterAll(removeTempDirs);
 
-/** The seed's managed environment: scripts import the SDKs with nothing installed. */
+/**
+ * The seed's managed environment: scripts import the SDKs with nothing installed (src/agent/script-env.ts).
+ * Not an in-script suite: SDK scripts speak the socket, never the spool client, so once is enough.
+ */
 describe('the SDKs in a script with nothing installed', () => {
   const run = (dir: string, file: string) => spool(['run', file, '--data-dir', join(dir, 'data')], { cwd: dir, env: { PYTHONPATH: undefined, NODE_OPTIONS: undefined, VIRTUAL_ENV: undefined } });
 
