@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { UsageError } from '../common/errors.js';
 import { migrate } from './migrate.js';
+import { readSnapshot, snapshotUnusable, writeSnapshot } from './pglite-snapshot.js';
 import type { BlobBackend } from './artifacts/types.js';
 import type { SqlClient } from './sql.js';
 import { SqlStore } from './sql-store.js';
@@ -61,6 +62,33 @@ function lockDataDir(dir: string): () => void {
   return () => rmSync(lockFile, { force: true });
 }
 
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A new data directory (absent or empty) and an in-memory database start from the ready-made one
+ * (pglite-snapshot.ts) rather than running initdb; an existing one opens as it is. Without a usable
+ * snapshot, initdb runs as before.
+ */
+async function createPglite(dataDir?: string): Promise<PGlite> {
+  const options = dataDir ? { dataDir } : {};
+  if (dataDir && existsSync(dataDir) && readdirSync(dataDir).length > 0) return PGlite.create(options);
+  let snapshot: Blob;
+  try {
+    snapshot = readSnapshot();
+  } catch (error) {
+    snapshotUnusable(messageOf(error));
+    return PGlite.create(options);
+  }
+  try {
+    return await PGlite.create({ ...options, loadDataDir: snapshot });
+  } catch (error) {
+    snapshotUnusable(`PGlite could not start from it: ${messageOf(error)}`);
+    // It was absent or empty: all there is in it now is what the snapshot left.
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    return PGlite.create(options);
+  }
+}
+
 /** The embedded driver: PostgreSQL compiled to WebAssembly, keeping its files under `dataDir`. */
 export async function openPgliteStore(dataDir?: string, blobs?: BlobBackend): Promise<SqlStore> {
   let unlock = (): void => undefined;
@@ -69,11 +97,25 @@ export async function openPgliteStore(dataDir?: string, blobs?: BlobBackend): Pr
     const dir = resolve(dataDir);
     mkdirSync(dir, { recursive: true });
     unlock = lockDataDir(dir);
-    root = await PGlite.create(join(dir, 'pgdata'));
+    root = await createPglite(join(dir, 'pgdata'));
   } else {
-    root = await PGlite.create();
+    root = await createPglite();
   }
   const db = clientOf(root, root, unlock);
   await migrate(db);
   return new SqlStore(db, blobs);
+}
+
+/** Makes the snapshot (`npm run build`): a data directory initdb made, with the migrations applied. */
+export async function makeSnapshot(dir?: string): Promise<void> {
+  const root = await PGlite.create();
+  try {
+    await migrate(clientOf(root, root, () => undefined));
+    // Flushed to the data files, so a store started from it has no WAL to replay.
+    await root.exec('checkpoint');
+    const tar = await root.dumpDataDir('none');
+    writeSnapshot(new Uint8Array(await tar.arrayBuffer()), dir);
+  } finally {
+    await root.close();
+  }
 }

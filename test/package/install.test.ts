@@ -40,7 +40,7 @@ describe('the packed package, installed into an empty directory', () => {
     tarball = join(out, packed?.filename ?? '');
     const files = (packed?.files ?? []).map((file) => file.path);
     // What the tarball must hold, and not hold: a binary built on the packer's machine.
-    expect(files).toEqual(expect.arrayContaining(['bin/spool', 'dist/cli/main.js', 'sdk/go/go.mod', 'sdk/go/cmd/spool/main.go', 'sdk/python/src/hyperspool/__init__.py', 'dist/sdk/node_modules/@hyperspool/sdk/dist/index.js']));
+    expect(files).toEqual(expect.arrayContaining(['bin/spool', 'dist/cli/main.js', 'sdk/go/go.mod', 'sdk/go/cmd/spool/main.go', 'sdk/python/src/hyperspool/__init__.py', 'dist/sdk/node_modules/@hyperspool/sdk/dist/index.js', 'dist/store/pglite-snapshot.tar.gz', 'dist/store/pglite-snapshot.json']));
     expect(files.filter((file) => file.startsWith('dist/native/') || file.endsWith('_test.go'))).toEqual([]);
   }, 300_000);
 
@@ -57,6 +57,8 @@ describe('the packed package, installed into an empty directory', () => {
     writeFiles(dir, { 'hello.sh': 'spool step greet -- echo "hello from $(spool state get who || true)"\nspool sleep 1s\nspool step after -- echo after the sleep\n' });
     const hello = await run('npx', ['spool', 'run', 'hello.sh'], { cwd: dir, env });
     expect(hello.stdout).toBe('hello from \nafter the sleep\n');
+    // The new data directory started from the shipped snapshot (initdb would have said why it ran).
+    expect(hello.stderr).not.toContain('ready-made embedded data directory');
     // The README's example, from the installed package: it fails as the seed's saga does.
     const saga = await run('npx', ['spool', 'run', 'node_modules/hyperspool/examples/saga.sh'], { cwd: dir, env }).then(
       () => ({ code: 0, stdout: '', stderr: '' }),
