@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { UsageError } from '../common/errors.js';
 import { migrate } from './migrate.js';
 import { readSnapshot, snapshotUnusable, writeSnapshot } from './pglite-snapshot.js';
@@ -79,13 +79,18 @@ async function createPglite(dataDir?: string): Promise<PGlite> {
     snapshotUnusable(messageOf(error));
     return PGlite.create(options);
   }
+  const start: PGliteOptions = { ...options, loadDataDir: snapshot };
   try {
-    return await PGlite.create({ ...options, loadDataDir: snapshot });
+    return await PGlite.create(start);
   } catch (error) {
     snapshotUnusable(`PGlite could not start from it: ${messageOf(error)}`);
     // It was absent or empty: all there is in it now is what the snapshot left.
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     return PGlite.create(options);
+  } finally {
+    // PGlite keeps the options it was given as long as it is open: without this, the unpacked
+    // tarball (~40 MB) stays in memory for the life of the store, long after it was copied in.
+    delete start.loadDataDir;
   }
 }
 

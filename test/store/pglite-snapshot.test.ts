@@ -2,6 +2,7 @@
 // data directories and in-memory stores start from it instead of running initdb; an existing data
 // directory opens as it is; a snapshot this PGlite did not make, or a damaged one, is refused and
 // initdb runs instead, said once on stderr.
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,28 @@ describe('the ready-made embedded data directory', () => {
     } finally {
       await again.close();
     }
+  }, 120_000);
+
+  it('lets go of the unpacked snapshot once the store is open', () => {
+    // In a Node of its own, with the data directory on disk: what ArrayBuffers then hold, after a
+    // full collection, is PGlite's working memory, and no longer the tarball it was started from.
+    const dir = join(tempDir(), '.spool');
+    const held = execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--input-type=module',
+        '-e',
+        `const { openPgliteStore } = await import(${JSON.stringify(join(ROOT, 'dist/store/pglite.js'))});
+         const store = await openPgliteStore(${JSON.stringify(dir)});
+         globalThis.gc(); await new Promise((resolve) => setTimeout(resolve, 50)); globalThis.gc();
+         console.log(process.memoryUsage().arrayBuffers); await store.close();`,
+      ],
+      { encoding: 'utf8' },
+    );
+    const tarball = readSnapshot().size;
+    expect(tarball).toBeGreaterThan(8 * 1024 * 1024);
+    expect(Number(held)).toBeLessThan(tarball / 2);
   }, 120_000);
 
   it('refuses a snapshot another PGlite made, or a damaged one', () => {
