@@ -109,7 +109,15 @@ export function Loading({ what }: { what: string }): JSX.Element {
 export function Value({ value }: { value: unknown }): JSX.Element {
   if (value === null || value === undefined) return <span class="muted">none</span>;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  return text.includes('\n') || text.length > 80 ? <pre class="value">{text}</pre> : <code class="value">{text}</code>;
+  // The block scrolls when the value is long (style.css): tabIndex lets a keyboard reach it to scroll
+  // (WCAG 2.1.1; axe-core's scrollable-region-focusable).
+  return text.includes('\n') || text.length > 80 ? (
+    <pre class="value" tabIndex={0}>
+      {text}
+    </pre>
+  ) : (
+    <code class="value">{text}</code>
+  );
 }
 
 /** A page's title line, which also names the browser tab; after an in-app navigation it takes the keyboard focus. */

@@ -1,7 +1,7 @@
 import { Component, type JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Run, TimelineEntry } from '../api.js';
-import { Empty, RunLink } from '../components.js';
+import { Empty, RunLink, Value } from '../components.js';
 import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
 
 const firstLine = (text: string): string => {
@@ -171,7 +171,7 @@ class TimelineSlice extends Component<SliceProps> {
                             {entry.endedAt && <>, ended {formatFullTime(entry.endedAt)}</>}.
                           </p>
                         )}
-                        <pre class="value">{JSON.stringify({ call: entry.call, result: entry.result }, null, 2)}</pre>
+                        <Value value={{ call: entry.call, result: entry.result }} />
                       </td>
                     </tr>
                   )}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, startDev, submit, waitForRun } from '../support/dev.js';
+import { axeViolations } from '../support/axe.js';
+import { errorsOf, runPage, useBrowser, waitForPhase, waitForText, type Screen } from '../support/browser.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
+
+/**
+ * axe-core (test/support/axe.ts) on every page the web UI draws (src/ui/main.tsx's routes, and the
+ * run page in each of its shapes: a failed script run with a call's details open, a run waiting on
+ * a signal with artifacts and outputs, a rerun, a pipeline waiting on a gate with a form and its
+ * Reject confirmation, a pipeline's job, a run that is not there), at desktop size and at 360 px,
+ * in the light and the dark scheme: no serious or critical violation anywhere. One server, one
+ * browser and one tab per screen, so the 4 × 13 checks take seconds each, not a server each.
+ */
+
+let dev: Dev;
+const runs: Record<'saga' | 'waiting' | 'rerun' | 'gate' | 'job', string> = { saga: '', waiting: '', rerun: '', gate: '', job: '' };
+
+const FORM = `name: refund-form
+jobs:
+  ask:
+    approval:
+      prompt: "Refund order \${{ input.order }}?"
+      timeout: 1h
+      form:
+        amount: { type: number, label: Amount (EUR), required: true, default: 480, min: 0, max: 10000 }
+        reason: { type: string, label: Reason, required: true, options: [damaged, late, other] }
+        note: { type: string, label: Note for the customer }
+        notify: { type: boolean, label: Tell the customer }
+  refund:
+    depends_on: [ask]
+    steps:
+      - name: refund
+        run: echo refunded
+`;
+
+const WAITING = `spool step fetch -- echo fetched
+printf 'total: 42\\n' > report.txt
+spool artifact put reports/report.txt report.txt
+spool output set total 42
+spool wait signal go --timeout 1h
+`;
+
+beforeAll(async () => {
+  dev = await startDev();
+  const dir = tempDir();
+  writeFiles(dir, { 'saga.sh': readFileSync(new URL('../../examples/saga.sh', import.meta.url), 'utf8'), 'refund-form.yaml': FORM, 'waiting.sh': WAITING, 'hourly.sh': 'echo tick\n' });
+  runs.saga = await submit(dev.url, dir, 'saga.sh');
+  runs.waiting = await submit(dev.url, dir, 'waiting.sh');
+  runs.gate = await submit(dev.url, dir, 'refund-form.yaml', '--input', '{"order": 1042}');
+  await cliOk(dev.url, dir, ['handler', 'set', 'orders', './saga.sh', '--on', 'order.placed']);
+  await cliOk(dev.url, dir, ['schedule', 'create', '--every', '1h', '--name', 'hourly-report', 'hourly.sh']);
+  await waitForRun(dev.url, runs.saga);
+  runs.rerun = (await cliOk(dev.url, dir, ['rerun', runs.saga, '--from-step', 'book-car'])).trim();
+  await waitForRun(dev.url, runs.rerun);
+  await waitForRun(dev.url, runs.waiting, ['waiting']);
+  runs.job = (await waitForChild(dev, runs.gate, 'ask', ['waiting'])).id;
+}, 120_000);
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+const browser = useBrowser();
+
+/** Each page: its address and what shows it is drawn (the pages fetch their data after loading). */
+const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<unknown> }[] = [
+  { name: 'the runs list', path: () => '/runs', drawn: (page) => waitForText(page.locator('table.runs'), 'refund-form.yaml') },
+  { name: 'the runs list, filtered to nothing', path: () => '/runs?workflow=no-such-workflow', drawn: (page) => page.locator('.empty').waitFor() },
+  { name: 'the workflows', path: () => '/workflows', drawn: (page) => waitForText(page.locator('main table'), 'saga.sh') },
+  { name: 'the handlers', path: () => '/handlers', drawn: (page) => waitForText(page.locator('main table'), 'order.placed') },
+  { name: 'the schedules', path: () => '/schedules', drawn: (page) => waitForText(page.locator('main table'), 'hourly-report') },
+  {
+    name: 'a failed script run, a call’s details open',
+    path: () => runPage('', runs.saga),
+    drawn: async (page) => {
+      await waitForPhase(page, 'failed');
+      const car = page.locator('.timeline tr[data-name="book-car"]');
+      await waitForText(car, 'exit 1');
+      await page.locator('pre.log').waitFor();
+      await car.getByRole('button', { name: /details of call/ }).click();
+      await page.locator('.details-row pre').waitFor();
+    },
+  },
+  { name: 'a rerun', path: () => runPage('', runs.rerun), drawn: (page) => waitForText(page.locator('.summary'), 'Rerun of') },
+  {
+    name: 'a run waiting on a signal, with an artifact and an output',
+    path: () => runPage('', runs.waiting),
+    drawn: async (page) => {
+      await waitForPhase(page, 'waiting');
+      await waitForText(page.locator('table.artifacts'), 'reports/report.txt');
+    },
+  },
+  { name: 'a pipeline at a gate with a form', path: () => runPage('', runs.gate), drawn: (page) => page.locator('[data-gate="ask"] select').waitFor() },
+  {
+    name: 'the gate’s Reject confirmation',
+    path: () => runPage('', runs.gate),
+    drawn: async (page) => {
+      await page.locator('[data-gate="ask"]').getByRole('button', { name: 'Reject…' }).click();
+      await page.getByRole('button', { name: 'Yes, reject' }).waitFor();
+    },
+  },
+  { name: 'a pipeline’s job', path: () => runPage('', runs.job), drawn: (page) => waitForPhase(page, 'waiting') },
+  { name: 'a run that is not there', path: () => '/runs/dev:default:run-0000000000000000', drawn: (page) => waitForText(page.locator('main'), 'No such run') },
+  { name: 'an address that is no page', path: () => '/no-such-page', drawn: (page) => waitForText(page.locator('main'), 'No such page') },
+];
+
+const SCREENS: (Screen & { name: string })[] = [
+  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
+  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
+  { name: '360 px, light', width: 360, colorScheme: 'light' },
+  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
+];
+
+describe.each(SCREENS)('axe-core on a screen $name', (screen) => {
+  it('finds no serious or critical violation on any page', async () => {
+    const page = await browser.page(screen);
+    const found: Record<string, string[]> = {};
+    for (const { name, path, drawn } of PAGES) {
+      await page.goto(`${dev.url}${path()}`);
+      await drawn(page);
+      const violations = await axeViolations(page);
+      if (violations.length > 0) found[name] = violations;
+    }
+    expect(found).toEqual({});
+    expect(errorsOf(page)).toEqual([]);
+  }, 240_000);
+});
+
+describe('the check itself', () => {
+  it('given the gate’s Approve drawn as it was in the dark scheme (white on #5fd08a, 1.9:1) and a button without a name, then it names both rules and their elements', async () => {
+    const page = await browser.page();
+    await page.goto(runPage(dev.url, runs.gate));
+    const approve = page.locator('[data-gate="ask"] button.approve');
+    await approve.waitFor();
+    // A constructed style sheet: the UI's Content-Security-Policy refuses style attributes, and the
+    // page redraws the gate as it polls.
+    await page.evaluate(() => {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync('button.approve { color: #fff !important; background: #5fd08a !important; }');
+      document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    });
+    await page.locator('main').evaluate((main) => main.insertAdjacentHTML('beforeend', '<button type="button" class="nameless"></button>'));
+    const found = (await axeViolations(page)).join('\n');
+    expect(found).toMatch(/^color-contrast \(serious\): .*\n {2}at [^\n]*\.approve/m);
+    expect(found).toMatch(/^button-name \(critical\): .*\n {2}at \.nameless/m);
+  }, 60_000);
+});
