@@ -40,6 +40,8 @@ describe('the ready-made embedded data directory', () => {
     try {
       expect(await schemaOf(store, since)).toEqual({ latest, allBefore: true });
       await worksAsAStore(store, 'r1');
+      // Set in the snapshot: fewer buffers than PGlite's default, so less memory held (see makeSnapshot).
+      expect(await sqlOf(store).query('show shared_buffers')).toEqual([{ shared_buffers: '32MB' }]);
     } finally {
       await store.close();
     }
