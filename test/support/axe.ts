@@ -26,7 +26,9 @@ export async function axeViolations(page: Page): Promise<string[]> {
   // an inline script, and rightly. A second check in the same document reuses the first's axe.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SCRIPT);
   const violations = await page.evaluate(async (tags) => {
-    const found = await (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Violation[] }> } }).axe.run(document, {
+    const found = await (
+      window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Violation[] }> } }
+    ).axe.run(document, {
       runOnly: { type: 'tag', values: tags },
       resultTypes: ['violations'],
     });
@@ -36,8 +38,14 @@ export async function axeViolations(page: Page): Promise<string[]> {
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => {
       const targets = violation.nodes.map((node) => node.target.map(String).join(' ')).slice(0, 5);
-      const more = violation.nodes.length > targets.length ? ` and ${violation.nodes.length - targets.length} more` : '';
-      const summary = (violation.nodes[0]?.failureSummary ?? '').split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 3).join(' ');
+      const more =
+        violation.nodes.length > targets.length ? ` and ${violation.nodes.length - targets.length} more` : '';
+      const summary = (violation.nodes[0]?.failureSummary ?? '')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .slice(0, 3)
+        .join(' ');
       return `${violation.id} (${violation.impact}): ${violation.help}\n  at ${targets.join(', ')}${more}\n  ${summary}`;
     });
 }

@@ -8,16 +8,26 @@ import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
 /**
- * axe-core (test/support/axe.ts) on every page the web UI draws (src/ui/main.tsx's routes, and the
- * run page in each of its shapes: a failed script run with a call's details open, a run waiting on
- * a signal with artifacts and outputs, a rerun, a pipeline waiting on a gate with a form and its
- * Reject confirmation, a pipeline's job, a run that is not there), at desktop size and at 360 px,
- * in the light and the dark scheme: no serious or critical violation anywhere. One server, one
- * browser and one tab per screen, so the 4 × 13 checks take seconds each, not a server each.
+ * axe-core (test/support/axe.ts) on every page the web UI draws (src/ui/main.tsx's routes, and each
+ * shape of a page: the runs list with and without child runs, filtered to nothing, and its error box when the
+ * API refuses the filter; a failed
+ * script run with a call's details open; a rerun; a run waiting on a signal with an artifact and an
+ * output, its Cancel confirmation and its signal form's error and confirmation; a pipeline at a gate
+ * with a form and its Reject confirmation; a gate approved with values; a pipeline's job; a run that
+ * is not there; an address that is no page), at desktop size and at 360 px, in the light and the
+ * dark scheme: no serious or critical violation anywhere. One server, one browser and one tab per
+ * screen, so the 4 × 19 checks take seconds, not a server each.
  */
 
 let dev: Dev;
-const runs: Record<'saga' | 'waiting' | 'rerun' | 'gate' | 'job', string> = { saga: '', waiting: '', rerun: '', gate: '', job: '' };
+const runs: Record<'saga' | 'waiting' | 'rerun' | 'gate' | 'job' | 'approved', string> = {
+  saga: '',
+  waiting: '',
+  rerun: '',
+  gate: '',
+  job: '',
+  approved: '',
+};
 
 const FORM = `name: refund-form
 jobs:
@@ -47,7 +57,12 @@ spool wait signal go --timeout 1h
 beforeAll(async () => {
   dev = await startDev();
   const dir = tempDir();
-  writeFiles(dir, { 'saga.sh': readFileSync(new URL('../../examples/saga.sh', import.meta.url), 'utf8'), 'refund-form.yaml': FORM, 'waiting.sh': WAITING, 'hourly.sh': 'echo tick\n' });
+  writeFiles(dir, {
+    'saga.sh': readFileSync(new URL('../../examples/saga.sh', import.meta.url), 'utf8'),
+    'refund-form.yaml': FORM,
+    'waiting.sh': WAITING,
+    'hourly.sh': 'echo tick\n',
+  });
   runs.saga = await submit(dev.url, dir, 'saga.sh');
   runs.waiting = await submit(dev.url, dir, 'waiting.sh');
   runs.gate = await submit(dev.url, dir, 'refund-form.yaml', '--input', '{"order": 1042}');
@@ -58,6 +73,20 @@ beforeAll(async () => {
   await waitForRun(dev.url, runs.rerun);
   await waitForRun(dev.url, runs.waiting, ['waiting']);
   runs.job = (await waitForChild(dev, runs.gate, 'ask', ['waiting'])).id;
+  // A gate answered with its form's values, which its page then lists.
+  runs.approved = await submit(dev.url, dir, 'refund-form.yaml', '--input', '{"order": 1043}');
+  await waitForChild(dev, runs.approved, 'ask', ['waiting']);
+  const answer = await fetch(`${dev.url}/v1/runs/${encodeURIComponent(runs.approved)}/approvals/ask`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      decision: 'approve',
+      via: 'page',
+      values: { amount: 120, reason: 'late', note: 'sorry', notify: true },
+    }),
+  });
+  expect(answer.status, await answer.text()).toBe(200);
+  await waitForRun(dev.url, runs.approved, ['succeeded'], 60_000);
 }, 120_000);
 afterAll(async () => {
   await dev?.close();
@@ -67,11 +96,42 @@ const browser = useBrowser();
 
 /** Each page: its address and what shows it is drawn (the pages fetch their data after loading). */
 const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<unknown> }[] = [
-  { name: 'the runs list', path: () => '/runs', drawn: (page) => waitForText(page.locator('table.runs'), 'refund-form.yaml') },
-  { name: 'the runs list, filtered to nothing', path: () => '/runs?workflow=no-such-workflow', drawn: (page) => page.locator('.empty').waitFor() },
-  { name: 'the workflows', path: () => '/workflows', drawn: (page) => waitForText(page.locator('main table'), 'saga.sh') },
-  { name: 'the handlers', path: () => '/handlers', drawn: (page) => waitForText(page.locator('main table'), 'order.placed') },
-  { name: 'the schedules', path: () => '/schedules', drawn: (page) => waitForText(page.locator('main table'), 'hourly-report') },
+  {
+    name: 'the runs list',
+    path: () => '/runs',
+    drawn: (page) => waitForText(page.locator('table.runs'), 'refund-form.yaml'),
+  },
+  {
+    name: 'the runs list with the runs other runs started',
+    path: () => '/runs?all=1',
+    drawn: (page) => waitForText(page.locator('table.runs'), 'refund-form.yaml#ask'),
+  },
+  {
+    name: 'the runs list, filtered to nothing',
+    path: () => '/runs?workflow=no-such-workflow',
+    drawn: (page) => page.locator('.empty').waitFor(),
+  },
+  // The API refuses a phase it does not know (400): the page's error box, with what to do.
+  {
+    name: 'the runs list’s error',
+    path: () => '/runs?status=bogus',
+    drawn: (page) => waitForText(page.locator('main .error'), 'Could not load the runs'),
+  },
+  {
+    name: 'the workflows',
+    path: () => '/workflows',
+    drawn: (page) => waitForText(page.locator('main table'), 'saga.sh'),
+  },
+  {
+    name: 'the handlers',
+    path: () => '/handlers',
+    drawn: (page) => waitForText(page.locator('main table'), 'order.placed'),
+  },
+  {
+    name: 'the schedules',
+    path: () => '/schedules',
+    drawn: (page) => waitForText(page.locator('main table'), 'hourly-report'),
+  },
   {
     name: 'a failed script run, a call’s details open',
     path: () => runPage('', runs.saga),
@@ -84,7 +144,11 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
       await page.locator('.details-row pre').waitFor();
     },
   },
-  { name: 'a rerun', path: () => runPage('', runs.rerun), drawn: (page) => waitForText(page.locator('.summary'), 'Rerun of') },
+  {
+    name: 'a rerun',
+    path: () => runPage('', runs.rerun),
+    drawn: (page) => waitForText(page.locator('.summary'), 'Rerun of'),
+  },
   {
     name: 'a run waiting on a signal, with an artifact and an output',
     path: () => runPage('', runs.waiting),
@@ -93,7 +157,37 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
       await waitForText(page.locator('table.artifacts'), 'reports/report.txt');
     },
   },
-  { name: 'a pipeline at a gate with a form', path: () => runPage('', runs.gate), drawn: (page) => page.locator('[data-gate="ask"] select').waitFor() },
+  {
+    name: 'the run’s Cancel confirmation',
+    path: () => runPage('', runs.waiting),
+    drawn: async (page) => {
+      await page.getByRole('button', { name: 'Cancel run…' }).click();
+      await page.getByRole('button', { name: 'Yes, cancel it' }).waitFor();
+    },
+  },
+  {
+    name: 'the signal form refusing a payload that is not JSON',
+    path: () => runPage('', runs.waiting),
+    drawn: async (page) => {
+      await page.locator('textarea[name="signal-payload"]').fill('not json');
+      await page.getByRole('button', { name: 'Send signal' }).click();
+      await page.locator('.signal-form + .form-error').waitFor();
+    },
+  },
+  {
+    name: 'the signal form having sent one (it queues: the run waits for another)',
+    path: () => runPage('', runs.waiting),
+    drawn: async (page) => {
+      await page.locator('input[name="signal-name"]').fill('later');
+      await page.getByRole('button', { name: 'Send signal' }).click();
+      await page.locator('.signal-form + .form-ok').waitFor();
+    },
+  },
+  {
+    name: 'a pipeline at a gate with a form',
+    path: () => runPage('', runs.gate),
+    drawn: (page) => page.locator('[data-gate="ask"] select').waitFor(),
+  },
   {
     name: 'the gate’s Reject confirmation',
     path: () => runPage('', runs.gate),
@@ -102,9 +196,22 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
       await page.getByRole('button', { name: 'Yes, reject' }).waitFor();
     },
   },
+  {
+    name: 'a gate approved with its form’s values',
+    path: () => runPage('', runs.approved),
+    drawn: (page) => waitForText(page.locator('[data-gate="ask"]'), 'late'),
+  },
   { name: 'a pipeline’s job', path: () => runPage('', runs.job), drawn: (page) => waitForPhase(page, 'waiting') },
-  { name: 'a run that is not there', path: () => '/runs/dev:default:run-0000000000000000', drawn: (page) => waitForText(page.locator('main'), 'No such run') },
-  { name: 'an address that is no page', path: () => '/no-such-page', drawn: (page) => waitForText(page.locator('main'), 'No such page') },
+  {
+    name: 'a run that is not there',
+    path: () => '/runs/dev:default:run-0000000000000000',
+    drawn: (page) => waitForText(page.locator('main'), 'No such run'),
+  },
+  {
+    name: 'an address that is no page',
+    path: () => '/no-such-page',
+    drawn: (page) => waitForText(page.locator('main'), 'No such page'),
+  },
 ];
 
 const SCREENS: (Screen & { name: string })[] = [
@@ -142,7 +249,9 @@ describe('the check itself', () => {
       sheet.replaceSync('button.approve { color: #fff !important; background: #5fd08a !important; }');
       document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
     });
-    await page.locator('main').evaluate((main) => main.insertAdjacentHTML('beforeend', '<button type="button" class="nameless"></button>'));
+    await page
+      .locator('main')
+      .evaluate((main) => main.insertAdjacentHTML('beforeend', '<button type="button" class="nameless"></button>'));
     const found = (await axeViolations(page)).join('\n');
     expect(found).toMatch(/^color-contrast \(serious\): .*\n {2}at [^\n]*\.approve/m);
     expect(found).toMatch(/^button-name \(critical\): .*\n {2}at \.nameless/m);
