@@ -268,13 +268,18 @@ export function Timeline({ run, entries, names, onRerun }: { run: Run; entries: 
             <tr>
               <th scope="col" class="num">#</th>
               <th scope="col">Call</th>
-              <th scope="col">When</th>
-              <th scope="col" class="bar-col">
+              <th scope="col" class="col-when">
+                When
+              </th>
+              {/* Out of the accessibility tree as its cells are (the When column says it in words), so each cell keeps its column's header. */}
+              <th scope="col" class="bar-col" aria-hidden="true">
                 <span class="visually-hidden">Where in the run</span>
               </th>
               <th scope="col">Took</th>
               <th scope="col">Result</th>
-              <th scope="col">Pass</th>
+              <th scope="col" class="col-pass">
+                Pass
+              </th>
               <th scope="col">
                 <span class="visually-hidden">Details</span>
               </th>
