@@ -6,9 +6,9 @@
 export type StepRequest = { verb: 'step'; name: string; label?: string };
 /** A function in the script's own process (an SDK's step_fn); its JSON value comes back in `done`. */
 export type StepFnRequest = { verb: 'step_fn'; name: string };
-/** A command's stdout: as text, or (NUL, bytes that are not UTF-8) as `stdoutBase64`. */
 /**
- * A command's result. `stderrTail`, sent for a failed command, is the end of its stderr (at most
+ * A command's result: its stdout as text, or (NUL, bytes that are not UTF-8) as `stdoutBase64`, and
+ * its exit code. `stderrTail`, sent for a failed command, is the end of its stderr (at most
  * STDERR_TAIL_BYTES, as text): kept beside the result to say why it failed, never returned by a replay.
  */
 export type DoneRequest =

@@ -80,9 +80,12 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
       child.once('exit', (code, signal) => settle(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1))),
     );
     const closed = (stream: Readable | null): Promise<void> => new Promise((settle) => (stream ? stream.once('close', () => settle()) : settle()));
+    // Listened for from the start: stderr may close before stdout does, and a 'close' missed would
+    // cost every step the whole grace.
+    const stderrClosed = closed(child.stderr);
     void Promise.all([exited, closed(child.stdout)]).then(async ([exitCode]) => {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([closed(child.stderr), new Promise((settle) => (timer = setTimeout(settle, STDERR_GRACE_MS)))]);
+      await Promise.race([stderrClosed, new Promise((settle) => (timer = setTimeout(settle, STDERR_GRACE_MS)))]);
       clearTimeout(timer);
       (child.stderr as { unref?: () => void } | null)?.unref?.();
       const tail = exitCode !== 0 ? stderr.text() : '';
