@@ -23,6 +23,7 @@ const VALID: Record<string, unknown>[] = [
   { verb: 'step', name: 'a', label: 'x' },
   { verb: 'step_fn', name: 'f' },
   { verb: 'done', position: 0, stdout: 'out', exitCode: 0 },
+  { verb: 'done', position: 0, stdout: '', exitCode: 1, stderrTail: 'no cars left' },
   { verb: 'done', position: 0, value: { a: 1 } },
   { verb: 'sleep', ms: 1000 },
   { verb: 'wait.signal', name: 'go', timeoutMs: 1000 },

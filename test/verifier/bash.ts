@@ -14,7 +14,10 @@ export const ANSWER_WITHIN = '45s';
  * from $VERIFY_DATA, then a nonce, so a body that ran again after its result was recorded is seen.
  */
 const body = (id: string, exit = 0): string =>
-  `sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"; od -An -N8 -tx1 /dev/urandom | tr -d " \\n"; exit ${exit}'`;
+  `sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"; od -An -N8 -tx1 /dev/urandom | tr -d " \\n"; ${exit ? `echo "${failedLine(id)}" >&2; ` : ''}exit ${exit}'`;
+
+/** What a failing body says on stderr: its step's result keeps it (DoneRequest.stderrTail). */
+export const failedLine = (id: string): string => `${id} failed`;
 
 /**
  * What the script saw: bytes into $O/<id>.<pass>, then the exit status into <id>.<pass>.code (last,

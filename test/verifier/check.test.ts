@@ -131,4 +131,19 @@ describe("the replay verifier's checks of a script killed alone", () => {
       "a failed run's journal is the start of an uninterrupted one's",
     ]);
   });
+
+  it("given a failed step, then its stderr's tail must be kept beside its result where the client keeps one, and a succeeded step's never", () => {
+    const steps: Workflow = { seed: 0, ops: [{ kind: 'step', id: 'o0', payload: Buffer.alloc(0), exit: 3 }], checkoutFile: Buffer.alloc(0) };
+    const result = (data: Record<string, unknown>): JournalEntry => ({ ...entry(1, 'result', 'step', 'o0'), data: { stdout: '', exitCode: 3, ...data } });
+    const ran = (data: Record<string, unknown>): History => ({ ...history([entry(1, 'call', 'step', 'o0'), result(data)], [], []), seen: new Map(), executions: new Map([['o0', 1]]) });
+    const broken = (h: History, tails: boolean): string[] => check(steps, h, null, tails).map((each) => each.invariant);
+    const invariant = "a failed step keeps its stderr's tail, and only a failed one";
+    expect(broken(ran({ stderrTail: 'o0 failed' }), true)).toEqual([]);
+    expect(broken(ran({}), true)).toEqual([invariant]);
+    expect(broken(ran({ stderrTail: 'something else' }), true)).toEqual([invariant]);
+    // An SDK's step sends no tail: none is fine there, the step's own is too.
+    expect(broken(ran({}), false)).toEqual([]);
+    const succeeded: Workflow = { ...steps, ops: [{ kind: 'step', id: 'o0', payload: Buffer.alloc(0), exit: 0 }] };
+    expect(check(succeeded, ran({ exitCode: 0, stderrTail: 'o0 failed' }), null, true).map((each) => each.invariant)).toEqual([invariant]);
+  });
 });

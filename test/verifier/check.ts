@@ -1,6 +1,7 @@
 import type { JournalEntry } from '../../src/store/types.js';
 import type { Received } from '../graph/key-server.js';
 import { callsOf } from '../support/spool.js';
+import { failedLine } from './bash.js';
 import { isAnswered, printed, recordedResult } from './deliveries.js';
 import type { Op, Workflow } from './generate.js';
 import type { History } from './run.js';
@@ -120,8 +121,11 @@ function sentOnce(op: Op, history: History): string | null {
   return null;
 }
 
-/** The invariants of one run (a history), and of a faulted run against the uninterrupted one. */
-export function check(workflow: Workflow, history: History, reference: History | null): Violation[] {
+/**
+ * The invariants of one run (a history), and of a faulted run against the uninterrupted one.
+ * `stderrTails`: the script's client keeps a failed command's stderr tail (the bash forms' clients do; the SDKs send none).
+ */
+export function check(workflow: Workflow, history: History, reference: History | null, stderrTails = false): Violation[] {
   const violations: Violation[] = [];
   const fail = (invariant: string, detail: string): void => void violations.push({ invariant, detail });
 
@@ -166,6 +170,16 @@ export function check(workflow: Workflow, history: History, reference: History |
       const got = results.map((entry) => JSON.stringify(op.kind === 'wait-signal' ? entry.data : (entry.data.event as { payload?: unknown } | undefined)?.payload));
       if ((history.run?.status === 'succeeded' || got.length > 0) && (got.length !== 1 || got[0] !== want)) {
         fail('a wait records what the harness sent, once', `${op.kind} ${op.id}: recorded ${got.join(', ') || 'nothing'}, sent ${want}`);
+      }
+    }
+    if (op.kind === 'step') {
+      // A failed command's stderr tail is kept beside its result, and only a failed one's.
+      for (const entry of history.journal.filter((each) => each.kind === 'result' && each.verb === 'step' && each.name === op.id)) {
+        const tail = entry.data.stderrTail;
+        const kept = op.exit === 0 ? tail === undefined : stderrTails ? tail === failedLine(op.id) : tail === undefined || tail === failedLine(op.id);
+        if (!kept) {
+          fail("a failed step keeps its stderr's tail, and only a failed one", `step ${op.id} (exit ${op.exit}): stderrTail ${JSON.stringify(tail)}`);
+        }
       }
     }
     const refused = refusedName(op);
