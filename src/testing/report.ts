@@ -1,6 +1,5 @@
 import { formatDuration } from '../common/duration.js';
-import { table } from '../cli/control/format.js';
-import type { JournalEntry } from '../store/types.js';
+import { journalTable } from '../cli/control/format.js';
 import { outcomeOf } from './expectations.js';
 import type { CaseRun } from './run-case.js';
 
@@ -33,7 +32,7 @@ export function caseText(report: CaseReport): string {
   if (result) {
     const { run } = result;
     lines.push(`  the run ${run.id} ${outcomeOf(run) === 'waiting' ? `was waiting for ${run.awaiting ?? '?'}` : run.status}${run.error ? `: ${run.error}` : ''}`);
-    lines.push('  its journal:', indent(journalTable(result.journal)));
+    lines.push('  its journal:', indent(result.journal.length > 0 ? journalTable(result.journal) : '(empty)'));
     if (result.log.trim() !== '') lines.push('  its log:', indent(lastLines(result.log, 40)));
   }
   return `${lines.join('\n')}\n`;
@@ -44,13 +43,6 @@ export function summaryText(reports: CaseReport[]): string {
   return `${reports.length} case${reports.length === 1 ? '' : 's'}: ${reports.length - failed} passed, ${failed} failed\n`;
 }
 
-function journalTable(journal: JournalEntry[]): string {
-  if (journal.length === 0) return '(empty)';
-  return table(
-    ['POS', 'KIND', 'VERB', 'NAME', 'DATA'],
-    journal.map((entry) => [String(entry.position + 1), entry.kind, entry.verb, entry.name, JSON.stringify(entry.data)]),
-  );
-}
 
 function lastLines(text: string, count: number): string {
   const lines = text.trimEnd().split('\n');

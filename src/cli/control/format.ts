@@ -9,6 +9,14 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
 }
 
+/** A journal as `spool journal` prints it (and `spool test` under a failed case): a call or result a row. */
+export function journalTable(journal: readonly { position: number; kind: string; verb: string; name: string; data: unknown }[]): string {
+  return table(
+    ['POS', 'KIND', 'VERB', 'NAME', 'DATA'],
+    journal.map((entry) => [String(entry.position + 1), entry.kind, entry.verb, entry.name, JSON.stringify(entry.data)]),
+  );
+}
+
 export function age(iso: unknown, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - Date.parse(String(iso))) / 1000));
   if (seconds < 120) return `${seconds}s`;

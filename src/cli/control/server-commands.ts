@@ -5,7 +5,8 @@ import type { Command } from 'commander';
 import { formatDuration, parseDuration } from '../../common/duration.js';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { runPath } from './http.js';
-import { age, table } from './format.js';
+import { age, journalTable, table } from './format.js';
+import { lastFailedStep } from '../../engine/failed-step.js';
 import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
 import type { GateAnswerView, JournalEntry, ResponseOf } from '../../api/responses.js';
@@ -184,8 +185,9 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     // A failed run says which step failed last and the end of what it wrote to stderr.
     if (shown.status === 'failed') {
       const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
-      const failedStep = lastFailedStep(journal);
-      if (failedStep) shown.failedStep = failedStep;
+      // `book-car (exit 1): no cars left`
+      const failed = lastFailedStep(journal);
+      if (failed) shown.failedStep = `${failed.name} (exit ${failed.exitCode})${failed.said ? `: ${failed.said}` : ''}`;
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.
@@ -208,7 +210,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const to = await target(options);
     const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(await to.runId(runId))}/journal`);
     if (options.json) return json(journal);
-    out(table(['POS', 'KIND', 'VERB', 'NAME', 'DATA'], journal.map((e) => [String(e.position + 1), e.kind, e.verb, e.name, JSON.stringify(e.data)])));
+    out(journalTable(journal));
   });
 
   withServer(
@@ -397,14 +399,6 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     await (await target(options)).api('DELETE', `/schedules/${encodeURIComponent(name)}`);
     out(`deleted schedule ${name}\n`);
   });
-}
-
-/** `book-car (exit 1): no cars left`: the last step whose command failed, with its stderr's last line. */
-function lastFailedStep(journal: JournalEntry[]): string | null {
-  const failed = journal.filter((entry) => entry.kind === 'result' && entry.verb === 'step' && Number(entry.data.exitCode ?? 0) !== 0).at(-1);
-  if (!failed) return null;
-  const said = String(failed.data.stderrTail ?? '').trim().split('\n').at(-1);
-  return `${failed.name} (exit ${Number(failed.data.exitCode)})${said ? `: ${said}` : ''}`;
 }
 
 /** The call a pass is in: the last journal position reached but not yet answered (a step running, say). */
