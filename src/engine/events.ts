@@ -33,3 +33,10 @@ export async function wakeEventWaiters(store: Store, event: EventRecord, now: Da
   // every event was what capped the events a second a server could take (docs/benchmarks.md).
   for (const id of await store.listEventWaiters(event.project, event.type)) await wakeIfOver(store, id, now);
 }
+
+/** What an event does once stored: starts its handlers' runs and ends the waits on it. Answers the runs started. */
+export async function eventArrived(store: Store, env: string, event: EventRecord, now: Date): Promise<string[]> {
+  const started = await deliverEvent(store, env, event);
+  await wakeEventWaiters(store, event, now);
+  return started;
+}

@@ -44,3 +44,9 @@ export async function wakeIfOver(store: Store, runId: string, now: Date): Promis
   if (!run || !(await waitIsOver(store, run, now))) return false;
   return store.wakeRun(runId, now);
 }
+
+/** Queues a signal for a run and wakes it if it was waiting for that signal (spool signal, an approval's answer). */
+export async function signalRun(store: Store, runId: string, name: string, payload: string, now: Date): Promise<void> {
+  await store.sendSignal(runId, name, payload);
+  await wakeIfOver(store, runId, now);
+}

@@ -1,7 +1,7 @@
 import { ensureError } from '../common/errors.js';
 import { maxValueBytes } from '../engine/limits.js';
 import type { Change, PassHost } from '../engine/pass.js';
-import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
+import { eventArrived } from '../engine/events.js';
 import { tickSchedules } from '../engine/schedules.js';
 import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
@@ -197,8 +197,7 @@ export class Executor {
     } else if (change.kind === 'event') {
       const event = await this.store.getEvent(change.project, change.id);
       if (!event) return;
-      await deliverEvent(this.store, this.host.env, event);
-      await wakeEventWaiters(this.store, event, now);
+      await eventArrived(this.store, this.host.env, event, now);
     }
   }
 

@@ -1,5 +1,5 @@
 import { cancelRun } from '../engine/cancel.js';
-import { wakeIfOver } from '../engine/wake.js';
+import { signalRun } from '../engine/wake.js';
 import { runsInProcess } from '../common/workflow-file.js';
 import type { GateInput } from '../pipeline/job-scripts.js';
 import { parsePipeline } from '../pipeline/parse.js';
@@ -199,8 +199,7 @@ export async function answerGate(
     return { gate, values: {} };
   }
   const answer: GateAnswer = { by, at: now.toISOString(), values };
-  await ctx.store.sendSignal(gate.runId, 'approve', JSON.stringify(answer));
-  await wakeIfOver(ctx.store, gate.runId, now);
+  await signalRun(ctx.store, gate.runId, 'approve', JSON.stringify(answer), now);
   ctx.poke();
   return { gate, values };
 }

@@ -5,7 +5,7 @@ import { newRunId } from '../common/ids.js';
 import { attachCheckout, copyCheckout } from './checkout-store.js';
 import { cancelRun } from '../engine/cancel.js';
 import { substateOf } from '../engine/substate.js';
-import { wakeIfOver } from '../engine/wake.js';
+import { signalRun } from '../engine/wake.js';
 import { resolve } from 'node:path';
 import { documentAdmission, readWorkflowFile } from '../workflow-file/check.js';
 import { rerunRun, rerunStart } from '../engine/rerun.js';
@@ -164,8 +164,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     // Signals queue, but an ended run takes none: "queued" would be a promise nobody keeps.
     if (TERMINAL_STATUSES.includes(run.status)) throw conflict('run_ended', `run ${run.id} has ended (${run.status}); a signal would never be taken`);
     const payload = body.payload === undefined || body.payload === null ? '' : body.payload;
-    await store.sendSignal(run.id, name, typeof payload === 'string' ? payload : JSON.stringify(payload));
-    await wakeIfOver(store, run.id, ctx.now());
+    await signalRun(store, run.id, name, typeof payload === 'string' ? payload : JSON.stringify(payload), ctx.now());
     ctx.poke();
     res.status(202).json({ queued: true, run: run.id, name } satisfies ResponseOf<'POST /runs/:id/signals'>);
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
+import { eventArrived } from '../engine/events.js';
 import { checkCron, nextTick, triggerSchedule } from '../engine/schedules.js';
 import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
 import type { Handler, ResponseOf, Schedule } from '../api/responses.js';
@@ -35,8 +35,7 @@ export function triggersRoutes(ctx: ServerContext): Router {
       subject: optionalText(body, 'subject'),
       payload: body.payload ?? null,
     });
-    const runs = await deliverEvent(store, ctx.env, event);
-    await wakeEventWaiters(store, event, ctx.now());
+    const runs = await eventArrived(store, ctx.env, event, ctx.now());
     ctx.poke();
     res.status(202).json({ event: { ...event, emittedAt: event.emittedAt.toISOString() }, runs } satisfies ResponseOf<'POST /events'>);
   });

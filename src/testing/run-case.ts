@@ -8,8 +8,8 @@ import { formatDuration } from '../common/duration.js';
 import { newRunId, projectOfRunId } from '../common/ids.js';
 import { runsInProcess } from '../common/workflow-file.js';
 import { cancelRun } from '../engine/cancel.js';
-import { deliverEvent, wakeEventWaiters } from '../engine/events.js';
-import { wakeIfOver } from '../engine/wake.js';
+import { eventArrived } from '../engine/events.js';
+import { signalRun } from '../engine/wake.js';
 import { Executor } from '../passes/executor.js';
 import { captureLog } from '../passes/log-capture.js';
 import { answerGate } from '../server/approvals.js';
@@ -145,16 +145,14 @@ async function deliver(context: ServerContext, roots: RunRecord[], delivery: Del
   const { store } = context;
   if (delivery.kind === 'event') {
     const event = await store.emitEvent({ id: `evt-${randomUUID()}`, project, type: delivery.type, subject: delivery.key, payload: delivery.payload });
-    await deliverEvent(store, context.env, event);
-    await wakeEventWaiters(store, event, context.now());
+    await eventArrived(store, context.env, event, context.now());
     return null;
   }
   const run = roots.at(-1);
   if (!run) return `${describe(delivery)}: no run had started`;
   if (TERMINAL_STATUSES.includes(run.status)) return `${describe(delivery)}: the run had ended (${run.status})`;
   if (delivery.kind === 'signal') {
-    await store.sendSignal(run.id, delivery.name, delivery.payload);
-    await wakeIfOver(store, run.id, context.now());
+    await signalRun(store, run.id, delivery.name, delivery.payload, context.now());
     return null;
   }
   try {
