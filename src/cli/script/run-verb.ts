@@ -71,7 +71,10 @@ function runCommand(command: string[], idempotencyKey: string | undefined): Prom
     child.once('error', (error: NodeJS.ErrnoException) => {
       const message = `spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}`;
       process.stderr.write(`${message}\n`);
-      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: message });
+      // Cut as a tail is: a program's name may be longer than the tail keeps.
+      const tail = new StderrTail();
+      tail.add(Buffer.from(message));
+      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: tail.text() });
     });
     // Done once the command has exited and its stdout is closed (as before: stdout is the result),
     // and its stderr has closed too or STDERR_GRACE_MS have passed: a process the command left in

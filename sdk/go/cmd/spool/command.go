@@ -123,11 +123,18 @@ func runCommand(command []string, idempotencyKey string) commandResult {
 	case errors.Is(err, syscall.ENOENT):
 		message := fmt.Sprintf("spool: cannot run '%s': command not found", program)
 		fmt.Fprintln(os.Stderr, message)
-		return commandResult{nil, 127, message}
+		return commandResult{nil, 127, tailOf(message)}
 	}
 	message := fmt.Sprintf("spool: cannot run '%s': %s", program, spawnMessage(program, err))
 	fmt.Fprintln(os.Stderr, message)
-	return commandResult{nil, 126, message}
+	return commandResult{nil, 126, tailOf(message)}
+}
+
+// tailOf cuts a message of ours to what a tail keeps: a program's name may be longer than that.
+func tailOf(message string) string {
+	var tail tailBuffer
+	_, _ = tail.Write([]byte(message))
+	return tail.text()
 }
 
 // exitStatus is the code a shell would report: the exit code, or 128 plus the signal's number.
