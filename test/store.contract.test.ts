@@ -788,6 +788,35 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(kept.filter((each) => each.final)).toEqual([first]);
         expect(await store.gateAnswers('gate-2')).toEqual([]);
       });
+
+      it('given a gate needing two approvals and three arriving at once, then exactly one is final, the second, with two approvals counted and the third kept late (issue 33, item 11)', async () => {
+        const claims = await Promise.all(
+          ['alice', 'bob', 'carol'].map((by) => store.answerGate('gate-3', { decision: 'approve', by, via: 'page', values: { who: by } }, 2)),
+        );
+        expect(claims.filter((each) => each.won)).toHaveLength(1);
+        const kept = await store.gateAnswers('gate-3');
+        expect(kept).toHaveLength(3);
+        // In the order they were kept: one counted, the final second, the last one late.
+        expect(kept.map((each) => each.final)).toEqual([false, true, false]);
+        const won = claims.find((each) => each.won);
+        expect(won?.approvals.map((each) => each.by)).toEqual([kept[0]?.by, kept[1]?.by]);
+        expect(won?.first).toEqual(kept[1]);
+        const late = claims.find((each) => !each.won && each.first !== null);
+        expect(late?.first).toEqual(kept[1]);
+        expect(claims.filter((each) => !each.won && each.first === null)).toHaveLength(1);
+      });
+
+      it('given a gate needing two approvals, then a person’s second answer is refused and not kept, and the first rejection decides it', async () => {
+        const first = await store.answerGate('gate-4', { decision: 'approve', by: 'alice', via: 'cli', values: {} }, 2);
+        expect(first).toMatchObject({ won: false, first: null, duplicate: null });
+        expect(first.approvals.map((each) => each.by)).toEqual(['alice']);
+        const again = await store.answerGate('gate-4', { decision: 'approve', by: 'alice', via: 'page', values: {} }, 2);
+        expect(again).toMatchObject({ won: false, first: null, duplicate: { by: 'alice', via: 'cli', decision: 'approve' } });
+        expect(await store.gateAnswers('gate-4')).toHaveLength(1);
+        const rejected = await store.answerGate('gate-4', { decision: 'reject', by: 'bob', via: 'slack', values: {} }, 2);
+        expect(rejected).toMatchObject({ won: true, first: { decision: 'reject', by: 'bob', final: true } });
+        expect((await store.gateAnswers('gate-4')).map((each) => [each.by, each.final])).toEqual([['alice', false], ['bob', true]]);
+      });
     });
 
     describe('logs', () => {

@@ -60,6 +60,7 @@ const RUN_FIELDS = {
   rerunOf: nullable(
     named('RerunOf', shape({ runId: { type: 'string', description: 'the run this one reran' }, fromStep: nullable({ type: 'string', description: 'the step it reran from; null: from the top' }) })),
   ),
+  submittedBy: nullable({ type: 'string', description: 'who submitted it through the API, where the server knew (a gate with approvers refuses their approval); null for runs a handler, schedule, parent or Run resource started' }),
   createdAt: TIME,
   updatedAt: TIME,
   finishedAt: nullable(TIME),
@@ -142,9 +143,14 @@ const GATE_ANSWER = named('GateAnswer', shape({
   via: { type: 'string', description: 'cli, page, api, slack or mattermost' },
   at: TIME,
   values: nullable({ type: 'object', description: "the form's values" }),
-  final: { type: 'boolean', description: 'the first answer is final; later ones were refused with 409 and kept' },
+  final: { type: 'boolean', description: 'the answer that decided the gate (the first, or with approvers the count-th approval or first rejection); answers after it were refused with 409 and kept' },
 }));
 export type GateAnswerView = FromSchema<typeof GATE_ANSWER>;
+
+const APPROVERS = named('Approvers', shape({
+  count: { type: 'integer', description: 'how many approvals from distinct people open the gate' },
+  from: listOf({ type: 'string', description: 'a user name, or group:<name>' }),
+}));
 
 const GATE = named('Gate', shape({
   job: TEXT,
@@ -159,6 +165,7 @@ const GATE = named('Gate', shape({
   answeredAt: nullable(TIME),
   values: nullable(FORM_VALUES),
   answers: listOf(GATE_ANSWER),
+  approvers: nullable(APPROVERS),
 }));
 /** An approval gate of a pipeline run, waiting or settled. */
 export type Gate = FromSchema<typeof GATE>;
@@ -215,7 +222,17 @@ export const RESPONSES = {
   'GET /runs/:id/artifacts/:name': { description: "the artifact's bytes, with its content type" },
   'GET /runs/:id/approvals': shape({ approvals: listOf(GATE) }),
   'POST /runs/:id/signals': shape({ queued: { const: true }, run: TEXT, name: TEXT }),
-  'POST /runs/:id/approvals/:job': shape({ run: RUN, job: TEXT, decision: DECISION, values: FORM_VALUES }),
+  'POST /runs/:id/approvals/:job': shape({
+    run: RUN,
+    job: TEXT,
+    decision: DECISION,
+    values: FORM_VALUES,
+    approvals: nullable(named('ApprovalCount', shape({
+      counted: { type: 'integer', description: 'approvals so far, this one with them' },
+      needed: { type: 'integer', description: 'how many open the gate' },
+      by: listOf(nullable(TEXT)),
+    }))),
+  }),
   'GET /workflows': shape({ workflows: listOf(WORKFLOW) }),
   'POST /events': shape({ event: EVENT, runs: listOf({ type: 'string', description: 'the runs its handlers started' }) }),
   'GET /handlers': shape({ handlers: listOf(HANDLER) }),

@@ -34,6 +34,8 @@ export interface Submission {
   lenient?: boolean;
   /** Whom the run is about (an order, a customer): a wait for an event takes only events of it. */
   subject?: string | null;
+  /** Who submitted it, where the server knows (a gate with approvers refuses their answer). */
+  submittedBy?: string | null;
   /** A rerun (engine/rerun.ts): the run it reran, and from which step. */
   rerunOf?: RerunOf | null;
   /** A rerun's start: the old run's journal before this position, and the outputs set there. */
@@ -64,6 +66,7 @@ export async function submitRun(store: Store, submission: Submission, now: Date)
       lenient: submission.lenient ?? false,
       subject: submission.subject ?? null,
       rerunOf: submission.rerunOf ?? null,
+      submittedBy: submission.submittedBy ?? null,
     });
     const admitted: Admitted = { run, created, cancelled: [] };
     if (!created) return admitted;

@@ -104,7 +104,7 @@ function childOutputs(answer: OkAnswer): Record<string, unknown> {
 /** A pipeline's approval gate, as a child run the approvals API and the run page know (`<workflow>#<node>`). */
 async function approvalNode(host: NodeHost, name: string, config: Record<string, unknown>, scope: ExpressionScope): Promise<NodeResult> {
   const timeoutMs = typeof config.timeout === 'string' ? parseDuration(config.timeout) : null;
-  const approval = { prompt: String(config.prompt), timeout: null, form: [], notify: null };
+  const approval = { prompt: String(config.prompt), timeout: null, form: [], notify: null, approvers: null };
   const job = { name };
   const answer = await callOk(host, {
     verb: 'call',

@@ -8,7 +8,7 @@ import {
 } from './defaults.js';
 import { PipelineProblem, type DocumentPath } from './problem.js';
 import type { RawConcurrency, RawFanOut, RawFormField, RawJob, RawPipeline, RawStep, RawThrottle } from './raw.js';
-import type { Approval, Concurrency, FanOut, FormField, Job, Pipeline, Retry, Step, ThrottleSpec } from './types.js';
+import type { Approval, Approvers, Concurrency, FanOut, FormField, Job, Pipeline, Retry, Step, ThrottleSpec } from './types.js';
 
 /**
  * Turns a schema-valid document into a Pipeline: durations to milliseconds, shorthands expanded
@@ -58,7 +58,7 @@ function toSteps(raw: RawStep[], path: DocumentPath): Step[] {
 }
 
 /** The outputs every gate sets itself; a form field of the same name would be overwritten. */
-export const GATE_OUTPUTS = ['approved', 'timed_out', 'answered_by'];
+export const GATE_OUTPUTS = ['approved', 'timed_out', 'answered_by', 'approvals'];
 
 function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): Approval {
   return {
@@ -66,7 +66,21 @@ function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): A
     timeout: raw.timeout === undefined ? null : raw.timeout.includes('${{') ? raw.timeout : durationText(raw.timeout, [...path, 'timeout']),
     form: Object.entries(raw.form ?? {}).map(([name, field]) => toFormField(name, field, [...path, 'form', name])),
     notify: raw.notify ?? null,
+    approvers: raw.approvers ? toApprovers(raw.approvers, [...path, 'approvers']) : null,
   };
+}
+
+/** The group prefix in `approvers.from`: `group:release-managers`. */
+export const GROUP_PREFIX = 'group:';
+
+function toApprovers(raw: NonNullable<NonNullable<RawJob['approval']>['approvers']>, path: DocumentPath): Approvers {
+  const people = raw.from.filter((name) => !name.startsWith(GROUP_PREFIX));
+  // A group may hold any number of people; names alone must be enough for the count.
+  if (people.length === raw.from.length && raw.count > people.length)
+    throw new PipelineProblem(`'count' is ${raw.count} but 'from' names only ${people.length} ${people.length === 1 ? 'person' : 'people'} and no group, so the gate could never open`, [...path, 'count']);
+  const empty = raw.from.find((name) => name === GROUP_PREFIX);
+  if (empty !== undefined) throw new PipelineProblem(`'${GROUP_PREFIX}' in 'from' names no group; write ${GROUP_PREFIX}<name>`, [...path, 'from']);
+  return { count: raw.count, from: raw.from };
 }
 
 function toFormField(name: string, raw: RawFormField, path: DocumentPath): FormField {

@@ -1,4 +1,4 @@
-import type { Approval, ChatNotify, ExpressionScope, FormField, Job, Step } from './types.js';
+import type { Approval, Approvers, ChatNotify, ExpressionScope, FormField, Job, Step } from './types.js';
 import { interpolate } from './expressions.js';
 
 /** Quotes a value for bash, whatever it holds. */
@@ -30,12 +30,12 @@ export function scriptJob(job: Job, script: string, scope: ExpressionScope): str
  * (the prompt as it reads with this run's values, the form to fill in, how long the gate waits).
  */
 export interface GateInput {
-  approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[]; notify?: ChatNotify };
+  approval: { job: string; prompt: string; timeoutMs: number | null; form: FormField[]; notify?: ChatNotify; approvers?: Approvers };
 }
 
 export function gateInput(job: Pick<Job, 'name'>, approval: Approval, scope: ExpressionScope, timeoutMs: number | null): GateInput {
-  const { form, notify } = approval;
-  return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs, form, ...(notify ? { notify } : {}) } };
+  const { form, notify, approvers } = approval;
+  return { approval: { job: job.name, prompt: interpolate(approval.prompt, scope), timeoutMs, form, ...(notify ? { notify } : {}), ...(approvers ? { approvers } : {}) } };
 }
 
 /**
@@ -73,7 +73,8 @@ export function approvalScript(pipelineRun: string, job: Pick<Job, 'name'>, appr
 export function gateOutputs(outputs: Record<string, unknown>): Record<string, unknown> {
   const { answer, ...rest } = outputs;
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return rest;
-  const { by, values } = answer as { by?: unknown; values?: unknown };
+  const { by, values, approvals } = answer as { by?: unknown; values?: unknown; approvals?: unknown };
   const fields = typeof values === 'object' && values !== null && !Array.isArray(values) ? values : {};
-  return { ...fields, ...(typeof by === 'string' ? { answered_by: by } : {}), ...rest };
+  // A gate with approvers: every approval that opened it ({by, at, values}), in order.
+  return { ...fields, ...(typeof by === 'string' ? { answered_by: by } : {}), ...(Array.isArray(approvals) ? { approvals } : {}), ...rest };
 }

@@ -47,7 +47,7 @@ export interface RawJob {
   if?: string;
   steps?: RawStep[];
   script?: string;
-  approval?: { prompt: string; timeout?: string; form?: Record<string, RawFormField>; notify?: ChatNotify };
+  approval?: { prompt: string; timeout?: string; form?: Record<string, RawFormField>; notify?: ChatNotify; approvers?: { count: number; from: string[] } };
   fan_out?: RawFanOut;
   retry?: number | { attempts: number; backoff?: string };
   /** No policy here: a job waits for its group's lock (schema.json, jobConcurrency). */

@@ -73,7 +73,8 @@ export function problemFor(errors: readonly ErrorObject[], data: unknown, docume
     case 'minLength':
       return new PipelineProblem(`${what} must not be empty`, path);
     case 'minItems':
-      return new PipelineProblem(`${what} must list at least one step`, path);
+      // Not only steps are lists: answerers, approvers' from.
+      return new PipelineProblem(`${what} must list at least one ${path.at(-1) === 'steps' ? 'step' : 'entry'}`, path);
     case 'minProperties':
       return new PipelineProblem(`${what} must hold at least one job`, path);
     case 'minimum':

@@ -57,6 +57,16 @@ export interface ChatNotify {
   answerers?: string[];
 }
 
+/**
+ * A gate that asks several people: it opens at the `count`th approval from distinct people named in
+ * `from` (a user name, or `group:<name>` for anyone whose identity carries that group), closes at the
+ * first rejection, and refuses the run's submitter.
+ */
+export interface Approvers {
+  count: number;
+  from: string[];
+}
+
 export interface Approval {
   prompt: string;
   /**
@@ -67,6 +77,8 @@ export interface Approval {
   /** Empty when the gate asks only Approve or Reject. */
   form: FormField[];
   notify: ChatNotify | null;
+  /** Null: one answer from anyone who may answer decides (the single-approver gate). */
+  approvers: Approvers | null;
 }
 
 export interface FanOut {

@@ -52,8 +52,10 @@ export function authorizeRequests(ctx: ServerContext) {
     // SubjectAccessReview on the Run's subresource); res.locals is never set from outside.
     if (typeof res.locals.user === 'string') return next();
     const access = accessOf(req, ctx.defaultProject);
-    // Who asked, for what a route records about them (who answered an approval).
-    if (access) res.locals.user = await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access);
+    // Who asked, for what a route records about them (who answered an approval, and in which groups).
+    const who = access ? await authorize(req.get(USER_AUTHORIZATION) ?? req.get('authorization') ?? '', access) : undefined;
+    if (typeof who === 'string') res.locals.user = who;
+    else if (who) Object.assign(res.locals, { user: who.user, groups: who.groups });
     next();
   };
 }

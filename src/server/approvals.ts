@@ -4,7 +4,10 @@ import { runsInProcess } from '../common/workflow-file.js';
 import type { GateInput } from '../pipeline/job-scripts.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import { gateTimeoutMs } from '../pipeline/settings.js';
-import type { FormField } from '../pipeline/types.js';
+import type { Approvers, FormField } from '../pipeline/types.js';
+import { GROUP_PREFIX } from '../pipeline/convert.js';
+import type { Caller } from './caller.js';
+export { approvalCount } from '../api/approval-count.js';
 import { TERMINAL_STATUSES, type GateAnswerRecord, type RunRecord } from '../store/types.js';
 import type { Gate } from '../api/responses.js';
 import type { ServerContext } from './context.js';
@@ -18,6 +21,8 @@ export interface GateAnswer {
   by: string | null;
   at: string;
   values: Record<string, FormValue>;
+  /** A gate with approvers: every approval that opened it, in the order they came, this one last. */
+  approvals?: { by: string | null; at: string; values: Record<string, unknown> | null }[];
 }
 
 export type { Gate } from '../api/responses.js';
@@ -55,7 +60,7 @@ const REJECTED = /^rejected at (\S+)(?: by (.+))?$/;
 export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gate[]> {
   if (!runsInProcess(run)) return [];
   // The form and prompt are in each gate's input; runs started before gates had one fall back to the document.
-  let document: Map<string, { prompt: string; timeoutMs: number | null; form: FormField[] }> | null = null;
+  let document: Map<string, { prompt: string; timeoutMs: number | null; form: FormField[]; approvers?: Approvers | null }> | null = null;
   const declared = (job: string) => {
     try {
       document ??= new Map(
@@ -100,6 +105,7 @@ export async function listGates(ctx: ServerContext, run: RunRecord): Promise<Gat
       answeredAt: state === 'rejected' ? (child.finishedAt?.toISOString() ?? null) : (answer?.at || null),
       values: answer?.values ?? null,
       answers,
+      approvers: spec.approvers ?? null,
     });
   }
   return gates;
@@ -160,11 +166,35 @@ export function alreadyAnswered(job: string, first: Pick<GateAnswerRecord, 'deci
   );
 }
 
+/** What an answer did: decided the gate, or was counted towards its approvers' count. */
+export interface Answered {
+  gate: Gate;
+  values: Record<string, FormValue>;
+  /** A gate with approvers: the approvals so far and how many open it; null for a single-approver gate. */
+  approvals: { counted: number; needed: number; by: (string | null)[] } | null;
+}
+
+/**
+ * Whether this person may answer a gate with approvers: by name or by a group their identity
+ * carries, and not to approve a run they submitted. 403 in one line otherwise.
+ */
+function mayAnswer(approvers: Approvers, job: string, run: RunRecord, caller: Caller, decision: Decision): void {
+  const { user, groups } = caller;
+  const asked = approvers.from.join(', ');
+  if (user === null) throw new HttpError(403, 'not_an_approver', `the approval '${job}' asks ${asked}, and this server does not know who you are`);
+  if (decision === 'approve' && run.submittedBy !== null && user === run.submittedBy)
+    throw new HttpError(403, 'submitter', `${user} submitted run ${run.id} and may not approve its approval '${job}'; it asks ${approvers.count} of ${asked}`);
+  const named = approvers.from.some((each) => (each.startsWith(GROUP_PREFIX) ? groups.includes(each.slice(GROUP_PREFIX.length)) : each === user));
+  if (!named) throw new HttpError(403, 'not_an_approver', `${user} may not answer the approval '${job}': it asks ${asked}`);
+}
+
 /**
  * Answers the gate of `job` in the run: approve sends the gate its `approve` signal with the
  * answer (who, when, the form's values), reject cancels the whole run. The first answer is final,
  * decided in one statement in the store (issue 28, bug 5): a later one, however soon, is kept and
- * refused with 409 naming the first. 404 when the run has no such gate.
+ * refused with 409 naming the first. A gate with approvers counts approvals from distinct people
+ * (each person answers once) and opens at the count-th; the first rejection still decides it.
+ * 404 when the run has no such gate.
  */
 export async function answerGate(
   ctx: ServerContext,
@@ -172,9 +202,10 @@ export async function answerGate(
   job: string,
   decision: Decision,
   rawValues: unknown,
-  by: string | null,
+  caller: Caller,
   via: AnswerVia = 'api',
-): Promise<{ gate: Gate; values: Record<string, FormValue> }> {
+): Promise<Answered> {
+  const by = caller.user;
   const gates = (await listGates(ctx, run)).filter((candidate) => candidate.job === job);
   const gate = gates.find((candidate) => candidate.state === 'waiting') ?? gates.at(-1);
   if (!gate) throw notFound(`an approval gate '${job}' in run ${run.id}`);
@@ -188,18 +219,39 @@ export async function answerGate(
     }
     throw new HttpError(409, 'not_waiting', `the approval '${job}' is no longer waiting: it ${gate.state.replace('_', ' ')}`);
   }
+  const { approvers } = gate;
+  if (approvers) mayAnswer(approvers, job, run, caller, decision);
   const values = decision === 'approve' ? formValues(gate.form, rawValues) : {};
-  const claim = await ctx.store.answerGate(gate.runId, { decision, by, via, values });
-  if (!claim.won) throw alreadyAnswered(job, claim.first);
+  const claim = await ctx.store.answerGate(gate.runId, { decision, by, via, values }, approvers?.count ?? 1);
+  const needed = approvers?.count ?? 1;
+  const approvals = approvers ? { counted: claim.approvals.length, needed, by: claim.approvals.map((each) => each.by) } : null;
+  if (claim.duplicate) {
+    const earlier = claim.duplicate;
+    throw new HttpError(
+      409,
+      'answered_twice',
+      `${by ?? 'someone'} already ${earlier.decision === 'approve' ? 'approved' : 'rejected'} the approval '${job}' (${earlier.via}) at ${earlier.at.toISOString()}; each person answers once (${claim.approvals.length} of ${needed} approvals)`,
+    );
+  }
+  if (!claim.won) {
+    if (claim.first) throw alreadyAnswered(job, claim.first);
+    // Counted: the gate waits for the rest.
+    return { gate, values, approvals };
+  }
   const now = ctx.now();
   if (decision === 'reject') {
     const cancelled = await cancelRun(ctx.store, run.id, now, `rejected at ${job}${by ? ` by ${by}` : ''}`);
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    return { gate, values: {} };
+    return { gate, values: {}, approvals };
   }
-  const answer: GateAnswer = { by, at: now.toISOString(), values };
+  const answer: GateAnswer = {
+    by,
+    at: now.toISOString(),
+    values,
+    ...(approvers ? { approvals: claim.approvals.map((each) => ({ by: each.by, at: each.at.toISOString(), values: each.values })) } : {}),
+  };
   await signalRun(ctx.store, gate.runId, 'approve', JSON.stringify(answer), now);
   ctx.poke();
-  return { gate, values };
+  return { gate, values, approvals };
 }

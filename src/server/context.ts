@@ -40,9 +40,9 @@ export interface ServerContext {
   abortPass(runId: string): void;
   /**
    * Refuses (throws an HttpError 401 or 403) a caller who may not do this, else answers their user
-   * name; absent on the dev server, which trusts whoever reaches its loopback port.
+   * name, or their name and groups; absent on the dev server, which trusts whoever reaches its loopback port.
    */
-  authorize?: (authorization: string, access: Access) => Promise<string | undefined | void>;
+  authorize?: (authorization: string, access: Access) => Promise<string | { user: string; groups: string[] } | undefined | void>;
   /**
    * Serve only what a loopback client asks for (the dev server, which runs whatever it is sent):
    * a Host that is not a loopback name (DNS rebinding) and a cross-origin browser request that

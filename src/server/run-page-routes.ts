@@ -1,25 +1,13 @@
-import { userInfo } from 'node:os';
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import type { RunRecord } from '../store/types.js';
 import type { ResponseOf } from '../api/responses.js';
 import { answerGate, listGates } from './approvals.js';
 import { object, text } from './body.js';
 import type { ServerContext } from './context.js';
 import { badRequest } from './http-error.js';
+import { callerWithGroups } from './caller.js';
 import { loadRun, runView } from './runs-routes.js';
 import { timeline } from './timeline.js';
-
-/** Who the person calling is: the user the cluster authenticated, or on `spool dev` whoever runs it. */
-export function callerOf(ctx: ServerContext, res: Response): string | null {
-  const user = (res.locals as { user?: unknown }).user;
-  if (typeof user === 'string' && user) return user;
-  if (ctx.authorize) return null;
-  try {
-    return userInfo().username;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * What the run page reads besides the run itself (docs/api.md): its timeline, its approval gates
@@ -48,8 +36,8 @@ export function runPageRoutes(ctx: ServerContext): Router {
     const decision = text(body, 'decision');
     if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
     const via = body.via === 'cli' || body.via === 'page' ? body.via : 'api';
-    const { values } = await answerGate(ctx, run, req.params.job, decision, body.values, callerOf(ctx, res), via);
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
+    const { values, approvals } = await answerGate(ctx, run, req.params.job, decision, body.values, callerWithGroups(ctx, res), via);
+    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values, approvals } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
   });
 
   router.get('/workflows', async (req, res) => {

@@ -15,6 +15,7 @@ import { object, optionalNumber, optionalText, queryInteger, scriptSource, text 
 import type { Store } from '../store/store.js';
 import type { ResponseOf, Run, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
+import { callerOf } from './caller.js';
 import { HttpError, badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
 const STATUSES: RunStatus[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
@@ -81,6 +82,7 @@ export function runsRoutes(ctx: ServerContext): Router {
         throttle: rules?.throttle ?? throttle,
         concurrency: rules?.concurrency ?? null,
         lenient: body.lenient === true,
+        submittedBy: callerOf(ctx, res),
       },
       ctx.now(),
     );

@@ -10,6 +10,7 @@ import type {
   ActivityResult,
   Cell,
   GateAnswerRecord,
+  GateClaim,
   EventRecord,
   HandlerRecord,
   ScheduleRecord,
@@ -75,6 +76,7 @@ function toRun(row: Row): RunRecord {
     cwd: (row.cwd as string | null) ?? null,
     runner: (row.runner as RunnerSettings | null) ?? null,
     rerunOf: row.rerun_of ? { runId: row.rerun_of as string, fromStep: (row.rerun_from_step as string | null) ?? null } : null,
+    submittedBy: (row.submitted_by as string | null) ?? null,
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     finishedAt: dateOrNull(row.finished_at),
@@ -157,6 +159,12 @@ function toSchedule(row: Row): ScheduleRecord {
   };
 }
 
+/** The approvals that count: those up to and with the final answer, when it approves. */
+function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
+  const end = answers.findIndex((each) => each.final);
+  return (end === -1 ? answers : answers.slice(0, end + 1)).filter((each) => each.decision === 'approve');
+}
+
 /** A page cursor: the last run's exact creation time (to the microsecond, as the database keeps it) and id. */
 function encodeCursor(createdAt: string, id: string): string {
   return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
@@ -203,8 +211,8 @@ export class SqlStore implements Store {
   async createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     const inserted = await this.one(
       `insert into runs (id, project, workflow, interpreter, script, input, subject, parent_id, handler,
-                         idempotency_key, status, wake_at, lenient, cwd, runner, rerun_of, rerun_from_step)
-       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb, $15, $16)
+                         idempotency_key, status, wake_at, lenient, cwd, runner, rerun_of, rerun_from_step, submitted_by)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb, $15, $16, $17)
        on conflict do nothing returning *`,
       [
         run.id,
@@ -223,6 +231,7 @@ export class SqlStore implements Store {
         run.runner ? json(run.runner) : null,
         run.rerunOf?.runId ?? null,
         run.rerunOf?.fromStep ?? null,
+        run.submittedBy ?? null,
       ],
     );
     if (inserted) return { run: toRun(inserted), created: true };
@@ -811,26 +820,36 @@ export class SqlStore implements Store {
     return rows.map((row) => row.run_id as string);
   }
 
-  async answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>): Promise<{ won: boolean; first: GateAnswerRecord }> {
-    const values = answer.values === null ? null : JSON.stringify(answer.values);
-    // One statement decides the first: the unique index on final rows lets only one in.
-    const won = await this.one(
-      `insert into gate_answers (run_id, decision, answered_by, via, form_values, final) values ($1, $2, $3, $4, $5, true)
-       on conflict (run_id) where final do nothing returning seq`,
-      [runId, answer.decision, answer.by, answer.via, values],
-    );
-    if (!won) {
-      await this.db.query(`insert into gate_answers (run_id, decision, answered_by, via, form_values, final) values ($1, $2, $3, $4, $5, false)`, [
+  async answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>, needed = 1): Promise<GateClaim> {
+    return this.transaction(async (tx) => (tx as SqlStore).claimGate(runId, answer, needed));
+  }
+
+  /** answerGate inside its transaction: a lock per gate makes each answer see every one before it. */
+  private async claimGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>, needed: number): Promise<GateClaim> {
+    await this.db.query(`select pg_advisory_xact_lock(hashtextextended('gate:' || $1, 0))`, [runId]);
+    const before = await this.gateAnswers(runId);
+    const insert = (final: boolean) =>
+      this.db.query(`insert into gate_answers (run_id, decision, answered_by, via, form_values, final) values ($1, $2, $3, $4, $5, $6)`, [
         runId,
         answer.decision,
         answer.by,
         answer.via,
-        values,
+        answer.values === null ? null : JSON.stringify(answer.values),
+        final,
       ]);
+    const first = before.find((each) => each.final) ?? null;
+    if (first) {
+      // Late: kept, not final (the unique index on final rows holds this too).
+      await insert(false);
+      return { won: false, first, approvals: approvalsOf(before), duplicate: null };
     }
-    const first = (await this.gateAnswers(runId)).find((each) => each.final);
-    if (!first) throw new Error(`gate ${runId} has no final answer after one was recorded`);
-    return { won: won !== null, first };
+    // While approvals are being counted each person answers once; a second answer is not kept.
+    const duplicate = answer.by === null ? undefined : before.find((each) => each.by === answer.by);
+    if (duplicate) return { won: false, first: null, approvals: approvalsOf(before), duplicate };
+    const won = answer.decision === 'reject' || before.length + 1 >= needed;
+    await insert(won);
+    const after = await this.gateAnswers(runId);
+    return { won, first: after.find((each) => each.final) ?? null, approvals: approvalsOf(after), duplicate: null };
   }
 
   async gateAnswers(runId: string): Promise<GateAnswerRecord[]> {

@@ -4,6 +4,7 @@ import type {
   Cell,
   EventRecord,
   GateAnswerRecord,
+  GateClaim,
   HandlerRecord,
   ScheduleRecord,
   ThrottleRequest,
@@ -162,10 +163,11 @@ export interface Store {
   leaseQueue(project: string, group: string): Promise<string[]>;
 
   /**
-   * Records an answer to the gate whose run is `runId`: the first is final (won), decided
-   * atomically; a later one is kept beside it, not final. Answers the final one either way.
+   * Records an answer to the gate whose run is `runId`, one at a time per gate: the first rejection,
+   * or the approval that makes `needed` approvals from distinct people, is final (won); one after
+   * the final is kept beside it, not final; a person's second answer before it is refused, not kept.
    */
-  answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>): Promise<{ won: boolean; first: GateAnswerRecord }>;
+  answerGate(runId: string, answer: Omit<GateAnswerRecord, 'final' | 'at'>, needed?: number): Promise<GateClaim>;
   /** Every answer to the gate, in the order they came. */
   gateAnswers(runId: string): Promise<GateAnswerRecord[]>;
   /** A piece of a pass's output: text, or bytes (kept exactly where they are not plain text). */

@@ -36,6 +36,8 @@ export interface RunRecord {
   runner: RunnerSettings | null;
   /** The run this one reran, and the step it reran from (null: from the top); null when not a rerun. */
   rerunOf: RerunOf | null;
+  /** Who submitted it through the API, where the server knew (null: not known). */
+  submittedBy: string | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
@@ -65,6 +67,7 @@ export interface NewRun {
   cwd?: string | null;
   runner?: RunnerSettings | null;
   rerunOf?: RerunOf | null;
+  submittedBy?: string | null;
   /** A run that should not start before this time (throttled submits). */
   notBefore?: Date | null;
 }
@@ -142,6 +145,20 @@ export interface GateAnswerRecord {
   at: Date;
   values: Record<string, unknown> | null;
   final: boolean;
+}
+
+/**
+ * What recording an answer to a gate did: `won` when it decided the gate (the first rejection, or
+ * the approval that made the count); `duplicate` is the person's earlier answer when this one was
+ * refused, and not kept, for it.
+ */
+export interface GateClaim {
+  won: boolean;
+  /** The final answer, once there is one. */
+  first: GateAnswerRecord | null;
+  /** The approvals counted so far (all of them, the final one last, once the gate opened). */
+  approvals: GateAnswerRecord[];
+  duplicate: GateAnswerRecord | null;
 }
 
 export interface LogLine {

@@ -156,7 +156,7 @@ async function deliver(context: ServerContext, roots: RunRecord[], delivery: Del
     return null;
   }
   try {
-    await answerGate(context, run, delivery.job, delivery.answer, delivery.values, delivery.by, 'api');
+    await answerGate(context, run, delivery.job, delivery.answer, delivery.values, { user: delivery.by, groups: [] }, 'api');
     return null;
   } catch (error) {
     return `${describe(delivery)}: ${ensureError(error).message}`;

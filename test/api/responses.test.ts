@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -145,6 +146,19 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     expect(approvals.approvals[0]?.form.length).toBe(2);
     await waitForRun(dev.url, id);
     await call('GET /runs/:id/timeline', { id });
+  });
+
+  it('given a gate with approvers, then its approvals and a counted answer answer their shapes (issue 33, item 11)', async () => {
+    // Made in the store, so no one submitted it and the user running the tests may approve.
+    const id = `dev:default:run-${'a'.repeat(16)}`;
+    const me = userInfo().username;
+    const script = `name: two\njobs:\n  ask:\n    approval:\n      prompt: ok?\n      approvers: {count: 2, from: [${JSON.stringify(me)}, "group:ops"]}\n`;
+    await dev.store.createRun({ id, project: 'default', workflow: 'two.yaml', interpreter: 'pipeline', script });
+    await waitForChild(dev, id, 'ask', ['waiting']);
+    const { json } = await call<{ approvals: { counted: number } }>('POST /runs/:id/approvals/:job', { id, job: 'ask' }, { decision: 'approve' });
+    expect(json.approvals.counted).toBe(1);
+    const { json: gates } = await call<{ approvals: { approvers: unknown }[] }>('GET /runs/:id/approvals', { id });
+    expect(gates.approvals[0]?.approvers).toEqual({ count: 2, from: [me, 'group:ops'] });
   });
 
   it('given events, handlers, schedules and state, then their routes answer their shapes', async () => {

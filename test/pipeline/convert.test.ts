@@ -98,7 +98,7 @@ describe('shorthands and defaults', () => {
     const pipeline = parsePipeline(text, 'p.yaml');
     expect(pipeline.concurrency).toEqual({ group: 'sync-${{ input.branch }}', policy: 'queue' });
     expect(pipeline.throttle).toEqual({ limit: 2, periodMs: 5_400_000, key: 'sync', burst: 3, policy: 'drop' });
-    expect(pipeline.jobs[0]?.approval).toEqual({ prompt: 'Sync ${{ input.branch }}?', timeout: null, form: [], notify: null });
+    expect(pipeline.jobs[0]?.approval).toEqual({ prompt: 'Sync ${{ input.branch }}?', timeout: null, form: [], notify: null, approvers: null });
     expect(pipeline.jobs[1]?.concurrency).toEqual({ group: 'sync-db', policy: 'queue' });
     expect(pipeline.jobs[1]?.script).toBe('spool step sync -- echo "${{ steps.gate.output.approved }}"\n');
   });
@@ -112,6 +112,12 @@ describe('shorthands and defaults', () => {
     expect(() => jobs(gate('{ type: number, min: 5, max: 1 }'))).toThrow("the min of form field 'amount' (5) is above its max (1)");
     expect(() => jobs(gate('{ type: number, min: 0, default: -5 }'))).toThrow("the default of form field 'amount' (-5) is outside its bounds (0 to …)");
     expect(() => jobs(gate('{ type: number, min: low }'))).toThrow();
+  });
+
+  it('reads approvers: a count of people and groups; a group may hold any number, so a count above the names it lists is taken', () => {
+    const gate = (count: number, from: string) => doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', `        count: ${count}`, `        from: ${from}`);
+    expect(jobs(gate(2, '[alice, bob]'))[0]?.approval?.approvers).toEqual({ count: 2, from: ['alice', 'bob'] });
+    expect(jobs(gate(5, '[alice, "group:release"]'))[0]?.approval?.approvers).toEqual({ count: 5, from: ['alice', 'group:release'] });
   });
 
   it('follows YAML anchors and aliases', () => {

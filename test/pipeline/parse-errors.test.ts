@@ -312,6 +312,31 @@ describe('other refusals', () => {
       ),
       "p.yaml:6:33: bad expression ${{ steps.ask-lead.output.x }}: '-' is not an operator here; job names in expressions use underscores (ask_lead, not ask-lead)",
     ],
+    [
+      'approvers asking for none',
+      doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', '        count: 0', '        from: [alice]'),
+      "p.yaml:7:16: 'count' must be 1 or more",
+    ],
+    [
+      'approvers asking for more people than it names, and no group',
+      doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', '        count: 3', '        from: [alice, bob]'),
+      "p.yaml:7:16: 'count' is 3 but 'from' names only 2 people and no group, so the gate could never open",
+    ],
+    [
+      'an unknown key in approvers',
+      doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', '        count: 2', '        from: [alice, bob]', '        form: x'),
+      "p.yaml:9:9: unknown key 'form' in 'approval.approvers' of job 'ask' (expected one of count, from)",
+    ],
+    [
+      'approvers naming a group with no name',
+      doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', '        count: 1', '        from: ["group:"]'),
+      "p.yaml:8:15: 'group:' in 'from' names no group; write group:<name>",
+    ],
+    [
+      'approvers from nobody',
+      doc('name: x', 'jobs:', '  ask:', '    approval:', '      prompt: ok?', '      approvers:', '        count: 1', '        from: []'),
+      "p.yaml:8:15: 'from' must list at least one entry",
+    ],
   ])('%s', (_, text, message) => {
     expect(refusal(text)).toBe(`UsageError: ${message}`);
   });

@@ -25,7 +25,7 @@ describe('the recipe pipelines', () => {
       throttle: null,
       outputs: {},
       jobs: [
-        job({ name: 'ask', approval: { prompt: 'Refund order 1042, EUR 480?', timeout: '2d', form: [], notify: null } }),
+        job({ name: 'ask', approval: { prompt: 'Refund order 1042, EUR 480?', timeout: '2d', form: [], notify: null, approvers: null } }),
         job({
           name: 'escalate',
           dependsOn: ['ask'],
@@ -36,7 +36,7 @@ describe('the recipe pipelines', () => {
           name: 'ask_lead',
           dependsOn: ['escalate'],
           if: '${{ steps.ask.output.timed_out }}',
-          approval: { prompt: "Refund order 1042, EUR 480? The first reviewer didn't answer.", timeout: '1d', form: [], notify: null },
+          approval: { prompt: "Refund order 1042, EUR 480? The first reviewer didn't answer.", timeout: '1d', form: [], notify: null, approvers: null },
         }),
         job({
           name: 'refund',

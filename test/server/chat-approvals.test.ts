@@ -29,7 +29,7 @@ beforeAll(async () => {
       slack: { botToken: 'xoxb-test', signingSecret: SECRET, apiUrl: chat.slackApi },
       mattermost: { url: chat.mattermostUrl, botToken: 'mm-bot', callbackToken: MM_TOKEN },
       publicUrl: 'https://spool.example.com',
-      people: { U0ALICE: 'alice', U0BOB: 'bob', mmalice: 'alice' },
+      people: { U0ALICE: 'alice', U0BOB: 'bob', U0CAROL: 'carol', mmalice: 'alice', mmbob: 'bob' },
     },
   });
 }, 60_000);
@@ -164,5 +164,79 @@ describe('approvals in Mattermost', () => {
     expect(await forged.json()).toMatchObject({ ephemeral_text: 'This approval was not posted to Mattermost; answer it where it was asked.' });
     expect((await getRun(dev.url, id)).status).toBe('waiting');
     expect((await (await fetch(`${dev.url}/v1/runs/${encodeURIComponent(id)}/approvals`)).json()) as unknown).toMatchObject({ approvals: [{ state: 'waiting', answers: [] }] });
+  }, 90_000);
+});
+
+/** A gate that asks two of alice, bob and carol (issue 33, item 11), posted where `notify` says. */
+const twoOf = (notify: string): string => `name: release
+jobs:
+  ask:
+    approval:
+      prompt: "Ship 2.0?"
+      timeout: 1h
+      approvers:
+        count: 2
+        from: [alice, bob, carol]
+      notify:
+${notify}
+  ship:
+    depends_on: [ask]
+    steps:
+      - name: ship
+        run: echo "shipped, approved by \${{ steps.ask.output.approvals[0].by }} and \${{ steps.ask.output.answered_by }}"
+`;
+
+describe('a gate with approvers in Slack and Mattermost', () => {
+  it('given two of alice, bob and carol in Slack, then alice’s signed Approve counts and the message says 1 of 2 with its buttons kept; her second click is refused privately; bob’s opens the gate', async () => {
+    const since = chat.calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'release.yaml': twoOf('        slack: "#releases"') });
+    const id = await submit(dev.url, dir, 'release.yaml');
+    const [posted] = await poll('the gate’s message', () => (callsTo('POST /api/chat.postMessage', since).length > 0 ? callsTo('POST /api/chat.postMessage', since) : null));
+    const value = (posted?.body.blocks as { type: string; elements?: { value: string }[] }[]).find((block) => block.type === 'actions')?.elements?.[0]?.value ?? '';
+    await waitForRun(dev.url, id, ['waiting']);
+
+    expect(await slackClick('U0ALICE', 'approve', value)).toBe(200);
+    const [counted] = callsTo('POST /api/chat.update', since);
+    expect(String(counted?.body.text)).toContain('1 of 2 approvals: alice');
+    expect(JSON.stringify(counted?.body.blocks)).toContain('"actions"');
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+
+    expect(await slackClick('U0ALICE', 'approve', value)).toBe(200);
+    expect(String(callsTo('POST /api/chat.postEphemeral', since).at(-1)?.body.text)).toMatch(/^Alice already approved the approval 'ask' \(slack\) at \S+; each person answers once \(1 of 2 approvals\)\.$/);
+
+    expect(await slackClick('U0BOB', 'approve', value)).toBe(200);
+    expect((await waitForRun(dev.url, id, ['succeeded'], 60_000)).status).toBe('succeeded');
+    expect(await finalLog(dev.url, id)).toContain('shipped, approved by alice and bob');
+    const settled = callsTo('POST /api/chat.update', since).at(-1);
+    expect(JSON.stringify(settled?.body.blocks)).toContain('Approved by alice, bob.');
+    expect(JSON.stringify(settled?.body.blocks)).not.toContain('"actions"');
+  }, 90_000);
+
+  it('given two of alice, bob and carol in Mattermost, then alice’s and bob’s signed Approves each count, the post says 1 of 2 in between, and the run goes on', async () => {
+    const since = chat.calls.length;
+    const dir = tempDir();
+    writeFiles(dir, { 'release.yaml': twoOf('        mattermost: town-square') });
+    const id = await submit(dev.url, dir, 'release.yaml');
+    const [posted] = await poll('the post', () => (callsTo('POST /mm/api/v4/posts', since).length > 0 ? callsTo('POST /mm/api/v4/posts', since) : null));
+    const approve = (posted?.body.props as { attachments: { actions: { integration: { context: Record<string, string> } }[] }[] }).attachments[0]?.actions[0]?.integration.context ?? {};
+    await waitForRun(dev.url, id, ['waiting']);
+    const send = (user: string) =>
+      fetch(`${dev.url}/integrations/mattermost/actions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user_id: user, post_id: 'post-1', channel_id: 'town-square', context: approve }) });
+
+    expect(await (await send('mmalice')).json()).toEqual({});
+    const [counted] = callsTo('PUT /mm/api/v4/posts/post-1', since);
+    expect(JSON.stringify(counted?.body.props)).toContain('1 of 2 approvals: alice');
+    expect(JSON.stringify(counted?.body.props)).toContain('"actions"');
+    expect((await getRun(dev.url, id)).status).toBe('waiting');
+
+    expect(await (await send('mmbob')).json()).toEqual({});
+    expect((await waitForRun(dev.url, id, ['succeeded'], 60_000)).status).toBe('succeeded');
+    expect(JSON.stringify(callsTo('PUT /mm/api/v4/posts/post-1', since).at(-1)?.body.props)).toContain('Approved by alice, bob.');
+    const [gate] = ((await (await fetch(`${dev.url}/v1/runs/${encodeURIComponent(id)}/approvals`)).json()) as { approvals: { answers: { by: string; via: string; final: boolean }[] }[] }).approvals;
+    expect(gate?.answers.map((each) => [each.by, each.via, each.final])).toEqual([
+      ['alice', 'mattermost', false],
+      ['bob', 'mattermost', true],
+    ]);
   }, 90_000);
 });

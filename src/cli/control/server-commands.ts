@@ -1,3 +1,4 @@
+import { approvalCount } from '../../api/approval-count.js';
 import { stringify as stringifyYaml } from 'yaml';
 import { LogPrinter } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,10 +20,11 @@ type SetExit = (code: number) => void;
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 const out = (text: string | Uint8Array): void => void process.stdout.write(text);
 const json = (value: unknown): void => out(`${JSON.stringify(value, null, 2)}\n`);
-const answerLine = (answer: GateAnswerView): string =>
+/** `decided`: the gate's final answer came before this one (a gate with approvers counts the ones before it). */
+const answerLine = (answer: GateAnswerView, decided: boolean, approvers: boolean): string =>
   `${answer.decision} by ${answer.by ?? 'someone'} (${answer.via}) at ${answer.at}` +
   (answer.values && Object.keys(answer.values).length ? ` ${JSON.stringify(answer.values)}` : '') +
-  (answer.final ? '' : ' — refused: the first answer is final');
+  (answer.final ? '' : !decided && approvers ? ' — counted' : approvers ? ' — refused: the gate was already answered' : ' — refused: the first answer is final');
 
 /** The status a person reads: a pending or waiting run whose substate is queued is `queued`, in runs and status alike. */
 const shownStatus = (run: { status?: unknown; substate?: unknown }): string => (run.substate === 'queued' ? 'queued' : String(run.status));
@@ -201,7 +203,10 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       const { approvals } = await to.api<ResponseOf<'GET /runs/:id/approvals'>>('GET', `${runPath(id)}/approvals`);
       approvals
         // `?? []`: a server from before answers were kept (issue 28) lists gates without them.
-        .flatMap((gate) => (gate.answers ?? []).map((answer) => `${gate.job}: ${answerLine(answer)}`))
+        .flatMap((gate) => {
+          const final = (gate.answers ?? []).findIndex((answer) => answer.final);
+          return (gate.answers ?? []).map((answer, index) => `${gate.job}: ${answerLine(answer, final !== -1 && index > final, Boolean(gate.approvers))}`);
+        })
         .forEach((line, index) => out(`${(index === 0 ? 'answers' : '').padEnd(15)} ${line}\n`));
     }
   });
@@ -313,8 +318,11 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
         values[pair.slice(0, at)] = pair.slice(at + 1);
       }
       const body: RequestOf<'POST /runs/:id/approvals/:job'> = Object.keys(values).length > 0 ? { decision, values, via: 'cli' } : { decision, via: 'cli' };
-      await to.api('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, body);
-      out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}\n`);
+      const answer = await to.api<Partial<ResponseOf<'POST /runs/:id/approvals/:job'>>>('POST', `${runPath(await to.runId(runId))}/approvals/${encodeURIComponent(job)}`, body);
+      // A gate with approvers: how far it has got (a server from before them says nothing).
+      const count = answer.approvals;
+      const progress = count && decision === 'approve' ? ` (${approvalCount(count)}; ${count.counted < count.needed ? `waiting for ${count.needed - count.counted} more` : 'the gate opens'})` : '';
+      out(`${decision === 'approve' ? 'approved' : 'rejected'} ${job} of ${runId}${progress}\n`);
     });
   }
 

@@ -151,6 +151,8 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   const search = query.toString();
   req.url = `${target}${search ? `?${search}` : ''}`;
   res.locals.user = user.username;
+  // A gate's approvers may name a group the person is in (approval.approvers).
+  res.locals.groups = user.groups;
   return false;
 }
 

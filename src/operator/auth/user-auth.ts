@@ -17,7 +17,7 @@ export function userAuthorizer(
   runName: (runId: string) => Promise<string | undefined>,
 ) {
   const userOf = cachedFor(TOKEN_CACHE_MS, (token) => reviewToken(authentication, token));
-  return async (header: string, access: Access): Promise<string | undefined> => {
+  return async (header: string, access: Access): Promise<{ user: string; groups: string[] }> => {
     const token = /^Bearer (.+)$/i.exec(header)?.[1];
     if (!token) throw new HttpError(401, 'unauthenticated', 'send a bearer token the cluster accepts (the CLI uses your kubeconfig)');
     const user = await userOf(token);
@@ -46,6 +46,7 @@ export function userAuthorizer(
       const what = `${access.verb} ${access.resource}.${GROUP}${name ? ` ${name}` : ''} in namespace ${access.project}`;
       throw new HttpError(403, 'forbidden', `${user.username ?? 'this user'} may not ${what}${review.status?.reason ? `: ${review.status.reason}` : ''}`);
     }
-    return user.username;
+    // The groups too: a gate's approvers may name one (approval.approvers).
+    return { user: user.username ?? '', groups: user.groups ?? [] };
   };
 }

@@ -61,6 +61,21 @@ export async function savePost(ctx: ServerContext, project: string, post: ChatPo
   await ctx.store.setCell(project, POSTS_SCOPE, postKey(post.provider, post.gateRunId), JSON.stringify(post));
 }
 
+/**
+ * A gate with approvers that has some of them: its message says how many and whose, its buttons
+ * stay for the others.
+ */
+export async function countOnPost(ctx: ChatContext, post: ChatPost, count: string): Promise<void> {
+  const text = `${post.text}\n${count}`;
+  const target = { run: post.runId, job: post.job };
+  if (post.provider === 'slack' && ctx.chat.slack) {
+    await slackCall(ctx.chat.slack, 'chat.update', { channel: post.channel, ts: post.id, text, blocks: slackGateBlocks(text, target) });
+  } else if (post.provider === 'mattermost' && ctx.chat.mattermost) {
+    const callback = `${(ctx.chat.publicUrl ?? '').replace(/\/$/, '')}/integrations/mattermost/actions`;
+    await mattermostCall(ctx.chat.mattermost, 'PUT', `/posts/${post.id}`, { id: post.id, message: '', props: mattermostGateProps(ctx.chat.mattermost, callback, text, target) });
+  }
+}
+
 /** Replaces a gate's message with what came of it: no buttons left to press. */
 export async function settlePost(ctx: ChatContext, project: string, post: ChatPost, outcome: string): Promise<void> {
   if (post.provider === 'slack' && ctx.chat.slack) {

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request } from 'express';
-import { answerGate, listGates, type Decision } from '../approvals.js';
+import { answerGate, approvalCount, listGates, type Answered, type Decision } from '../approvals.js';
 import type { ServerContext } from '../context.js';
 import { HttpError } from '../http-error.js';
-import { notifyOf, outcomeOf, POSTS_SCOPE, settlePost, type ChatContext, type ChatPost } from './gates.js';
+import { countOnPost, notifyOf, outcomeOf, POSTS_SCOPE, settlePost, type ChatContext, type ChatPost } from './gates.js';
 import type { ChatSettings } from './settings.js';
 import { slackCall, slackClickOf, slackRefusal } from './slack.js';
 
@@ -14,7 +14,8 @@ interface Click {
   decision: Decision;
 }
 
-type Said = { ok: true; outcome: string; post: ChatPost | null; project: string } | { ok: false; message: string };
+/** `counted`: a gate with approvers took an approval and waits for more; its message keeps its buttons. */
+type Said = { ok: true; outcome: string; counted: boolean; post: ChatPost | null; project: string } | { ok: false; message: string };
 
 /**
  * What a click on a gate's button does: the chat user must map to a person, and to one of the
@@ -34,18 +35,24 @@ async function click(ctx: ChatContext, { person, run: runId, job, decision }: Cl
   // answered any gate, also one never posted there.
   const cell = await ctx.store.getCell(gateRun.project, POSTS_SCOPE, `${provider}:${gateRun.id}`);
   if (!cell) return { ok: false, message: `This approval was not posted to ${provider === 'slack' ? 'Slack' : 'Mattermost'}; answer it where it was asked.` };
+  let answered: Answered;
   try {
-    await answerGate(ctx, run, job, decision, undefined, person, provider);
+    answered = await answerGate(ctx, run, job, decision, undefined, { user: person, groups: [] }, provider);
   } catch (error) {
-    if (error instanceof HttpError && error.status === 409) return { ok: false, message: `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.` };
+    if (error instanceof HttpError && (error.status === 409 || error.status === 403)) return { ok: false, message: `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.` };
     if (error instanceof HttpError && error.status === 404) return { ok: false, message: `This approval is no longer waiting (${gate.state.replace('_', ' ')}).` };
     if (error instanceof HttpError && error.status === 400) return { ok: false, message: `This approval's form needs answers: use the run page. (${error.message})` };
     throw error;
   }
+  const post = JSON.parse(cell.value) as ChatPost;
+  const count = answered.approvals;
+  if (decision === 'approve' && count && count.counted < count.needed) {
+    return { ok: true, outcome: approvalCount(count), counted: true, post, project: gateRun.project };
+  }
   const settled = (await listGates(ctx, (await ctx.store.getRun(runId)) ?? run)).find((candidate) => candidate.runId === gate.runId);
   // Approving lands when the gate's run takes the signal; the answer is known now.
-  const outcome = decision === 'approve' ? `Approved by ${person}.` : outcomeOf(settled);
-  return { ok: true, outcome, post: cell ? (JSON.parse(cell.value) as ChatPost) : null, project: gateRun.project };
+  const outcome = decision === 'approve' ? `Approved by ${count ? count.by.join(', ') : person}.` : outcomeOf(settled);
+  return { ok: true, outcome, counted: false, post, project: gateRun.project };
 }
 
 /** The person a chat user id maps to: only the ids `people` names (not `__proto__`, `constructor`...). */
@@ -81,7 +88,7 @@ export function chatRoutes(ctx: ServerContext): Router {
     const { userId, channel, action, target } = clicked;
     const said = await click(chat, { person: personOf(settings, userId), run: target.run, job: target.job, decision: action }, 'slack');
     if (said.ok) {
-      if (said.post) await settlePost(chat, said.project, said.post, said.outcome);
+      if (said.post) await (said.counted ? countOnPost(chat, said.post, said.outcome) : settlePost(chat, said.project, said.post, said.outcome));
     } else if (channel) {
       await slackCall(slack, 'chat.postEphemeral', { channel, user: userId, text: said.message });
     }
@@ -100,7 +107,7 @@ export function chatRoutes(ctx: ServerContext): Router {
       res.json({ ephemeral_text: said.message });
       return;
     }
-    if (said.post) await settlePost(chat, said.project, said.post, said.outcome);
+    if (said.post) await (said.counted ? countOnPost(chat, said.post, said.outcome) : settlePost(chat, said.project, said.post, said.outcome));
     res.json({});
   });
 

@@ -1,0 +1,66 @@
+import { userInfo } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliOk, startDev, submit } from '../support/dev.js';
+import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
+
+/**
+ * `spool approve` at a gate with approvers (issue 33, item 11), on spool dev, where every request
+ * is the user running it: the submitter of a run is refused in one line; a run a handler started
+ * has no submitter, so that user's approval counts, once.
+ */
+
+const me = userInfo().username;
+const DOCUMENT = `name: release
+jobs:
+  ask:
+    approval:
+      prompt: "Ship it?"
+      approvers:
+        count: 2
+        from: [${JSON.stringify(me)}, bob]
+  ship:
+    depends_on: [ask]
+    steps:
+      - name: ship
+        run: echo shipped
+`;
+
+let dev: Dev;
+let dir: string;
+beforeAll(async () => {
+  dev = await startDev();
+  dir = tempDir();
+  writeFiles(dir, { 'release.yaml': DOCUMENT });
+}, 60_000);
+afterAll(async () => {
+  await dev?.close();
+  removeTempDirs();
+});
+
+describe('spool approve at a gate with approvers', () => {
+  it('given the run was submitted by this user, then approving says they submitted it, exits non-zero and records nothing', async () => {
+    const id = await submit(dev.url, dir, 'release.yaml');
+    await waitForChild(dev, id, 'ask', ['waiting']);
+    const refused = await cli(dev.url, dir, ['approve', id, 'ask']);
+    expect(refused.output).toBe(`spool: ${me} submitted run ${id} and may not approve its approval 'ask'; it asks 2 of ${me}, bob\n`);
+    expect(refused.code).not.toBe(0);
+    const gate = (await dev.store.listRuns({ parentId: id }))[0];
+    expect(await dev.store.gateAnswers(gate?.id ?? '')).toEqual([]);
+  }, 120_000);
+
+  it('given a run a handler started, then the first approval says 1 of 2 and who, and a second from the same person is refused and not counted', async () => {
+    await cliOk(dev.url, dir, ['handler', 'set', 'release', '--on', 'release.asked', 'release.yaml']);
+    const emitted = JSON.parse(await cliOk(dev.url, dir, ['event', 'emit', 'release.asked', '--json'])) as { runs: string[] };
+    const id = emitted.runs[0] ?? '';
+    await waitForChild(dev, id, 'ask', ['waiting']);
+
+    expect(await cliOk(dev.url, dir, ['approve', id, 'ask'])).toBe(`approved ask of ${id} (1 of 2 approvals: ${me}; waiting for 1 more)\n`);
+    const again = await cli(dev.url, dir, ['approve', id, 'ask']);
+    expect(again.output).toMatch(new RegExp(`^spool: ${me} already approved the approval 'ask' \\(cli\\) at \\S+; each person answers once \\(1 of 2 approvals\\)\\n$`));
+    expect(again.code).not.toBe(0);
+    const gate = (await dev.store.listRuns({ parentId: id }))[0];
+    expect((await dev.store.gateAnswers(gate?.id ?? '')).map((each) => [each.by, each.via, each.final])).toEqual([[me, 'cli', false]]);
+    expect(gate?.status).toBe('waiting');
+  }, 120_000);
+});
