@@ -15,6 +15,7 @@ const IN_SCRIPT = [
   'test/dev/output-bytes.test.ts',
   'test/dev/artifacts.test.ts',
   'test/dev/checkout.test.ts',
+  'test/dev/tracing.test.ts',
 ];
 const ALL = ['test/**/*.test.ts', 'src/**/*.test.ts', 'sdk/typescript/test/**/*.test.ts'];
 

@@ -142,6 +142,8 @@ type Answer struct {
 	// Position and IdempotencyKey come with "execute": the done request names the position.
 	Position       int64  `json:"position,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Traceparent (W3C), with "execute" when tracing is on, names the step's span; a command gets it as TRACEPARENT.
+	Traceparent string `json:"traceparent,omitempty"`
 	// Message says why a call suspended or failed; Kind is the error's kind (ErrorKind*).
 	Message string `json:"message,omitempty"`
 	Kind    string `json:"kind,omitempty"`

@@ -8,6 +8,7 @@ import type { ServerContext } from '../server/context.js';
 import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { Executor } from '../passes/executor.js';
+import { flushTracing, setTracingService } from '../tracing/tracing.js';
 import { checkProject } from '../engine/request-schema.js';
 import { captureLog, logsDirFor } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
@@ -38,6 +39,7 @@ export interface DevServer {
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   checkProject(options.project ?? 'default');
   checkStartSettings();
+  setTracingService('spool-dev');
   const store = await openStore(options);
   const now = new Date();
   await store.recoverInterruptedRuns(now);
@@ -80,6 +82,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       endAllScripts();
       await notifier?.stop();
       await executor.stop();
+      await flushTracing();
       await store.close();
     },
   };

@@ -8,6 +8,7 @@ import { openStore, type StoreOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../passes/executor.js';
+import { flushTracing } from '../tracing/tracing.js';
 import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
 import { captureLog, logsDirFor, teeLog } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
@@ -193,5 +194,7 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
     } else {
       await executor.stop();
     }
+    // The last pass's spans, and the run's own, go out before `spool run` exits.
+    await flushTracing();
   }
 }

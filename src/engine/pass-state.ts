@@ -182,6 +182,16 @@ export class PassState {
     return this.slots.get(this.cursor)?.call !== undefined;
   }
 
+  /** Whether the next call's result is already in the journal: it is answered from there. */
+  get answeredNext(): boolean {
+    return this.slots.get(this.cursor)?.result !== undefined;
+  }
+
+  /** The verb and name recorded at a position, if any. */
+  recordedAt(position: number): JournalEntry | undefined {
+    return this.slots.get(position)?.call;
+  }
+
   /** Takes the position `peek` looked at. */
   take(reached: Reached): Reached {
     this.cursor = reached.position + 1;

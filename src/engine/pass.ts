@@ -9,6 +9,8 @@ import { checkRequestValues } from './limits.js';
 import { PassState, type PassHost } from './pass-state.js';
 import { checkRequest } from './request-schema.js';
 import { handleVerb } from './verbs/index.js';
+import { traceCall } from './trace-call.js';
+import { tracing, type PassTrace } from '../tracing/tracing.js';
 
 export type { Change, HttpStub, PassHost, Reached, StepStub, Stubs, Suspension } from './pass-state.js';
 
@@ -20,12 +22,21 @@ const LOST_ANSWER = { status: 'suspended', message: 'script suspended: the datab
  * position, answers recorded calls from it and executes (and records) the first new one.
  */
 export class Pass extends PassState {
+  /** The pass's spans, when tracing is on (docs/tracing.md); a replay's pass (replay-pass.ts) has none. */
+  trace: PassTrace | null = null;
+
   static async start(store: Store, run: RunRecord, host: PassHost, lenient?: boolean): Promise<Pass> {
-    return new Pass(store, run, await store.readJournal(run.id), host, lenient);
+    const pass = new Pass(store, run, await store.readJournal(run.id), host, lenient);
+    pass.trace = (await tracing())?.pass(run) ?? null;
+    return pass;
   }
 
   /** Answers one request; never throws. */
-  async handle(request: Request): Promise<Answer> {
+  handle(request: Request): Promise<Answer> {
+    return this.trace ? traceCall(this, this.trace, request, () => this.answer(request)) : this.answer(request);
+  }
+
+  private async answer(request: Request): Promise<Answer> {
     if (this.suspension) return { status: 'suspended', message: `script suspended awaiting ${this.suspension.awaiting}` };
     if (this.lost) return LOST_ANSWER;
     if (this.failure) return { status: 'error', kind: 'determinism', message: this.failure, exitCode: EXIT.failure };

@@ -138,8 +138,12 @@ export type Answer =
    * recorded JSON is `value`.
    */
   | { status: 'ok'; stdout?: string; stdoutBase64?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
-  /** Run the command now (in the script's environment) and report it with a `done` request. */
-  | { status: 'execute'; position: number; idempotencyKey?: string }
+  /**
+   * Run the command now (in the script's environment) and report it with a `done` request. With
+   * tracing on, `traceparent` (W3C) names the step's span: the client puts it in the command's
+   * environment as TRACEPARENT, so a command that traces joins the run's trace (docs/tracing.md).
+   */
+  | { status: 'execute'; position: number; idempotencyKey?: string; traceparent?: string }
   /** The call must wait: the agent is ending the script; the client should not go on. */
   | { status: 'suspended'; message: string }
   | { status: 'error'; kind: ErrorKind; message: string; exitCode: number };

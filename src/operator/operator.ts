@@ -4,6 +4,7 @@ import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } f
 import express from 'express';
 import { RetryableError, ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
+import { flushTracing, setTracingService } from '../tracing/tracing.js';
 import { createApp } from '../server/app.js';
 import { startGateNotifier } from '../server/chat/gates.js';
 import type { ChatSettings } from '../server/chat/settings.js';
@@ -92,6 +93,7 @@ export interface Operator {
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const { kubeConfig } = options;
   const log = (options.log ?? jsonLogger()).with({ replica: options.name });
+  setTracingService('hyperspool-operator');
   // Null until the database has answered: probes and metrics are served before that, so that a
   // replica started while PostgreSQL is away waits, not ready, instead of crash-looping.
   let opened: Store | null = null;
@@ -245,6 +247,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     server.closeAllConnections();
     aggregated.close();
     await health.close();
+    await flushTracing();
     await store.close();
   };
   return {

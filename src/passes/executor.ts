@@ -11,6 +11,7 @@ import { runActivityAttempt } from '../activities/activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from '../activities/activity-attempts.js';
 import { projectOfRunId } from '../common/ids.js';
 import { startPass, type PassOutput, type PassPlace, type PassRunner } from './start-pass.js';
+import { tracing, type CallEnd } from '../tracing/tracing.js';
 
 /** Runs one attempt of an activity somewhere else (on a cluster, a Job) and answers how it ended. */
 export type ActivityAttemptRunner = (activity: ActivityRecord, signal: AbortSignal) => Promise<AttemptEnd>;
@@ -272,12 +273,16 @@ export class Executor {
 
   private async pass(run: RunRecord, signal: AbortSignal): Promise<void> {
     let outcome: RunOutcome;
+    // The pass's span opens before its script starts; its calls' spans join it (docs/tracing.md).
+    const traces = await tracing();
+    traces?.pass(run);
     try {
       outcome = await startPass(this.store, run, this.host, this.place, signal);
     } catch (error) {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
     if (signal.aborted && signal.reason === ABANDONED) return;
+    traces?.endPass(run, outcome, this.host.now());
     try {
       await settleRun(this.store, run, outcome, this.host.now());
       const settled = await this.store.getRun(run.id);
@@ -313,9 +318,11 @@ export class Executor {
       return !run || TERMINAL_STATUSES.includes(run.status);
     };
     if (await runEnded()) return void (await settleActivityAttempt(this.store, activity, { kind: 'run-ended' }, this.host.now()));
+    const started = new Date();
     const end: AttemptEnd = this.options.runActivity
       ? await this.options.runActivity(activity, signal)
       : { kind: 'result', result: await runActivityAttempt(activity, 'inherit', this.host.maxResultBytes, signal) };
+    await traceAttempt(activity, started, end);
     if (end.kind === 'recorded') return;
     if (signal.aborted && signal.reason !== ABANDONED && (await runEnded()))
       return void (await settleActivityAttempt(this.store, activity, { kind: 'run-ended' }, this.host.now()));
@@ -342,4 +349,14 @@ export class Executor {
     this.poke();
     if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
+}
+
+/** An activity attempt's span, under its run's own (docs/tracing.md): an attempt belongs to no pass. */
+async function traceAttempt(activity: ActivityRecord, started: Date, end: AttemptEnd): Promise<void> {
+  if (end.kind === 'abandoned') return;
+  const traces = await tracing();
+  if (!traces) return;
+  const ended: CallEnd =
+    end.kind === 'result' ? { outcome: 'ok', exitCode: end.result.exitCode } : end.kind === 'lost' ? { outcome: 'error', detail: end.message } : { outcome: 'ok' };
+  traces.activityAttempt(activity.runId, activity.name, activity.attempt, started, ended);
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../../common/duration.js';
 import { UsageError } from '../../common/errors.js';
 import { chatOption } from '../chat-option.js';
+import { scriptOtelVariables } from '../../tracing/tracing.js';
 
 function required(value: string | undefined, what: string): string {
   if (!value) throw new UsageError(`${what} is required`);
@@ -86,6 +87,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
           serverUrl: options.agentServer ?? '',
           ttlSecondsAfterFinished: 600,
           startTimeoutSeconds: positive(options.passStartTimeout, '--pass-start-timeout'),
+          scriptEnv: scriptOtelVariables(),
         },
       });
       // The operator's first log line says where it listens (the addresses it really bound).

@@ -53,10 +53,15 @@ class StderrTail {
   }
 }
 
-function runCommand(command: string[], idempotencyKey: string | undefined): Promise<CommandResult> {
+/** The step's own variables: its idempotency key, and with tracing on its span (TRACEPARENT, docs/tracing.md). */
+function runCommand(command: string[], answer: { idempotencyKey?: string; traceparent?: string }): Promise<CommandResult> {
   return new Promise((resolve) => {
     const [program, ...args] = command;
-    const env = idempotencyKey ? { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey } : process.env;
+    const env = {
+      ...process.env,
+      ...(answer.idempotencyKey ? { SPOOL_IDEMPOTENCY_KEY: answer.idempotencyKey } : {}),
+      ...(answer.traceparent ? { TRACEPARENT: answer.traceparent } : {}),
+    };
     const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'pipe'], env });
     const chunks: Buffer[] = [];
     const stderr = new StderrTail();
@@ -167,7 +172,7 @@ export async function runScriptVerb(args: string[]): Promise<number> {
     }
     if (answer.status === 'suspended') return await awaitSuspension();
     if (answer.status === 'execute' && call.command) {
-      const result = await runCommand(call.command, answer.idempotencyKey);
+      const result = await runCommand(call.command, answer);
       answer = await client.request({ verb: 'done', position: answer.position, ...result });
       if (answer.status === 'ok') return finish(answer, true);
     }

@@ -30,6 +30,7 @@ import { HandlerController } from './handler.js';
 import { RunController } from './run.js';
 import { ScheduleController } from './schedule.js';
 import { WorkflowController } from './workflow.js';
+import { tracing } from '../../tracing/tracing.js';
 
 export interface ControllersOptions {
   kubeConfig: KubeConfig;
@@ -330,7 +331,10 @@ export class Controllers {
     const slash = key.indexOf('/');
     const kind = key.slice(0, slash) as Kind;
     const { namespace, name } = splitKey(key.slice(slash + 1));
-    return this.kinds[kind].reconcile(namespace, name);
+    // Each reconcile its own span, with tracing on (docs/tracing.md).
+    const traces = await tracing();
+    const work = (): Promise<ReconcileResult | void> => this.kinds[kind].reconcile(namespace, name);
+    return traces ? traces.reconcile(kind, namespace ?? '', name, work) : work();
   }
 
   /**

@@ -22,6 +22,8 @@ export interface PassJobSettings {
    * before the pass is given up as lost and dispatched again. Default 10 minutes.
    */
   startTimeoutSeconds?: number;
+  /** Variables every script gets before its Workflow's own: the operator's OTEL_* (docs/tracing.md). */
+  scriptEnv?: V1EnvVar[];
 }
 
 /** Where the pass's sockets and script live inside the pod: an emptyDir both containers mount. */
@@ -100,7 +102,8 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
               // The static client runs in any image; it puts its own directory first on the script's PATH.
               command: [`${CLIENT_DIR}/spool`, 'pass', '--socket', socket, '--control', control, '--workdir', `${SPOOL_DIR}/work`],
               workingDir: SPOOL_DIR,
-              env: (pod.env ?? []) as V1EnvVar[],
+              // The Workflow's own variables last: a name given twice takes its last value.
+              env: [...(settings.scriptEnv ?? []), ...((pod.env ?? []) as V1EnvVar[])],
               ...(pod.envFrom?.length ? { envFrom: pod.envFrom } : {}),
               ...(template.resources ? { resources: template.resources as V1ResourceRequirements } : {}),
               volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR, readOnly: true }, ...(template.volumeMounts ?? [])],

@@ -63,7 +63,7 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 		return artifactExchange(conn, call, answer)
 	}
 	if answer.Status == hyperspool.StatusExecute && call.command != nil {
-		result := runCommand(call.command, answer.IdempotencyKey)
+		result := runCommand(call.command, answer.IdempotencyKey, answer.Traceparent)
 		done := hyperspool.WithOutput(hyperspool.NewRequest("done").With("position", answer.Position), "stdout", result.stdout).
 			With("exitCode", result.exitCode)
 		if result.exitCode != 0 && result.stderrTail != "" {

@@ -98,12 +98,16 @@ func (t *tailBuffer) text() string {
 // runCommand runs a step's command in the script's own environment: stdout captured as the
 // step's result and printed as it comes (a long step shows its progress in spool logs and kubectl
 // logs while it runs, and one cancelled or killed half-way leaves what it printed), stdin straight
-// through, stderr through with its tail kept for a failed step.
-func runCommand(command []string, idempotencyKey string) commandResult {
+// through, stderr through with its tail kept for a failed step. With tracing on, the answer's
+// traceparent names the step's span: as TRACEPARENT, a command that traces joins the run's trace.
+func runCommand(command []string, idempotencyKey, traceparent string) commandResult {
 	program := command[0]
 	env := os.Environ()
 	if idempotencyKey != "" {
 		env = setEnv(env, "SPOOL_IDEMPOTENCY_KEY", idempotencyKey)
+	}
+	if traceparent != "" {
+		env = setEnv(env, "TRACEPARENT", traceparent)
 	}
 	var stdout bytes.Buffer
 	cmd := &exec.Cmd{Args: command, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: os.Stderr}
