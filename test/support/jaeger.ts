@@ -10,6 +10,8 @@ export interface TestJaeger {
   otlpEndpoint: string;
   /** The trace's spans as Jaeger's query API answers them, [] while it has none. */
   spans(traceId: string): Promise<JaegerSpan[]>;
+  /** The spans of this name a service sent, in any trace. */
+  find(service: string, operation: string): Promise<JaegerSpan[]>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,17 @@ interface RawTrace {
 }
 
 const repo = resolve(import.meta.dirname, '..', '..');
+
+function spansOf(trace: RawTrace): JaegerSpan[] {
+  return trace.spans.map((span) => ({
+    spanID: span.spanID,
+    operationName: span.operationName,
+    parent: span.references?.find((reference) => reference.refType === 'CHILD_OF')?.spanID ?? null,
+    startTime: span.startTime,
+    service: trace.processes[span.processID]?.serviceName ?? '',
+    tags: Object.fromEntries(span.tags.map((tag) => [tag.key, tag.value])),
+  }));
+}
 
 /** Jaeger v2's all-in-one, cut to what the tests use, on ports of its own (the defaults may be taken). */
 function config(otlp: number, query: number, health: number): string {
@@ -102,15 +115,14 @@ export async function startJaeger(): Promise<TestJaeger> {
       if (response.status === 404) return [];
       if (!response.ok) throw new Error(`jaeger answered ${response.status}: ${await response.text()}`);
       const [trace] = ((await response.json()) as { data: RawTrace[] }).data;
-      if (!trace) return [];
-      return trace.spans.map((span) => ({
-        spanID: span.spanID,
-        operationName: span.operationName,
-        parent: span.references?.find((reference) => reference.refType === 'CHILD_OF')?.spanID ?? null,
-        startTime: span.startTime,
-        service: trace.processes[span.processID]?.serviceName ?? '',
-        tags: Object.fromEntries(span.tags.map((tag) => [tag.key, tag.value])),
-      }));
+      return trace ? spansOf(trace) : [];
+    },
+    async find(service, operation) {
+      const query = new URLSearchParams({ service, operation, limit: '1000', lookback: '1h' });
+      const response = await fetch(`${queryUrl}/api/traces?${query}`);
+      if (!response.ok) throw new Error(`jaeger answered ${response.status}: ${await response.text()}`);
+      const traces = ((await response.json()) as { data: RawTrace[] | null }).data ?? [];
+      return traces.flatMap(spansOf).filter((span) => span.operationName === operation);
     },
     async stop() {
       if (!exited) child.kill('SIGTERM');
