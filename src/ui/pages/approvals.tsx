@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, runPath, type FormField, type Gate } from '../api.js';
 import { RunLink, Time } from '../components.js';
 import { formatDuration } from '../format.js';
+import { approvalCount } from '../../api/approval-count.js';
 
 type Values = Record<string, string | number | boolean>;
 
@@ -128,6 +129,30 @@ function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Ga
   );
 }
 
+/** The answers up to the one that decided the gate (all while it waits); those after it were refused. */
+function counted(gate: Gate): Gate['answers'] {
+  const end = gate.answers.findIndex((answer) => answer.final);
+  return end === -1 ? gate.answers : gate.answers.slice(0, end + 1);
+}
+
+/** A gate with approvers: how far it has got, and who may still answer while it waits. */
+function ApprovalProgress({ gate }: { gate: Gate & { approvers: NonNullable<Gate['approvers']> } }): JSX.Element {
+  const approvals = counted(gate).filter((answer) => answer.decision === 'approve');
+  const answered = new Set(approvals.map((answer) => answer.by));
+  const left = gate.approvers.from.filter((each) => !answered.has(each)).map((each) => (each.startsWith('group:') ? `anyone in ${each.slice('group:'.length)}` : each));
+  return (
+    <p class="gate-count">
+      <strong>{approvals.length > 0 ? approvalCount({ counted: approvals.length, needed: gate.approvers.count, by: approvals.map((answer) => answer.by) }) : `0 of ${gate.approvers.count} approvals`}</strong>
+      {gate.state === 'waiting' && (
+        <>
+          {' · '}
+          {left.length > 0 ? `still to answer: ${left.join(', ')}` : 'nobody left to answer'}; each person answers once, and whoever submitted the run may not approve it.
+        </>
+      )}
+    </p>
+  );
+}
+
 const STATE_TEXT: Record<Gate['state'], string> = {
   waiting: 'Waiting for an answer',
   approved: 'Approved',
@@ -170,12 +195,13 @@ export function Approvals({ runId, gates, now, onAnswered }: { runId: string; ga
               ))}
             </dl>
           )}
-          {(gate.answers?.length ?? 0) > 1 && (
+          {gate.approvers && <ApprovalProgress gate={{ ...gate, approvers: gate.approvers }} />}
+          {(gate.answers?.length ?? 0) > (gate.approvers ? 0 : 1) && (
             <ul class="gate-answers" aria-label="Every answer">
-              {gate.answers?.map((answer) => (
+              {gate.answers?.map((answer, index) => (
                 <li key={answer.at}>
                   {answer.decision === 'approve' ? 'Approve' : 'Reject'} by {answer.by ?? 'someone'} ({answer.via}) <Time iso={answer.at} relative now={now} />
-                  {answer.final ? ' — final' : ' — refused: the first answer is final'}
+                  {answer.final ? ' — final' : index < counted(gate).length ? ' — counted' : gate.approvers ? ' — refused: the gate was already answered' : ' — refused: the first answer is final'}
                 </li>
               ))}
             </ul>
