@@ -144,6 +144,48 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(refused.stderr).toContain('runs/artifacts');
   });
 
+  it('given a gate with approvers from erin and group:release-managers, then frank approves by the group his certificate carries (1 of 2), gina whom RBAC allows but the gate does not name is refused, and erin opens it (issue 33, item 11)', async () => {
+    const release = [
+      'name: release',
+      'jobs:',
+      '  ask:',
+      '    approval:',
+      '      prompt: Ship it?',
+      '      approvers:',
+      '        count: 2',
+      '        from: [erin, "group:release-managers"]',
+      '  ship:',
+      '    depends_on: [ask]',
+      '    steps:',
+      '      - name: ship',
+      '        run: echo "shipped, approved by ${{ steps.ask.output.approvals[0].by }} and ${{ steps.ask.output.answered_by }}"',
+      '',
+    ].join('\n');
+    await givenWorkflow(cluster, 'release', 'release.yaml', release);
+    const frank = givenCertificatePerson(cluster, dir, 'frank', 'release-managers');
+    const gina = givenCertificatePerson(cluster, dir, 'gina');
+    const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    // RBAC lets both answer approvals; only the gate's `from` tells them apart.
+    for (const subject of [{ kind: 'Group', name: 'release-managers' }, { kind: 'User', name: 'gina' }]) {
+      await rbac.createNamespacedRoleBinding({
+        namespace: 'team-g',
+        body: { metadata: { name: `${subject.name}-edits` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: [{ ...subject, apiGroup: 'rbac.authorization.k8s.io' }] },
+      });
+    }
+    await whenRunCreated(cluster, 'release-1', 'release');
+    await eventually('release-1 at its gate', async () => (await getRun(cluster, 'release-1')).status?.awaiting === 'approval ask', 60_000);
+
+    expect((await as(frank, 'approve', 'release-1', 'ask')).output).toBe('approved ask of release-1 (1 of 2 approvals: frank; waiting for 1 more)\n');
+    const refused = await as(gina, 'approve', 'release-1', 'ask');
+    expect(refused.code).toBe(1);
+    expect(refused.output).toBe("spool: gina may not answer the approval 'ask': it asks erin, group:release-managers\n");
+    expect((await getRun(cluster, 'release-1')).status?.awaiting).toBe('approval ask');
+
+    expect((await as(erin, 'approve', 'release-1', 'ask')).output).toBe('approved ask of release-1 (2 of 2 approvals: frank, erin; the gate opens)\n');
+    await untilPhase('run release-1', () => getRun(cluster, 'release-1'), 'Succeeded', 60_000);
+    expect((await as(erin, 'logs', 'release-1')).output).toContain('shipped, approved by frank and erin');
+  });
+
   it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {
     writeFileSync(join(dir, 'event.json'), JSON.stringify({ type: 'order.paid', id: 'evt-1', payload: { order: 7 } }));
     const created = await kubectl(erin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'event.json'));
@@ -175,14 +217,17 @@ describe('the aggregated API on a real kube-apiserver', () => {
   });
 });
 
-/** A kubeconfig for `user` with a client certificate the cluster's CA signed (openssl, as an admin would). */
-function givenCertificatePerson(cluster: Cluster, dir: string, user: string): string {
+/**
+ * A kubeconfig for `user` with a client certificate the cluster's CA signed (openssl, as an admin
+ * would); the certificate's O is the group the cluster authenticates them in, when given.
+ */
+function givenCertificatePerson(cluster: Cluster, dir: string, user: string, group?: string): string {
   const pki = join(dirname(cluster.plane.kubeconfigPath), 'pki');
   const key = join(dir, `${user}.key`);
   const csr = join(dir, `${user}.csr`);
   const cert = join(dir, `${user}.crt`);
   execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key], { stdio: 'ignore' });
-  execFileSync('openssl', ['req', '-new', '-key', key, '-subj', `/CN=${user}`, '-out', csr], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', '-new', '-key', key, '-subj', `/CN=${user}${group ? `/O=${group}` : ''}`, '-out', csr], { stdio: 'ignore' });
   execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(pki, 'ca.crt'), '-CAkey', join(pki, 'ca.key'), '-set_serial', String(Date.now()), '-days', '1', '-out', cert], { stdio: 'ignore' });
   const server = cluster.kubeConfig.getCurrentCluster();
   const path = join(dir, `${user}.kubeconfig`);
