@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { UsageError, ensureError } from '../common/errors.js';
 import { checkStartSettings } from '../dev/start-settings.js';
+import { switchTracingOff } from '../tracing/tracing.js';
 import { readYaml } from '../pipeline/read-yaml.js';
 import { openPgliteStore } from '../store/pglite.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +40,7 @@ interface Suite {
  */
 export async function testWorkflows(paths: string[], options: TestOptions): Promise<number> {
   checkStartSettings();
+  switchTracingOff();
   const workflows = paths.flatMap(workflowsAt);
   if (workflows.length === 0) throw new UsageError(`no workflow with a test file (NAME${TEST_SUFFIX}) in ${paths.join(', ')}`);
   if (options.case !== undefined && workflows.length !== 1) throw new UsageError('--case gives the cases of one workflow; name one file');

@@ -139,6 +139,21 @@ export async function resolve(specifier, context, next) {
   });
 });
 
+describe('tracing with spool test', () => {
+  it('given OTEL_* pointing at jaeger, then spool test, whose clock is virtual, sends no span', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'nap.sh': `spool sleep 14d\nspool step after -- echo woke\n`,
+      'nap.test.yaml': `- name: a fortnight's sleep\n  expect:\n    steps: [after]\n`,
+    });
+    const { code, output } = await spool(['test', 'nap.sh'], { cwd: dir, env: otel('spool-test-probe') });
+    expect(output).toContain('1 passed');
+    expect(code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await jaeger.find('spool-test-probe', 'pass 1')).toEqual([]);
+  });
+});
+
 describe('tracing with spool dev', () => {
   it('given a run that waits for a signal sent later, then its two passes arrive from spool-dev under the run, the wait in both', async () => {
     const dir = tempDir();
