@@ -1,4 +1,4 @@
-import { toRate, toRetry, positiveDuration } from '../pipeline/convert.js';
+import { toApprovers, toRate, toRetry, positiveDuration } from '../pipeline/convert.js';
 import { PipelineProblem, type DocumentPath } from '../pipeline/problem.js';
 import type { ExprValue, Graph, GraphNode, NodeType } from './types.js';
 
@@ -54,6 +54,8 @@ function toNode(raw: RawNode, index: number): GraphNode {
     throw new PipelineProblem(`'timeout' bounds an http node's attempts; a ${raw.type} node takes none here (a wait or an approval has one in its config)`, [...path, 'timeout']);
   for (const key of ['timeout', 'duration'])
     if (typeof raw.config[key] === 'string') positiveDuration(raw.config[key], [...path, 'config', key]);
+  if (raw.type === 'approval' && raw.config.approvers !== undefined)
+    toApprovers(raw.config.approvers as { count: number; from: string[] }, [...path, 'config', 'approvers']);
   const fan = raw.fan_out;
   return {
     id: raw.id,

@@ -7,7 +7,7 @@ import { interpreterOf } from '../common/workflow-file.js';
 import type { ChildRequest } from '../engine/protocol.js';
 import { approvalScript, gateInput, gateOutputs } from '../pipeline/job-scripts.js';
 import { pinnedBody } from '../pipeline/pinned-bodies.js';
-import type { ExpressionScope, Retry } from '../pipeline/types.js';
+import type { Approvers, ExpressionScope, Retry } from '../pipeline/types.js';
 import { resolve } from './expressions.js';
 import { httpNode } from './http-node.js';
 import { callOk, type NodeHost, type NodeResult, type OkAnswer } from './node-host.js';
@@ -104,7 +104,8 @@ function childOutputs(answer: OkAnswer): Record<string, unknown> {
 /** A pipeline's approval gate, as a child run the approvals API and the run page know (`<workflow>#<node>`). */
 async function approvalNode(host: NodeHost, name: string, config: Record<string, unknown>, scope: ExpressionScope): Promise<NodeResult> {
   const timeoutMs = typeof config.timeout === 'string' ? parseDuration(config.timeout) : null;
-  const approval = { prompt: String(config.prompt), timeout: null, form: [], notify: null, approvers: null };
+  // The schema and convert.ts checked approvers at parse time.
+  const approval = { prompt: String(config.prompt), timeout: null, form: [], notify: null, approvers: (config.approvers as Approvers | undefined) ?? null };
   const job = { name };
   const answer = await callOk(host, {
     verb: 'call',

@@ -73,7 +73,8 @@ function toApproval(raw: NonNullable<RawJob['approval']>, path: DocumentPath): A
 /** The group prefix in `approvers.from`: `group:release-managers`. */
 export const GROUP_PREFIX = 'group:';
 
-function toApprovers(raw: NonNullable<NonNullable<RawJob['approval']>['approvers']>, path: DocumentPath): Approvers {
+/** A gate's approvers, checked for what the schema cannot say (a pipeline's job, a graph's approval node). */
+export function toApprovers(raw: NonNullable<NonNullable<RawJob['approval']>['approvers']>, path: DocumentPath): Approvers {
   const people = raw.from.filter((name) => !name.startsWith(GROUP_PREFIX));
   // A group may hold any number of people; names alone must be enough for the count.
   if (people.length === raw.from.length && raw.count > people.length)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, getRun, startDev, submit, waitForRun } from '../support/dev.js';
+import { userInfo } from 'node:os';
+import { cli, cliOk, getRun, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 import { startKeyServer } from './key-server.js';
@@ -48,6 +49,19 @@ describe('a graph on spool dev', () => {
     expect(run.interpreter).toBe('graph');
     expect(run.outputs).toEqual({ approved: 'true', status: '200' });
     expect([...server.keys('/dev-charges').values()]).toEqual([1]);
+  });
+
+  it('given an approval node with approvers, then the gate lists them and refuses someone it does not name, in one line (issue 33, item 11)', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'ship.json': JSON.stringify({ nodes: [{ id: 'ask', type: 'approval', config: { prompt: 'Ship?', timeout: '1h', approvers: { count: 2, from: ['alice', 'bob'] } } }] }) });
+    const runId = await submit(dev.url, dir, 'ship.json');
+    await waitForChild(dev, runId, 'ask', ['waiting']);
+    const { approvals } = (await (await fetch(`${dev.url}/v1/runs/${encodeURIComponent(runId)}/approvals`)).json()) as { approvals: { approvers: unknown }[] };
+    expect(approvals[0]?.approvers).toEqual({ count: 2, from: ['alice', 'bob'] });
+    const refused = await cli(dev.url, dir, ['reject', runId, 'ask']);
+    expect(refused.output).toBe(`spool: ${userInfo().username} may not answer the approval 'ask': it asks alice, bob\n`);
+    expect(refused.code).not.toBe(0);
+    expect((await getRun(dev.url, runId)).status).toBe('waiting');
   });
 
   it('given a malformed graph posted to the API, then 422 invalid_pipeline with its line and column, and no run is made', async () => {

@@ -99,6 +99,8 @@ describe('a graph document', () => {
     ['a retry of -1', node('  - { id: a, type: sleep, retry: -1, config: { duration: 1s } }'), "g.yaml:2:34: 'retry' must be 0 or more"],
     ['a timeout on a sleep node', node('  - { id: a, type: sleep, timeout: 5s, config: { duration: 1s } }'), "g.yaml:2:36: 'timeout' bounds an http node's attempts; a sleep node takes none here (a wait or an approval has one in its config)"],
     ['an empty expect', node('  - { id: a, type: http, config: { url: http://x, expect: [] } }'), "g.yaml:2:59: 'expect' must list at least one status (leave it out for any 2xx)"],
+    ['approvers asking for more people than an approval names', node('  - { id: a, type: approval, config: { prompt: ok?, approvers: { count: 3, from: [alice, bob] } } }'), "g.yaml:2:73: 'count' is 3 but 'from' names only 2 people and no group, so the gate could never open"],
+    ['an unknown key in approvers', node('  - { id: a, type: approval, config: { prompt: ok?, approvers: { count: 1, from: [alice], of: 2 } } }'), "g.yaml:2:91: unknown key 'of' in 'nodes[0].config.approvers' (expected one of count, from)"],
     ['JSON that is not closed', '{ "nodes": [ }\n', 'g.yaml:1:14: bad YAML'],
   ];
 
