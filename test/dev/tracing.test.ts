@@ -108,6 +108,35 @@ spool step after -- sh -c 'exit 3' || true
     expect(child.service).toBe('step-program');
   });
 
+  it('given an activity that fails its first attempt and passes its second, then each attempt is a span under the run with its exit code, and the call waiting for it a span in each pass', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'act.sh': `spool activity run probe --requires shell --attempts 2 --backoff 1s -- sh -c 'test -f tried || { touch tried; exit 5; }'\n`,
+    });
+    const { code, output } = await spool(['run', 'act.sh', '--data-dir', join(dir, 'data')], { cwd: dir, env: otel() });
+    expect(code, output).toBe(0);
+    const spans = await spansOf(runTraceId(runIdOf(output)), 7);
+    const run = only(spans, 'run act.sh');
+    const attempts = spans.filter((span) => span.operationName.startsWith('activity probe attempt')).sort((a, b) => a.startTime - b.startTime);
+    expect(attempts.map((span) => [span.operationName, span.parent, span.tags['spool.call.exit_code']])).toEqual([
+      ['activity probe attempt 1', run.spanID, 5],
+      ['activity probe attempt 2', run.spanID, 0],
+    ]);
+    const [first, second] = ['pass 1', 'pass 2'].map((name) => only(spans, name, run));
+    expect(only(spans, 'activity.run probe', first).tags).toMatchObject({ 'spool.call.outcome': 'suspended', 'spool.awaiting': 'activity probe' });
+    expect(only(spans, 'activity.run probe', second).tags).toMatchObject({ 'spool.call.exit_code': 0, 'spool.call.resumed': true });
+  });
+
+  it("given a graph with an http node, then the node is a span under its pass, as the journal records it ('step_fn node <id>')", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'g.yaml': `nodes:\n  - id: fetch\n    type: http\n    config: { url: "${jaeger.queryUrl}/api/services" }\n` });
+    const { code, output } = await spool(['run', 'g.yaml', '--data-dir', join(dir, 'data')], { cwd: dir, env: otel() });
+    expect(code, output).toBe(0);
+    const spans = await spansOf(runTraceId(runIdOf(output)), 3);
+    const pass = only(spans, 'pass 1', only(spans, 'run g.yaml'));
+    expect(only(spans, 'step_fn node fetch', pass).tags).toMatchObject({ 'spool.call.verb': 'step_fn', 'spool.call.outcome': 'ok' });
+  });
+
   it('given OTEL_SDK_DISABLED=true beside an endpoint, or no OTEL_* at all, then nothing is sent and no OpenTelemetry module is loaded', async () => {
     const dir = tempDir();
     // Every module the CLI resolves, from a loader hook (module.register), as the process loads it.

@@ -8,6 +8,8 @@ import { freePort } from './dev.js';
 export interface TestJaeger {
   /** What OTEL_EXPORTER_OTLP_ENDPOINT is set to. */
   otlpEndpoint: string;
+  /** Jaeger's query API (and UI). */
+  queryUrl: string;
   /** The trace's spans as Jaeger's query API answers them, [] while it has none. */
   spans(traceId: string): Promise<JaegerSpan[]>;
   /** The spans of this name a service sent, in any trace. */
@@ -110,6 +112,7 @@ export async function startJaeger(): Promise<TestJaeger> {
   }
   return {
     otlpEndpoint: `http://127.0.0.1:${otlp}`,
+    queryUrl,
     async spans(traceId) {
       const response = await fetch(`${queryUrl}/api/traces/${traceId}`);
       if (response.status === 404) return [];
