@@ -154,11 +154,13 @@ describe('the aggregated API on a real kube-apiserver', () => {
       '      approvers:',
       '        count: 2',
       '        from: [erin, "group:release-managers"]',
+      '      form:',
+      '        note: { type: string }',
       '  ship:',
       '    depends_on: [ask]',
       '    steps:',
       '      - name: ship',
-      '        run: echo "shipped, approved by ${{ steps.ask.output.approvals[0].by }} and ${{ steps.ask.output.answered_by }}"',
+      '        run: echo "shipped, approved by ${{ steps.ask.output.approvals[0].by }} (${{ steps.ask.output.approvals[0].values.note }}) and ${{ steps.ask.output.answered_by }} (${{ steps.ask.output.note }})"',
       '',
     ].join('\n');
     await givenWorkflow(cluster, 'release', 'release.yaml', release);
@@ -175,15 +177,16 @@ describe('the aggregated API on a real kube-apiserver', () => {
     await whenRunCreated(cluster, 'release-1', 'release');
     await eventually('release-1 at its gate', async () => (await getRun(cluster, 'release-1')).status?.awaiting === 'approval ask', 60_000);
 
-    expect((await as(frank, 'approve', 'release-1', 'ask')).output).toBe('approved ask of release-1 (1 of 2 approvals: frank; waiting for 1 more)\n');
+    // The form's values go through the aggregated API too.
+    expect((await as(frank, 'approve', 'release-1', 'ask', '--set', 'note=lgtm')).output).toBe('approved ask of release-1 (1 of 2 approvals: frank; waiting for 1 more)\n');
     const refused = await as(gina, 'approve', 'release-1', 'ask');
     expect(refused.code).toBe(1);
     expect(refused.output).toBe("spool: gina may not answer the approval 'ask': it asks erin, group:release-managers\n");
     expect((await getRun(cluster, 'release-1')).status?.awaiting).toBe('approval ask');
 
-    expect((await as(erin, 'approve', 'release-1', 'ask')).output).toBe('approved ask of release-1 (2 of 2 approvals: frank, erin; the gate opens)\n');
+    expect((await as(erin, 'approve', 'release-1', 'ask', '--set', 'note=ship it')).output).toBe('approved ask of release-1 (2 of 2 approvals: frank, erin; the gate opens)\n');
     await untilPhase('run release-1', () => getRun(cluster, 'release-1'), 'Succeeded', 60_000);
-    expect((await as(erin, 'logs', 'release-1')).output).toContain('shipped, approved by frank and erin');
+    expect((await as(erin, 'logs', 'release-1')).output).toContain('shipped, approved by frank (lgtm) and erin (ship it)');
   });
 
   it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {

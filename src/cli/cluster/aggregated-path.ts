@@ -48,8 +48,9 @@ export async function aggregatedRequest(
   if (method === 'POST' && action === 'cancel' && !job) return { method, path: `${run}/cancel`, body: {} };
   if (method === 'POST' && action === 'signals' && !job) return { method, path: `${run}/signal`, body };
   if (method === 'POST' && action === 'approvals' && job) {
-    const decision = (body as { decision?: unknown } | undefined)?.decision;
-    if (decision === 'approve' || decision === 'reject') return { method, path: `${run}/${decision}`, body: { job } };
+    const { decision, values } = (body ?? {}) as { decision?: unknown; values?: unknown };
+    // The form's values go too: the gate's job reads them, and its answers keep them.
+    if (decision === 'approve' || decision === 'reject') return { method, path: `${run}/${decision}`, body: { job, ...(values === undefined ? {} : { values }) } };
   }
   return null;
 }

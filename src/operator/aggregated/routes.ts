@@ -143,7 +143,8 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
         // approve and reject: the gate is named in the body.
         const job = body.job;
         if (typeof job !== 'string' || !job) throw status(400, 'BadRequest', `'job' (the gate's job, a string) is required`);
-        req.body = { decision: attributes.subresource };
+        // With the form's values, which the gate checks as it does any answer's.
+        req.body = { decision: attributes.subresource, ...(body.values === undefined ? {} : { values: body.values }) };
         target = `${run}/approvals/${encodeURIComponent(job)}`;
       }
     }
