@@ -15,7 +15,26 @@ import { fixtureText } from './fixtures.js';
  * never another error (a crash, a stack) and never a position outside the document.
  */
 
-const FIXTURES = ['refund', 'deploy-prod', 'enrich'].map(fixtureText);
+/** A gate with approvers (issue 33, item 11), beside the recipes. */
+const APPROVERS = `name: release
+jobs:
+  ask:
+    approval:
+      prompt: "Ship \${{ input.version }}?"
+      timeout: 1h
+      approvers:
+        count: 2
+        from: [alice, bob, "group:release-managers"]
+      form:
+        note: { type: string }
+  ship:
+    depends_on: [ask]
+    steps:
+      - name: ship
+        run: echo "\${{ steps.ask.output.approvals }}"
+`;
+
+const FIXTURES = [...['refund', 'deploy-prod', 'enrich'].map(fixtureText), APPROVERS];
 
 const anyScalar = fc.oneof(
   fc.string(),
