@@ -282,16 +282,21 @@ export class Executor {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }
     if (signal.aborted && signal.reason === ABANDONED) return;
-    traces?.endPass(run, outcome, this.host.now());
+    let traced = outcome;
     try {
       await settleRun(this.store, run, outcome, this.host.now());
       const settled = await this.store.getRun(run.id);
+      // A run cancelled while its pass ran stays cancelled, whatever the pass ended in: so say its spans.
+      if (settled?.status === 'cancelled') traced = { kind: 'cancelled', message: settled.error ?? 'cancelled' };
       if (settled) this.options.onPassEnd?.(settled);
     } catch (error) {
       // The run stays running in the store: once the store answers, it is made due and replays
       // (a pass whose end could not be written counts as lost, whatever it ended in).
       this.reportError('settling a pass failed; the run replays once the store answers', error, run.id);
       this.unsettled.add(run.id);
+      traced = { kind: 'lost', message: ensureError(error).message };
+    } finally {
+      traces?.endPass(run, traced, this.host.now());
     }
   }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTraceId } from '../../src/tracing/trace-ids.js';
-import { cliOk, freePort, getRun, poll, startDevProcess, submit, waitForRun } from '../support/dev.js';
+import { cliOk, freePort, getRun, poll, startDevProcess, submit, waitForLog, waitForRun, type DevProcess } from '../support/dev.js';
 import { startJaeger, type JaegerSpan, type TestJaeger } from '../support/jaeger.js';
 import { removeTempDirs, runIdOf, spool, tempDir, writeFiles } from '../support/spool.js';
 
@@ -184,34 +184,57 @@ describe('tracing with spool test', () => {
 });
 
 describe('tracing with spool dev', () => {
-  it('given a run that waits for a signal sent later, then its two passes arrive from spool-dev under the run, the wait in both', async () => {
-    const dir = tempDir();
-    writeFiles(dir, {
-      'child.mjs': CHILD,
-      'gate.sh': `spool step instrumented -- node ${join(dir, 'child.mjs')}\nspool wait signal go\nspool step after -- echo done\n`,
-    });
+  let dev: DevProcess;
+  const dir = (): string => tempDir();
+
+  beforeAll(async () => {
     const saved = { ...process.env };
     Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '100' });
-    const dev = await startDevProcess(join(dir, 'data'), await freePort()).finally(() => (process.env = saved));
-    try {
-      const runId = await submit(dev.url, dir, 'gate.sh');
-      await poll('the run to wait for its signal', async () => (await getRun(dev.url, runId)).awaiting === 'signal go');
-      await cliOk(dev.url, dir, ['signal', runId, 'go']);
-      expect((await waitForRun(dev.url, runId)).status).toBe('succeeded');
+    delete process.env.OTEL_SERVICE_NAME;
+    dev = await startDevProcess(join(tempDir(), 'data'), await freePort()).finally(() => (process.env = saved));
+  }, 120_000);
 
-      const spans = await spansOf(runTraceId(runId), 8);
-      const run = only(spans, 'run gate.sh');
-      expect(run.service).toBe('spool-dev');
-      const [first, second] = ['pass 1', 'pass 2'].map((name) => only(spans, name, run));
-      expect(first!.startTime).toBeLessThan(second!.startTime);
-      const step = only(spans, 'step instrumented', first);
-      expect(only(spans, 'wait.signal go', first).tags).toMatchObject({ 'spool.call.outcome': 'suspended' });
-      expect(only(spans, 'wait.signal go', second).tags).toMatchObject({ 'spool.call.outcome': 'ok', 'spool.call.resumed': true });
-      expect(only(spans, 'step after', second).tags).toMatchObject({ 'spool.call.exit_code': 0 });
-      expect(only(spans, 'child work').parent).toBe(step.spanID);
-    } finally {
-      dev.child.kill('SIGTERM');
-      await dev.exited;
-    }
+  afterAll(async () => {
+    dev?.child.kill('SIGTERM');
+    await dev?.exited;
+  });
+
+  it('given a run that waits for a signal sent later, then its two passes arrive from spool-dev under the run, the wait in both', async () => {
+    const cwd = dir();
+    writeFiles(cwd, {
+      'child.mjs': CHILD,
+      'gate.sh': `spool step instrumented -- node ${join(cwd, 'child.mjs')}\nspool wait signal go\nspool step after -- echo done\n`,
+    });
+    const runId = await submit(dev.url, cwd, 'gate.sh');
+    await poll('the run to wait for its signal', async () => (await getRun(dev.url, runId)).awaiting === 'signal go');
+    await cliOk(dev.url, cwd, ['signal', runId, 'go']);
+    expect((await waitForRun(dev.url, runId)).status).toBe('succeeded');
+
+    const spans = await spansOf(runTraceId(runId), 8);
+    const run = only(spans, 'run gate.sh');
+    expect(run.service).toBe('spool-dev');
+    const [first, second] = ['pass 1', 'pass 2'].map((name) => only(spans, name, run));
+    expect(first!.startTime).toBeLessThan(second!.startTime);
+    const step = only(spans, 'step instrumented', first);
+    expect(only(spans, 'wait.signal go', first).tags).toMatchObject({ 'spool.call.outcome': 'suspended' });
+    expect(only(spans, 'wait.signal go', second).tags).toMatchObject({ 'spool.call.outcome': 'ok', 'spool.call.resumed': true });
+    expect(only(spans, 'step after', second).tags).toMatchObject({ 'spool.call.exit_code': 0 });
+    expect(only(spans, 'child work').parent).toBe(step.spanID);
+  });
+
+  it('given a run cancelled while its step runs, then the step ends unfinished with its pass, and the pass and the run say cancelled', async () => {
+    const cwd = dir();
+    writeFiles(cwd, { 'long.sh': `spool step long -- sh -c 'echo started; sleep 60'\n` });
+    const runId = await submit(dev.url, cwd, 'long.sh');
+    await waitForLog(dev.url, runId, 'started');
+    await cliOk(dev.url, cwd, ['cancel', runId]);
+    expect((await waitForRun(dev.url, runId)).status).toBe('cancelled');
+
+    const spans = await spansOf(runTraceId(runId), 3);
+    const run = only(spans, 'run long.sh');
+    expect(run.tags).toMatchObject({ 'spool.run.status': 'cancelled', error: true });
+    const pass = only(spans, 'pass 1', run);
+    expect(pass.tags).toMatchObject({ 'spool.pass.outcome': 'cancelled' });
+    expect(only(spans, 'step long', pass).tags).toMatchObject({ 'spool.call.outcome': 'unfinished' });
   });
 });
