@@ -62,5 +62,7 @@ describe('spool approve at a gate with approvers', () => {
     const gate = (await dev.store.listRuns({ parentId: id }))[0];
     expect((await dev.store.gateAnswers(gate?.id ?? '')).map((each) => [each.by, each.via, each.final])).toEqual([[me, 'cli', false]]);
     expect(gate?.status).toBe('waiting');
+    // spool status marks the approval counted, not refused as a late answer to a single-approver gate is.
+    expect(await cliOk(dev.url, dir, ['status', id])).toMatch(new RegExp(`^answers {9}ask: approve by ${me} \\(cli\\) at \\S+ — counted$`, 'm'));
   }, 120_000);
 });
