@@ -12,7 +12,6 @@
  * bench's scratch directory (BENCH_DBOS_PYTHON=/path/to/python skips the install and uses that
  * interpreter, which must import `dbos`). Every call is timed inside the script that makes it.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
@@ -20,6 +19,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
+import { dbosPython } from './lib/dbos.mjs';
+import { runCommand } from './lib/proc.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = join(ROOT, 'docs', 'benchmarks.md');
@@ -27,7 +28,6 @@ const BEGIN = '<!-- sdk-bench:begin -->';
 const END = '<!-- sdk-bench:end -->';
 const STEPS = Math.min(Number.parseInt(process.env.BENCH_SDK_STEPS ?? '', 10) || 200, 5000);
 const RUN_TIMEOUT_MS = 10 * 60_000;
-const PIP_TIMEOUT_MS = 5 * 60_000;
 const SPOOL = join(ROOT, 'bin', 'spool');
 const WRITE_DOC = !process.argv.includes('--no-write');
 const scratch = mkdtempSync(join(tmpdir(), 'spool-sdk-bench-'));
@@ -51,32 +51,7 @@ const ms = (value) => (fmt(value).endsWith('µs') || !Number.isFinite(value) ? f
 const times = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
 
 /** Runs a command to its end (or kills it at the timeout); rejects on a non-zero exit. */
-function run(file, args, { env = process.env, timeoutMs = RUN_TIMEOUT_MS, cwd = scratch } = {}) {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (chunk) => {
-      output = (output + chunk).slice(-8000);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolveRun(output);
-      else
-        reject(
-          new Error(
-            `${file} ${args.join(' ')} ${signal ? `was killed (${signal}, timeout ${timeoutMs / 1000} s)` : `exited ${code}`}:\n${output}`,
-          ),
-        );
-    });
-  });
-}
+const run = (file, args, { env = process.env, timeoutMs = RUN_TIMEOUT_MS, cwd = scratch } = {}) => runCommand(file, args, { env, timeoutMs, cwd });
 
 /** `{ ns: number[], ran: number }` written by a script: ms samples and how often the function body ran. */
 function readSamples(file) {
@@ -275,25 +250,6 @@ async function journalWrites(server, writes) {
   }
 }
 
-/** A virtualenv with `dbos` from PyPI, or BENCH_DBOS_PYTHON. Answers { python, version } or throws. */
-async function dbosPython() {
-  let python = process.env.BENCH_DBOS_PYTHON;
-  if (!python) {
-    const venv = join(scratch, 'venv');
-    log('DBOS: python3 -m venv + pip install dbos (scratch virtualenv)');
-    await run('python3', ['-m', 'venv', venv], { timeoutMs: 120_000 });
-    python = join(venv, 'bin', 'python');
-    await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'dbos'], {
-      timeoutMs: PIP_TIMEOUT_MS,
-    });
-  }
-  const version = (
-    await run(python, ['-c', 'import importlib.metadata as m, sys; print(m.version("dbos"), sys.version.split()[0])'], {
-      timeoutMs: 60_000,
-    })
-  ).trim();
-  return { python, version };
-}
 
 /** DBOS fresh (one process, crashed at the end) and replayed (a second process, recovery). */
 async function dbos(server, adminUrl, python, steps, database) {
@@ -464,7 +420,7 @@ async function main() {
     log('agent journal writes, in-process');
     report.journal = await journalWrites(server, STEPS);
     try {
-      const { python, version } = await dbosPython();
+      const { python, version } = await dbosPython(scratch, log);
       versionParts.push(`dbos ${version.split(' ')[0]} on Python ${version.split(' ')[1]}`);
       report.dbosResult = await dbos(server, adminUrl, python, STEPS, 'dbos_bench');
       report.dbosBase = await dbos(server, adminUrl, python, 0, 'dbos_base');

@@ -92,6 +92,21 @@ interface Slot {
 }
 
 /**
+ * How long a fresh step runs before its call entry is written on its own. A step that ends sooner
+ * has its call and result written in one commit; one that runs longer shows as running (`spool
+ * status`, the run page) from then on. Either way a step whose result is not recorded runs again.
+ */
+export const CALL_VISIBLE_MS = 250;
+
+/** A fresh call's entry not written yet (deferCall), and the write the timer started, if it did. */
+interface UnwrittenCall {
+  reached: Reached;
+  data: Record<string, unknown>;
+  timer: NodeJS.Timeout;
+  written: Promise<boolean> | null;
+}
+
+/**
  * One pass of one run, as the verbs see it: matches each durable call the script reaches against
  * the journal by position, answers recorded calls from it and records new ones. Pass (pass.ts)
  * adds the dispatch of requests to the verbs.
@@ -102,6 +117,8 @@ export class PassState {
   private readonly occurrences = new Map<string, number>();
   /** Calls told to execute whose `done` has not arrived yet. */
   readonly executing = new Map<number, Reached>();
+  /** Fresh calls told to execute whose call entry waits for their result (deferCall). */
+  private readonly unwritten = new Map<number, UnwrittenCall>();
   /** Artifact puts told to execute whose commit has not arrived yet. */
   readonly uploads = new Map<number, Upload>();
   suspension: Suspension | null = null;
@@ -187,9 +204,10 @@ export class PassState {
     return this.slots.get(this.cursor)?.result !== undefined;
   }
 
-  /** The verb and name recorded at a position, if any. */
+  /** The call entry at a position, if any: recorded, or to be written with its result (deferCall). */
   recordedAt(position: number): JournalEntry | undefined {
-    return this.slots.get(position)?.call;
+    const unwritten = this.unwritten.get(position);
+    return this.slots.get(position)?.call ?? (unwritten && this.entry(unwritten.reached, 'call', unwritten.data));
   }
 
   /** Takes the position `peek` looked at. */
@@ -216,18 +234,58 @@ export class PassState {
     data: Record<string, unknown>,
     store: Store = this.store,
   ): Promise<JournalEntry> {
-    const entry = await store.appendJournal({
-      runId: this.run.id,
-      position: reached.position,
-      kind,
-      verb: reached.verb,
-      name: reached.name,
-      occurrence: reached.occurrence,
-      data,
-    });
+    const entry = await store.appendJournal(this.entry(reached, kind, data));
     this.slot(reached.position)[kind] = entry;
     reached[kind] = entry;
     return entry;
+  }
+
+  private entry(reached: Reached, kind: 'call' | 'result', data: Record<string, unknown>): JournalEntry {
+    const { position, verb, name, occurrence } = reached;
+    return { runId: this.run.id, position, kind, verb, name, occurrence, data };
+  }
+
+  /**
+   * A fresh call about to execute in the script (a step's command, a step_fn's function): its call
+   * entry is written with its result (recordResult), in one commit, unless it runs past
+   * CALL_VISIBLE_MS, when it is written on its own.
+   */
+  deferCall(reached: Reached, data: Record<string, unknown>): void {
+    const unwritten: UnwrittenCall = {
+      reached,
+      data,
+      written: null,
+      timer: setTimeout(() => {
+        unwritten.written = this.record(reached, 'call', data).then(
+          () => true,
+          () => false, // written with the result instead
+        );
+      }, CALL_VISIBLE_MS),
+    };
+    unwritten.timer.unref();
+    this.unwritten.set(reached.position, unwritten);
+  }
+
+  /**
+   * The pass is over (its script ended): calls still executing never got a result, so their call
+   * entries are not written now; the next pass meets those calls as new and runs them again.
+   */
+  end(): void {
+    for (const unwritten of this.unwritten.values()) clearTimeout(unwritten.timer);
+    this.unwritten.clear();
+  }
+
+  /** Records a call's result, with its call entry if that is still unwritten (deferCall). */
+  async recordResult(reached: Reached, data: Record<string, unknown>, store: Store = this.store): Promise<JournalEntry> {
+    const unwritten = this.unwritten.get(reached.position);
+    this.unwritten.delete(reached.position);
+    if (unwritten) clearTimeout(unwritten.timer);
+    if (!unwritten || (unwritten.written && (await unwritten.written))) return this.record(reached, 'result', data, store);
+    const [call, result] = await store.appendJournalEntries([this.entry(reached, 'call', unwritten.data), this.entry(reached, 'result', data)]);
+    if (!call || !result) throw new Error(`the journal did not answer both entries of call ${reached.position + 1}`);
+    Object.assign(this.slot(reached.position), { call, result });
+    Object.assign(reached, { call, result });
+    return result;
   }
 
   /**

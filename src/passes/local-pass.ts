@@ -66,6 +66,22 @@ function holds(file: string, text: string): boolean {
   }
 }
 
+let filesDir: string | null = null;
+let passCount = 0;
+
+/**
+ * One private directory for every pass this process runs (each pass's socket and input file in
+ * it), removed when the process exits: a directory per pass cost a directory's creation and
+ * removal each time, the dearest of a pass's file operations.
+ */
+function passFilesDir(): string {
+  if (filesDir) return filesDir;
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  filesDir = dir;
+  return dir;
+}
+
 /**
  * Runs one pass: the run's recorded script (scriptToRun), started from the top in the directory it
  * was submitted from, served by a fresh agent socket, until it exits or the agent ends it.
@@ -80,13 +96,13 @@ export async function runPass(
   const pass = options.pass ?? (await Pass.start(store, run, host, options.lenient));
   const freshDir = options.freshDir ? mkdtempSync(join(tmpdir(), 'spool-pass-')) : null;
   const cwd = freshDir ?? run.cwd ?? process.cwd();
-  const socketDir = mkdtempSync(join(tmpdir(), 'spool-'));
-  const socketPath = join(socketDir, 'agent.sock');
+  const passFiles = join(passFilesDir(), String(++passCount));
+  const socketPath = `${passFiles}.sock`;
   // Said in the pass's own output, so it is in the run's log where the person reads the pass.
   const say = (line: string): void =>
     void (options.output.stderr === 'inherit' ? process.stderr.write(line) : writeSync(options.output.stderr, line));
   const { scriptPath, copyDir } = scriptToRun(run, cwd, say);
-  const inputPath = join(socketDir, 'input.json');
+  const inputPath = `${passFiles}.input.json`;
   writeFileSync(inputPath, JSON.stringify(inputDocument(run)));
 
   let script: ScriptProcess | null = null;
@@ -121,8 +137,10 @@ export async function runPass(
     options.signal?.removeEventListener('abort', stop);
     return scriptOutcome(pass, exit);
   } finally {
+    pass.end();
     await agent.close();
-    rmSync(socketDir, { recursive: true, force: true });
+    rmSync(socketPath, { force: true });
+    rmSync(inputPath, { force: true });
     if (copyDir) rmSync(copyDir, { recursive: true, force: true });
     if (freshDir) rmSync(freshDir, { recursive: true, force: true });
   }

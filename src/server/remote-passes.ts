@@ -49,6 +49,7 @@ export class RemotePasses {
   }
 
   end(runId: string, pass: number): void {
+    this.open.get(key(runId, pass))?.pass.end();
     this.open.delete(key(runId, pass));
   }
 

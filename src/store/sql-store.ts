@@ -491,6 +491,23 @@ export class SqlStore implements Store {
     return toEntry(first ?? {});
   }
 
+  async appendJournalEntries(entries: JournalEntry[]): Promise<JournalEntry[]> {
+    const runId = entries[0]?.runId;
+    if (runId === undefined) return [];
+    const values = entries.map((_, i) => `($1, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, $${i * 6 + 7}::jsonb, (select passes from runs where id = $1))`);
+    const params = [runId, ...entries.flatMap((e) => [e.position, e.kind, e.verb, e.name, e.occurrence, json(e.data)])];
+    const rows = await this.db.query<Row>(
+      `insert into journal (run_id, position, kind, verb, name, occurrence, data, pass) values ${values.join(', ')}
+       on conflict do nothing returning *`,
+      params,
+    );
+    const inserted = rows.map(toEntry);
+    // Where another writer was first, its entry stands (as appendJournal answers).
+    return Promise.all(
+      entries.map(async (entry) => inserted.find((e) => e.position === entry.position && e.kind === entry.kind) ?? this.appendJournal(entry)),
+    );
+  }
+
   async sendSignal(runId: string, name: string, payload: string): Promise<void> {
     await this.db.query(`insert into signals (run_id, name, payload) values ($1, $2, $3)`, [runId, name, payload]);
   }

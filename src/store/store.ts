@@ -86,6 +86,8 @@ export interface Store {
   listReruns(runId: string): Promise<string[]>;
   /** Insert-only; a second write of the same position and kind is ignored and the first returned. */
   appendJournal(entry: JournalEntry): Promise<JournalEntry>;
+  /** appendJournal of several entries of one run in one statement, so one commit: a fresh step's call and result. */
+  appendJournalEntries(entries: JournalEntry[]): Promise<JournalEntry[]>;
 
   sendSignal(runId: string, name: string, payload: string): Promise<void>;
   hasSignal(runId: string, name: string): Promise<boolean>;

@@ -11,12 +11,12 @@ const SCRIPT_JOB = 'main';
 export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
   const reached = pass.take(pass.peek('step', request.name));
   if (reached.result) return commandAnswer(reached.result.data, true);
-  if (!reached.call) await pass.record(reached, 'call', request.label ? { label: request.label } : {});
+  if (!reached.call) pass.deferCall(reached, request.label ? { label: request.label } : {});
   const stub = pass.host.stubs?.step(request.name) ?? null;
   if (stub) {
     const stdout = 'value' in stub ? (typeof stub.value === 'string' ? stub.value : JSON.stringify(stub.value ?? null)) : stub.stdout;
     const data = { ...bytesField('stdout', Buffer.from(stdout)), exitCode: 'exitCode' in stub ? stub.exitCode : 0 };
-    await pass.record(reached, 'result', data);
+    await pass.recordResult(reached, data);
     return commandAnswer(data, false);
   }
   pass.executing.set(reached.position, reached);
@@ -35,11 +35,11 @@ export async function step(pass: Pass, request: StepRequest): Promise<Answer> {
 export async function stepFn(pass: Pass, request: StepFnRequest): Promise<Answer> {
   const reached = pass.take(pass.peek('step_fn', request.name));
   if (reached.result) return { status: 'ok', value: JSON.parse(String(reached.result.data.json ?? 'null')) as unknown, exitCode: 0, replayed: true };
-  if (!reached.call) await pass.record(reached, 'call', {});
+  if (!reached.call) pass.deferCall(reached, {});
   const stub = pass.host.stubs?.step(request.name) ?? null;
   if (stub) {
     const value = 'value' in stub ? stub.value : stub.stdout;
-    await pass.record(reached, 'result', { json: JSON.stringify(value ?? null) });
+    await pass.recordResult(reached, { json: JSON.stringify(value ?? null) });
     return { status: 'ok', value, exitCode: 0 };
   }
   pass.executing.set(reached.position, reached);
@@ -103,7 +103,7 @@ export async function done(pass: Pass, request: DoneRequest): Promise<Answer> {
   const tail = request.exitCode !== 0 && 'stderrTail' in request && request.stderrTail ? { stderrTail: request.stderrTail } : {};
   const result = { ...bytesField('stdout', stdout), exitCode: request.exitCode, ...tail };
   if (reached.verb !== 'lock.run') {
-    await pass.record(reached, 'result', result);
+    await pass.recordResult(reached, result);
     return { status: 'ok', exitCode: request.exitCode };
   }
   const { run } = pass;
@@ -122,6 +122,6 @@ async function doneFn(pass: Pass, reached: Reached, request: DoneRequest): Promi
   // script back the very value its first pass had.
   const json = JSON.stringify(request.value ?? null);
   checkResultSize(`step_fn '${reached.name}'`, json, pass.host.maxResultBytes);
-  await pass.record(reached, 'result', { json });
+  await pass.recordResult(reached, { json });
   return { status: 'ok', exitCode: 0 };
 }
