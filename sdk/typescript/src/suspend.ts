@@ -12,13 +12,20 @@ const FALLBACK_EXIT = 75;
 
 export type SuspendHandler = (message: string) => Promise<never>;
 
+/** Set by the first suspension: the agent ends the whole pass, so one line says why. */
+let ending: Promise<never> | undefined;
+
 const waitToBeEnded: SuspendHandler = (message) => {
+  // Calls awaited together (Promise.all over sleeps, signals...) are each answered `suspended`;
+  // they all wait for the same end, and a line per call would only repeat the first.
+  if (ending) return ending;
   process.stderr.write(`spool: ${message}\n`);
-  return new Promise<never>(() => {
+  ending = new Promise<never>(() => {
     // A referenced timer keeps the process alive until the agent's signal lands; without it, a
     // script whose last work was this call would exit on its own with the call unanswered.
     setTimeout(() => process.exit(FALLBACK_EXIT), FALLBACK_MS);
   });
+  return ending;
 };
 
 let handler: SuspendHandler = waitToBeEnded;

@@ -155,4 +155,24 @@ console.log('past the sleep');`,
     expect(code).toBeNull(); // still blocked when the test killed it
     await agent.close();
   });
+
+  it('given calls awaited together that are all answered suspended, then one line says so, not one per call', async () => {
+    const suspended = { status: 'suspended', message: 'script suspended awaiting timer 2030-01-01T00:00:01.000Z' };
+    const agent = await FakeAgent.start([
+      { request: { verb: 'sleep', ms: 1000 }, reply: suspended },
+      { request: { verb: 'sleep', ms: 1000 }, reply: suspended },
+      { request: { verb: 'sleep', ms: 1000 }, reply: suspended },
+    ]);
+    const { code, stdout, stderr } = await script(
+      agent,
+      `await Promise.all([sdk.sleep(1000), sdk.sleep(1000), sdk.sleep(1000)]);
+console.log('past the sleeps');`,
+      1500,
+    );
+    expect(agent.received).toHaveLength(3);
+    expect(stderr).toBe('spool: script suspended awaiting timer 2030-01-01T00:00:01.000Z\n');
+    expect(stdout).toBe('');
+    expect(code).toBeNull();
+    await agent.close();
+  });
 });
