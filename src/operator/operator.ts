@@ -247,7 +247,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     server.closeAllConnections();
     aggregated.close();
     await health.close();
-    await flushTracing();
+    await flushTracing((line) => log.error('flushing traces failed', new Error(line)));
     await store.close();
   };
   return {

@@ -168,12 +168,19 @@ class OtelTracing implements Tracing {
   }
 }
 
+const EXPORT_TIMEOUT_MS = 2000;
+
 export async function startTracing(serviceName: string): Promise<Tracing> {
   const detected = detectResources({ detectors: [envDetector] });
   await detected.waitForAsyncAttributes?.();
   // OTEL_RESOURCE_ATTRIBUTES may name the service too; OTEL_SERVICE_NAME, or ours, wins.
   const resource = defaultResource().merge(detected).merge(resourceFromAttributes({ 'service.name': serviceName }));
   const ids = new DerivedIds();
-  const provider = new BasicTracerProvider({ resource, idGenerator: ids, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  // An export gives up after EXPORT_TIMEOUT_MS, retries included, unless OTEL_EXPORTER_OTLP_*TIMEOUT
+  // says otherwise (the SDK's default is 10 s): `spool run` ends when its run has, and a receiver
+  // that is away would otherwise hold it up that long.
+  const timeoutSet = Boolean(process.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?.trim() || process.env.OTEL_EXPORTER_OTLP_TIMEOUT?.trim());
+  const exporter = new OTLPTraceExporter(timeoutSet ? {} : { timeoutMillis: EXPORT_TIMEOUT_MS });
+  const provider = new BasicTracerProvider({ resource, idGenerator: ids, spanProcessors: [new BatchSpanProcessor(exporter)] });
   return new OtelTracing(provider, provider.getTracer('hyperspool'), ids);
 }

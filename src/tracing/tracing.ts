@@ -82,9 +82,23 @@ export function tracing(): Promise<Tracing | null> {
   return loading;
 }
 
-/** Sends what is left to send; nothing when tracing never started. */
-export async function flushTracing(): Promise<void> {
-  if (loading) await (await loading).flush();
+/**
+ * Sends what is left to send (an export gives up after 2 s: otel-tracing.ts); nothing when tracing
+ * never started. Never throws: spans that cannot be sent are said in one line (`say`), and the
+ * command ends as it would have.
+ */
+export async function flushTracing(say: (line: string) => void = (line) => void process.stderr.write(`spool: ${line}\n`)): Promise<void> {
+  if (!loading) return;
+  const failure = await (await loading).flush().then(() => null, reasonOf);
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (failure) say(`traces could not be sent to ${endpoint ?? 'the OTLP endpoint'}: ${failure}`);
+}
+
+/** An exporter's failure in a few words (it may reject with a list of errors): their codes, else a message's first line. */
+function reasonOf(error: unknown): string {
+  const first = (Array.isArray(error) ? error[0] : error) as { code?: unknown; message?: unknown } | undefined;
+  if (typeof first?.code === 'string') return first.code;
+  return String(first?.message ?? first ?? 'unknown error').split('\n')[0] ?? '';
 }
 
 /**

@@ -137,6 +137,19 @@ spool step after -- sh -c 'exit 3' || true
     expect(only(spans, 'step_fn node fetch', pass).tags).toMatchObject({ 'spool.call.verb': 'step_fn', 'spool.call.outcome': 'ok' });
   });
 
+  it('given an endpoint nothing listens on, then the run ends as it would have, and one line says the traces could not be sent', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'fails.sh': `spool step charge -- sh -c 'exit 4'\n` });
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    const { code, output } = await spool(['run', 'fails.sh', '--data-dir', join(dir, 'data')], { cwd: dir, env: { ...otel(), OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
+    // As without tracing: a failed run's spool run exits 1, and says how it failed.
+    expect(code).toBe(1);
+    expect(output).toContain('failed: script exited 4');
+    const said = output.split('\n').filter((line) => line.includes('traces'));
+    expect(said).toEqual([`spool: traces could not be sent to ${endpoint}: ECONNREFUSED`]);
+    expect(output).not.toContain('errno');
+  });
+
   it('given OTEL_SDK_DISABLED=true beside an endpoint, or no OTEL_* at all, then nothing is sent and no OpenTelemetry module is loaded', async () => {
     const dir = tempDir();
     // Every module the CLI resolves, from a loader hook (module.register), as the process loads it.
