@@ -185,6 +185,20 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.startPass('nope')).toBeNull();
       });
 
+      it('settles a run unless it was cancelled meanwhile, answering it as updated', async () => {
+        await store.createRun(newRun('r1'));
+        await store.startPass('r1');
+        expect(await store.updateRunUnlessCancelled('r1', { status: 'waiting', awaiting: 'timer' })).toMatchObject({
+          id: 'r1',
+          status: 'waiting',
+          awaiting: 'timer',
+        });
+        await store.updateRun('r1', { status: 'cancelled', error: 'by hand' });
+        expect(await store.updateRunUnlessCancelled('r1', { status: 'succeeded', error: null })).toBeNull();
+        expect(await store.getRun('r1')).toMatchObject({ status: 'cancelled', error: 'by hand' });
+        expect(await store.updateRunUnlessCancelled('nope', { status: 'succeeded' })).toBeNull();
+      });
+
       it('lists due runs: pending ones and waiting ones whose wakeAt has come', async () => {
         const now = new Date();
         await store.createRun(newRun('pending'));
@@ -381,6 +395,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         const second = await store.appendJournal({ ...entry('r1', 0, 'call', { v: 2 }), name: 'other' });
         expect(second).toEqual(first);
         expect(await store.readJournal('r1')).toEqual([first]);
+      });
+
+      it('writes several entries in one statement, the first write of each kept', async () => {
+        const kept = await store.appendJournal(entry('r1', 0, 'call', { v: 1 }));
+        const written = await store.appendJournalEntries([entry('r1', 0, 'call', { v: 2 }), entry('r1', 0, 'result', { exit: 0 })]);
+        expect(written).toEqual([kept, entry('r1', 0, 'result', { exit: 0 })]);
+        expect(await store.readJournal('r1')).toEqual(written);
+        expect(await store.appendJournalEntries([])).toEqual([]);
       });
 
       it("copies a rerun's prefix: the entries before a position, as they were, and the rerun lists under its source", async () => {

@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
 import type { Suspension } from './pass.js';
-import { wakeIfOver } from './wake.js';
+import { wakeIfOver, wakeRunIfOver } from './wake.js';
 
 export type RunOutcome =
   | { kind: 'suspended'; suspension: Suspension }
@@ -25,24 +25,24 @@ export function scriptOutcome(
 }
 
 /**
- * Writes what a pass ended in onto its run. A run that ends gives up its leases (waking the next
- * holder) and wakes a parent waiting on it; a run that suspends is woken at once if what it waits
- * for happened while it was suspending.
+ * Writes what a pass ended in onto its run, and answers the run as it now is (null if it is gone).
+ * A run that ends gives up its leases (waking the next holder) and wakes a parent waiting on it; a
+ * run that suspends is woken at once if what it waits for happened while it was suspending.
  */
-export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcome, now: Date): Promise<void> {
-  // A run cancelled while its pass ran stays cancelled, whatever the pass ended in.
-  if ((await store.getRun(run.id))?.status === 'cancelled') return;
+export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcome, now: Date): Promise<RunRecord | null> {
   if (outcome.kind === 'lost') {
+    // Only a run still running is made due again: a cancelled one stays cancelled.
     await store.recoverInterruptedRuns(now, [run.id]);
-    return;
+    return store.getRun(run.id);
   }
   if (outcome.kind === 'suspended') {
     const { awaiting, wait, wakeAt } = outcome.suspension;
-    await store.updateRun(run.id, { status: 'waiting', awaiting, wait, wakeAt });
-    await wakeIfOver(store, run.id, now);
-    return;
+    // A run cancelled while its pass ran stays cancelled, whatever the pass ended in.
+    const waiting = await store.updateRunUnlessCancelled(run.id, { status: 'waiting', awaiting, wait, wakeAt });
+    if (!waiting) return store.getRun(run.id);
+    return (await wakeRunIfOver(store, waiting, now)) ? store.getRun(run.id) : waiting;
   }
-  await store.updateRun(run.id, {
+  const ended = await store.updateRunUnlessCancelled(run.id, {
     status: outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind,
     error: outcome.kind === 'succeeded' ? null : outcome.message,
     awaiting: null,
@@ -50,6 +50,8 @@ export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcom
     wakeAt: null,
     finishedAt: now,
   });
+  if (!ended) return store.getRun(run.id);
   for (const holder of await store.releaseLeases(run.id)) await wakeIfOver(store, holder, now);
   if (run.parentId) await wakeIfOver(store, run.parentId, now);
+  return ended;
 }

@@ -41,8 +41,12 @@ export async function waitIsOver(store: Store, run: RunRecord, now: Date): Promi
 /** Makes the run due now if its wait is over; answers whether it did. */
 export async function wakeIfOver(store: Store, runId: string, now: Date): Promise<boolean> {
   const run = await store.getRun(runId);
-  if (!run || !(await waitIsOver(store, run, now))) return false;
-  return store.wakeRun(runId, now);
+  return run !== null && wakeRunIfOver(store, run, now);
+}
+
+/** wakeIfOver of a run just read (or just written). */
+export async function wakeRunIfOver(store: Store, run: RunRecord, now: Date): Promise<boolean> {
+  return (await waitIsOver(store, run, now)) && store.wakeRun(run.id, now);
 }
 
 /** Queues a signal for a run and wakes it if it was waiting for that signal (spool signal, an approval's answer). */

@@ -284,8 +284,7 @@ export class Executor {
     if (signal.aborted && signal.reason === ABANDONED) return;
     let traced = outcome;
     try {
-      await settleRun(this.store, run, outcome, this.host.now());
-      const settled = await this.store.getRun(run.id);
+      const settled = await settleRun(this.store, run, outcome, this.host.now());
       // A run cancelled while its pass ran stays cancelled, whatever the pass ended in: so say its spans.
       if (settled?.status === 'cancelled') traced = { kind: 'cancelled', message: settled.error ?? 'cancelled' };
       if (settled) this.options.onPassEnd?.(settled);

@@ -83,6 +83,20 @@ function toRun(row: Row): RunRecord {
   };
 }
 
+/** The SET list of an update of these run fields, with its parameters ($1 is the run's id). */
+function runSets(id: string, patch: RunPatch): { sets: string; params: unknown[] } {
+  const sets: string[] = ['updated_at = now()'];
+  const params: unknown[] = [id];
+  for (const [key, column] of Object.entries(RUN_COLUMNS) as [keyof RunPatch, string][]) {
+    if (!(key in patch)) continue;
+    const value = patch[key];
+    const isJson = key === 'wait' || key === 'outputs';
+    params.push(isJson ? json(value) : value);
+    sets.push(`${column} = $${params.length}${isJson ? '::jsonb' : ''}`);
+  }
+  return { sets: sets.join(', '), params };
+}
+
 function toEntry(row: Row): JournalEntry {
   return {
     runId: row.run_id as string,
@@ -324,16 +338,14 @@ export class SqlStore implements Store {
   }
 
   async updateRun(id: string, patch: RunPatch): Promise<void> {
-    const sets: string[] = ['updated_at = now()'];
-    const params: unknown[] = [id];
-    for (const [key, column] of Object.entries(RUN_COLUMNS) as [keyof RunPatch, string][]) {
-      if (!(key in patch)) continue;
-      const value = patch[key];
-      const isJson = key === 'wait' || key === 'outputs';
-      params.push(isJson ? json(value) : value);
-      sets.push(`${column} = $${params.length}${isJson ? '::jsonb' : ''}`);
-    }
-    await this.db.query(`update runs set ${sets.join(', ')} where id = $1`, params);
+    const { sets, params } = runSets(id, patch);
+    await this.db.query(`update runs set ${sets} where id = $1`, params);
+  }
+
+  async updateRunUnlessCancelled(id: string, patch: RunPatch): Promise<RunRecord | null> {
+    const { sets, params } = runSets(id, patch);
+    const row = await this.one(`update runs set ${sets} where id = $1 and status <> 'cancelled' returning *`, params);
+    return row ? toRun(row) : null;
   }
 
   async startPass(id: string): Promise<RunRecord | null> {

@@ -40,6 +40,8 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter?: { project?: string; status?: RunStatus[]; parentId?: string; limit?: number }): Promise<RunRecord[]>;
   updateRun(id: string, patch: RunPatch): Promise<void>;
+  /** updateRun, unless the run was cancelled meanwhile: answers the run as updated, or null (cancelled, or gone). */
+  updateRunUnlessCancelled(id: string, patch: RunPatch): Promise<RunRecord | null>;
   /**
    * The unfinished runs whose id starts with `idPrefix`, with only what their state is made of (no
    * script, input or outputs): cheap enough to read every second for thousands of runs.
