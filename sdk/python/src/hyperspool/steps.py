@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Callable, Literal, TypeVar, Union, cast, overload
 
@@ -26,12 +23,32 @@ object of your own is refused."""
 J = TypeVar("J", bound=JsonValue)
 
 
-@dataclass(frozen=True)
 class StepResult:
-    """An unchecked step's outcome: its stdout and exit code, whatever the code."""
+    """An unchecked step's outcome: its stdout and exit code, whatever the code. Immutable, compared
+    by value. (A plain class, not a dataclass: ``dataclasses`` imports ``inspect``, which alone cost
+    more than the rest of the SDK's import.)"""
 
+    __slots__ = ("stdout", "exit_code")
     stdout: str
     exit_code: int
+
+    def __init__(self, stdout: str, exit_code: int) -> None:
+        object.__setattr__(self, "stdout", stdout)
+        object.__setattr__(self, "exit_code", exit_code)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"StepResult is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StepResult):
+            return NotImplemented
+        return (self.stdout, self.exit_code) == (other.stdout, other.exit_code)
+
+    def __hash__(self) -> int:
+        return hash((self.stdout, self.exit_code))
+
+    def __repr__(self) -> str:
+        return f"StepResult(stdout={self.stdout!r}, exit_code={self.exit_code!r})"
 
 
 def _argv(verb: str, argv: Sequence[str]) -> list[str]:
@@ -43,6 +60,10 @@ def _argv(verb: str, argv: Sequence[str]) -> list[str]:
 
 def run_command(argv: list[str], idempotency_key: str | None) -> StepResult:
     """Runs argv with no shell: stdin and stderr inherited, stdout captured."""
+    # Imported here: a script of step_fn and waits alone never starts a process (issue 32).
+    import signal
+    import subprocess
+
     env = dict(os.environ)
     if idempotency_key:
         env["SPOOL_IDEMPOTENCY_KEY"] = idempotency_key
@@ -96,14 +117,15 @@ def output_field(stdout: str) -> Message:
     raw = stdout.encode("utf-8", errors="surrogateescape")
     if b"\0" not in raw and _is_utf8(raw):
         return {"stdout": stdout}
-    return {"stdoutBase64": base64.b64encode(raw).decode("ascii")}
+    # binascii, not base64: the same encoding, without base64's import of struct and re.
+    return {"stdoutBase64": binascii.b2a_base64(raw, newline=False).decode("ascii")}
 
 
 def output_of(answer: Message) -> str:
     """A recorded step's stdout as the first pass returned it: the same str, byte for byte."""
     encoded = answer.get("stdoutBase64")
     if isinstance(encoded, str):
-        return base64.b64decode(encoded).decode("utf-8", errors="surrogateescape")
+        return binascii.a2b_base64(encoded).decode("utf-8", errors="surrogateescape")
     return str(answer.get("stdout") or "")
 
 

@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from .answers import call, exit_code, parse_value, require, text
 from .connection import Message
 from .errors import ScriptError
 
+if TYPE_CHECKING:
+    # Only for the annotation: a script that passes a timedelta has imported datetime already.
+    from datetime import timedelta
+
 __all__ = ["Duration", "to_ms", "sleep", "wait_signal", "wait_event"]
 
-Duration = Union[int, float, timedelta]
+Duration = Union[int, float, "timedelta"]
 """Seconds, or a timedelta; sent as whole milliseconds."""
 
 TIMED_OUT = 124
 
 
 def to_ms(duration: Duration, what: str) -> int:
-    seconds = duration.total_seconds() if isinstance(duration, timedelta) else duration
+    seconds: object = duration
+    if not isinstance(duration, (int, float)):
+        from datetime import timedelta
+
+        if isinstance(duration, timedelta):
+            seconds = duration.total_seconds()
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
         raise ScriptError("usage", f"{what} takes a duration: seconds (a number, 0 or more) or a timedelta, not {duration!r}")
     return round(seconds * 1000)
