@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { UsageError } from '../common/errors.js';
 import { migrate } from './migrate.js';
-import { readSnapshot, snapshotUnusable, writeSnapshot } from './pglite-snapshot.js';
+import { readSnapshot, unpackSnapshot, snapshotUnusable, writeSnapshot } from './pglite-snapshot.js';
 import type { BlobBackend } from './artifacts/types.js';
 import type { SqlClient } from './sql.js';
 import { SqlStore } from './sql-store.js';
@@ -72,6 +72,7 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 async function createPglite(dataDir?: string): Promise<PGlite> {
   const options = dataDir ? { dataDir } : {};
   if (dataDir && existsSync(dataDir) && readdirSync(dataDir).length > 0) return PGlite.create(options);
+  if (dataDir) return createOnDisk(dataDir);
   let snapshot: Blob;
   try {
     snapshot = readSnapshot();
@@ -84,13 +85,26 @@ async function createPglite(dataDir?: string): Promise<PGlite> {
     return await PGlite.create(start);
   } catch (error) {
     snapshotUnusable(`PGlite could not start from it: ${messageOf(error)}`);
-    // It was absent or empty: all there is in it now is what the snapshot left.
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     return PGlite.create(options);
   } finally {
     // PGlite keeps the options it was given as long as it is open: without this, the unpacked
     // tarball (~40 MB) stays in memory for the life of the store, long after it was copied in.
     delete start.loadDataDir;
+  }
+}
+
+/** A new data directory: the snapshot unpacked into it on disk (unpackSnapshot), else initdb. */
+async function createOnDisk(dataDir: string): Promise<PGlite> {
+  try {
+    unpackSnapshot(dataDir);
+    return await PGlite.create({ dataDir }).catch((error: unknown) => {
+      throw new Error(`PGlite could not start from it: ${messageOf(error)}`);
+    });
+  } catch (error) {
+    snapshotUnusable(messageOf(error));
+    // It was absent or empty: all there is in it now is what the snapshot left.
+    rmSync(dataDir, { recursive: true, force: true });
+    return PGlite.create({ dataDir });
   }
 }
 

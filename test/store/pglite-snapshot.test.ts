@@ -96,6 +96,30 @@ describe('the ready-made embedded data directory', () => {
     expect(Number(held)).toBeLessThan(tarball / 2);
   }, 120_000);
 
+  it('starts a new data directory as light as an existing one: the snapshot is unpacked on disk, not in PGlite\'s memory', () => {
+    // PGlite's WebAssembly memory never shrinks: what it held to unpack the tarball, it held for
+    // the life of the store (a spool dev started on a new data directory: ~430 MiB, ~250 on an old one).
+    const dir = join(tempDir(), '.spool');
+    const wasmMemory = (): number =>
+      Number(
+        execFileSync(
+          process.execPath,
+          [
+            '--expose-gc',
+            '--input-type=module',
+            '-e',
+            `const { openPgliteStore } = await import(${JSON.stringify(join(ROOT, 'dist/store/pglite.js'))});
+             const store = await openPgliteStore(${JSON.stringify(dir)});
+             globalThis.gc(); console.log(process.memoryUsage().arrayBuffers); await store.close();`,
+          ],
+          { encoding: 'utf8' },
+        ),
+      );
+    const fresh = wasmMemory();
+    const existing = wasmMemory();
+    expect(fresh).toBeLessThan(existing * 1.25);
+  }, 120_000);
+
   it('refuses a snapshot another PGlite made, or a damaged one', () => {
     const dir = tempDir();
     for (const file of ['pglite-snapshot.json', 'pglite-snapshot.tar.gz'])
