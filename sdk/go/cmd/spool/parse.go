@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -108,13 +107,11 @@ func duration(verb, text string) (float64, error) {
 	return ms, nil
 }
 
-var wholeNumber = regexp.MustCompile(`^-?[0-9]+$`)
-
 // integer reads a whole number as Number(text) does: a float64, so a huge one behaves (and is
 // sent) as it is by the Node client.
 func integer(verb, flag, text string, min float64) (float64, error) {
 	n, _ := strconv.ParseFloat(text, 64)
-	if !wholeNumber.MatchString(text) || n < min {
+	if !isWholeNumber(text) || n < min {
 		return 0, usageFailure(verb, flag+" takes a whole number of at least "+nodeNumber(min)+", not '"+text+"'")
 	}
 	return n, nil

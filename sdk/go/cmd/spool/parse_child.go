@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -72,9 +71,6 @@ func childInterpreter(file string) (string, bool) {
 	return hyperspool.InterpreterFor(extname(file))
 }
 
-// yamlNodesKey is a top-level `nodes:` key in YAML, as common/workflow-file.ts's documentKind looks for one.
-var yamlNodesKey = regexp.MustCompile(`(?m)^(nodes|"nodes"|'nodes')[ \t]*:`)
-
 // isGraph is documentKind's answer: a JSON object with a `nodes` key, or YAML with one at the top.
 func isGraph(text string) bool {
 	var data any
@@ -83,7 +79,7 @@ func isGraph(text string) bool {
 		_, has := object["nodes"]
 		return ok && has
 	}
-	return yamlNodesKey.MatchString(text)
+	return hasTopLevelNodesKey(text) // a top-level `nodes:` key, as common/workflow-file.ts's documentKind looks for one
 }
 
 // readChild is the file's text, or why it cannot be run as one, worded as the Node client words it;

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -109,7 +108,7 @@ func parseArgs(args []string, spec optionSpec) (*parsedArgs, string) {
 			return nil, "Option '--" + token.name + "' does not take an argument"
 		}
 		// No option is a digit: a negative number is a value (--by -3), as the Node client takes it.
-		if !token.inline && nodecompat.Len16(token.value) > 1 && token.value[0] == '-' && !negativeNumber.MatchString(token.value) {
+		if !token.inline && nodecompat.Len16(token.value) > 1 && token.value[0] == '-' && !isNegativeNumber(token.value) {
 			return nil, "Option '" + token.rawName + "' argument is ambiguous."
 		}
 		switch kind {
@@ -123,5 +122,3 @@ func parseArgs(args []string, spec optionSpec) (*parsedArgs, string) {
 	}
 	return parsed, ""
 }
-
-var negativeNumber = regexp.MustCompile(`^-[0-9]`)
