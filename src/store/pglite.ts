@@ -132,8 +132,9 @@ export async function makeSnapshot(dir?: string): Promise<void> {
     await migrate(clientOf(root, root, () => undefined));
     // PGlite's 128 MB of shared buffers fill with copies of pages its files already hold (on disk,
     // cached by the OS, or in memory), and WebAssembly memory once grown is never given back: 32 MB
-    // kept ~100 MiB less resident after 5,000 writes, at the same speed (docs/benchmarks.md).
-    await root.exec(`alter system set shared_buffers = '32MB'`);
+    // kept ~100 MiB less resident after 5,000 writes, at the same speed (docs/benchmarks.md); 16 MB
+    // another ~20 MiB less at a first spool run's peak (273 -> 252 MiB, issue 32).
+    await root.exec(`alter system set shared_buffers = '16MB'`);
     // Flushed to the data files, so a store started from it has no WAL to replay.
     await root.exec('checkpoint');
     const tar = await root.dumpDataDir('none');

@@ -41,7 +41,7 @@ describe('the ready-made embedded data directory', () => {
       expect(await schemaOf(store, since)).toEqual({ latest, allBefore: true });
       await worksAsAStore(store, 'r1');
       // Set in the snapshot: fewer buffers than PGlite's default, so less memory held (see makeSnapshot).
-      expect(await sqlOf(store).query('show shared_buffers')).toEqual([{ shared_buffers: '32MB' }]);
+      expect(await sqlOf(store).query('show shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
     } finally {
       await store.close();
     }
