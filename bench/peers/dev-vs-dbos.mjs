@@ -14,7 +14,7 @@
  *
  * CPU per run is the whole tree's: the server or the Python process with every child it reaped (the
  * scripts, their clients, `true`), plus PostgreSQL's postmaster and backends, from /proc jiffies.
- * Each side warms up with 10 runs first. Nothing is asserted; the figures go to stdout as markdown.
+ * Each side warms up with 30 runs first (a server is measured warm, its code compiled). Nothing is asserted; the figures go to stdout as markdown.
  *
  *   npm run bench:peers                      # builds first
  *   node bench/peers/dev-vs-dbos.mjs --runs 200
@@ -41,7 +41,7 @@ const arg = (name, fallback) => {
 const RUNS = arg('runs', 200);
 // --spool-root DIR: the build of Hyperspool to run (another checkout's, to compare before and after).
 const SPOOL_ROOT = process.argv.includes('--spool-root') ? resolve(process.argv[process.argv.indexOf('--spool-root') + 1]) : ROOT;
-const WARMUP = 10;
+const WARMUP = 30;
 const FLOOR_PARALLEL = 16;
 const started = Date.now();
 const log = (line) => process.stderr.write(`[bench:peers ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
