@@ -75,48 +75,20 @@ describe('the ready-made embedded data directory', () => {
   }, 120_000);
 
   it('lets go of the unpacked snapshot once the store is open', () => {
-    // In a Node of its own, with the data directory on disk: what ArrayBuffers then hold, after a
-    // full collection, is PGlite's working memory, and no longer the tarball it was started from.
-    const dir = join(tempDir(), '.spool');
-    const held = execFileSync(
-      process.execPath,
-      [
-        '--expose-gc',
-        '--input-type=module',
-        '-e',
-        `const { openPgliteStore } = await import(${JSON.stringify(join(ROOT, 'dist/store/pglite.js'))});
-         const store = await openPgliteStore(${JSON.stringify(dir)});
-         globalThis.gc(); await new Promise((resolve) => setTimeout(resolve, 50)); globalThis.gc();
-         console.log(process.memoryUsage().arrayBuffers); await store.close();`,
-      ],
-      { encoding: 'utf8' },
-    );
+    // What ArrayBuffers hold, after a full collection, is PGlite's working memory, and no longer
+    // the tarball it was started from.
+    const held = arrayBuffersOnceOpen(join(tempDir(), '.spool'));
     const tarball = readSnapshot().size;
     expect(tarball).toBeGreaterThan(8 * 1024 * 1024);
-    expect(Number(held)).toBeLessThan(tarball / 2);
+    expect(held).toBeLessThan(tarball / 2);
   }, 120_000);
 
   it('starts a new data directory as light as an existing one: the snapshot is unpacked on disk, not in PGlite\'s memory', () => {
     // PGlite's WebAssembly memory never shrinks: what it held to unpack the tarball, it held for
     // the life of the store (a spool dev started on a new data directory: ~430 MiB, ~250 on an old one).
     const dir = join(tempDir(), '.spool');
-    const wasmMemory = (): number =>
-      Number(
-        execFileSync(
-          process.execPath,
-          [
-            '--expose-gc',
-            '--input-type=module',
-            '-e',
-            `const { openPgliteStore } = await import(${JSON.stringify(join(ROOT, 'dist/store/pglite.js'))});
-             const store = await openPgliteStore(${JSON.stringify(dir)});
-             globalThis.gc(); console.log(process.memoryUsage().arrayBuffers); await store.close();`,
-          ],
-          { encoding: 'utf8' },
-        ),
-      );
-    const fresh = wasmMemory();
-    const existing = wasmMemory();
+    const fresh = arrayBuffersOnceOpen(dir);
+    const existing = arrayBuffersOnceOpen(dir);
     expect(fresh).toBeLessThan(existing * 1.25);
   }, 120_000);
 
@@ -152,3 +124,12 @@ describe('the ready-made embedded data directory', () => {
     expect(run.output).toContain('two');
   }, 180_000);
 });
+
+/** In a Node of its own: the bytes ArrayBuffers hold, after a full collection, with a store open on `dir`. */
+function arrayBuffersOnceOpen(dir: string): number {
+  const script = `const { openPgliteStore } = await import(${JSON.stringify(join(ROOT, 'dist/store/pglite.js'))});
+    const store = await openPgliteStore(${JSON.stringify(dir)});
+    globalThis.gc(); await new Promise((resolve) => setTimeout(resolve, 50)); globalThis.gc();
+    console.log(process.memoryUsage().arrayBuffers); await store.close();`;
+  return Number(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' }));
+}
