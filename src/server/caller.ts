@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import type { Response } from 'express';
 import type { ServerContext } from './context.js';
+import { ACT_AS_HEADER } from '../api/act-as.js';
 
 /** A person as the server knows them: their user name, and the groups their identity carries. */
 export interface Caller {
@@ -9,11 +10,17 @@ export interface Caller {
   groups: string[];
 }
 
-/** Who the person calling is: the user the cluster authenticated, or on `spool dev` whoever runs it. */
+/**
+ * Who the person calling is: the user the cluster authenticated, or on `spool dev` whoever runs it,
+ * or whoever `spool --as` names there (that server trusts its local callers; a server that
+ * authenticates people never reads the header).
+ */
 export function callerOf(ctx: ServerContext, res: Response): string | null {
   const user = (res.locals as { user?: unknown }).user;
   if (typeof user === 'string' && user) return user;
   if (ctx.authorize) return null;
+  const as = res.req.get(ACT_AS_HEADER)?.trim();
+  if (as) return as;
   try {
     return userInfo().username;
   } catch {

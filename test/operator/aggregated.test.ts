@@ -189,6 +189,37 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect((await as(erin, 'logs', 'release-1')).output).toContain('shipped, approved by frank (lgtm) and erin (ship it)');
   });
 
+  it('given --as, then a person RBAC lets impersonate hank approves as hank, and gina, whom it does not, is refused by the API server', async () => {
+    const gate = ['name: hotfix', 'jobs:', '  ask:', '    approval:', '      prompt: Hotfix?', '      approvers:', '        count: 1', '        from: [hank]', ''].join('\n');
+    await givenWorkflow(cluster, 'hotfix', 'hotfix.yaml', gate);
+    const ivan = givenCertificatePerson(cluster, dir, 'ivan');
+    const gina = givenCertificatePerson(cluster, dir, 'gina');
+    const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: 'impersonate-hank' }, rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['hank'] }] } });
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name: 'ivan-impersonates-hank' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'impersonate-hank' }, subjects: [{ kind: 'User', name: 'ivan', apiGroup: 'rbac.authorization.k8s.io' }] },
+    });
+    // Impersonated, the answer is hank's: RBAC must let hank answer approvals in the namespace. The
+    // Run's name is looked up as the caller (ivan, gina: people of the team, who may read Runs).
+    for (const user of ['hank', 'ivan', 'gina']) {
+      await rbac
+        .createNamespacedRoleBinding({
+          namespace: 'team-g',
+          body: { metadata: { name: `${user}-edits` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hyperspool-edit' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
+        })
+        .catch(() => undefined); // gina's may be there from the test before
+    }
+    await whenRunCreated(cluster, 'hotfix-1', 'hotfix');
+    await eventually('hotfix-1 at its gate', async () => (await getRun(cluster, 'hotfix-1')).status?.awaiting === 'approval ask', 60_000);
+
+    const refused = await as(gina, 'approve', 'hotfix-1', 'ask', '--as', 'hank');
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/^spool: users "hank" is forbidden: User "gina" cannot impersonate resource "users".*\n$/);
+    expect((await getRun(cluster, 'hotfix-1')).status?.awaiting).toBe('approval ask');
+    expect((await as(ivan, 'approve', 'hotfix-1', 'ask', '--as', 'hank')).output).toBe('approved ask of hotfix-1 (1 of 1 approval: hank; the gate opens)\n');
+    await untilPhase('run hotfix-1', () => getRun(cluster, 'hotfix-1'), 'Succeeded', 60_000);
+  });
+
   it('answers kubectl create --raw as the user, and an event emitted that way is recorded in the namespace of the path', async () => {
     writeFileSync(join(dir, 'event.json'), JSON.stringify({ type: 'order.paid', id: 'evt-1', payload: { order: 7 } }));
     const created = await kubectl(erin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'event.json'));

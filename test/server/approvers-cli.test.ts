@@ -26,12 +26,27 @@ jobs:
         run: echo shipped
 `;
 
+const TWO_OF_THREE = `name: deploy
+jobs:
+  ask:
+    approval:
+      prompt: "Deploy?"
+      approvers:
+        count: 2
+        from: [sam, alice, bob]
+  deploy:
+    depends_on: [ask]
+    steps:
+      - name: deploy
+        run: echo "deployed after \${{ steps.ask.output.approvals[0].by }} and \${{ steps.ask.output.approvals[1].by }}"
+`;
+
 let dev: Dev;
 let dir: string;
 beforeAll(async () => {
   dev = await startDev();
   dir = tempDir();
-  writeFiles(dir, { 'release.yaml': DOCUMENT });
+  writeFiles(dir, { 'release.yaml': DOCUMENT, 'deploy.yaml': TWO_OF_THREE });
 }, 60_000);
 afterAll(async () => {
   await dev?.close();
@@ -64,5 +79,17 @@ describe('spool approve at a gate with approvers', () => {
     expect(gate?.status).toBe('waiting');
     // spool status marks the approval counted, not refused as a late answer to a single-approver gate is.
     expect(await cliOk(dev.url, dir, ['status', id])).toMatch(new RegExp(`^answers {9}ask: approve by ${me} \\(cli\\) at \\S+ — counted$`, 'm'));
+  }, 120_000);
+
+  it('given --as on spool dev, then one person can be each of several: the submitter is refused, two others open the gate', async () => {
+    const id = await submit(dev.url, dir, 'deploy.yaml', '--as', 'sam');
+    await waitForChild(dev, id, 'ask', ['waiting']);
+    const bySam = await cli(dev.url, dir, ['approve', id, 'ask', '--as', 'sam']);
+    expect(bySam.output).toBe(`spool: sam submitted run ${id} and may not approve its approval 'ask'; it asks 2 of sam, alice, bob\n`);
+    expect(bySam.code).not.toBe(0);
+    expect(await cliOk(dev.url, dir, ['approve', id, 'ask', '--as', 'alice'])).toBe(`approved ask of ${id} (1 of 2 approvals: alice; waiting for 1 more)\n`);
+    expect(await cliOk(dev.url, dir, ['approve', id, 'ask', '--as', 'bob'])).toBe(`approved ask of ${id} (2 of 2 approvals: alice, bob; the gate opens)\n`);
+    const deploy = await waitForChild(dev, id, 'deploy', ['succeeded']);
+    expect((await dev.store.readLogs(deploy.id)).map((line) => line.text).join('')).toContain('deployed after alice and bob');
   }, 120_000);
 });

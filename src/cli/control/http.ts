@@ -1,5 +1,6 @@
 import { RetryableError, errorOfAnswer } from '../../common/errors.js';
 import type { ErrorAnswer } from '../../api/responses.js';
+import { ACT_AS_HEADER } from '../../api/act-as.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7456';
 
@@ -14,13 +15,20 @@ export function serverUrl(option?: string): string {
   return (option ?? process.env.SPOOL_SERVER ?? DEFAULT_SERVER).replace(/\/+$/, '');
 }
 
+
 /** One call to the HTTP API; an error answer becomes a SpoolError with the server's message. */
-export async function api<T = Record<string, unknown>>(server: string, method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T = Record<string, unknown>>(
+  server: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  as?: string,
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch(`${server}/v1${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(as === undefined ? {} : { [ACT_AS_HEADER]: as }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (error) {

@@ -70,7 +70,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .option('--kubeconfig <path>', 'talk to a cluster: this kubeconfig (default $KUBECONFIG or ~/.kube/config)')
       .option('--context <name>', "talk to a cluster: this kubeconfig context (default: the kubeconfig's current one)")
       .option('-n, --namespace <ns>', "talk to a cluster: this namespace (default: the context's, or default)")
-      .option('--operator <ns/service>', "the operator's API service on the cluster", 'hyperspool-system/hyperspool-operator');
+      .option('--operator <ns/service>', "the operator's API service on the cluster", 'hyperspool-system/hyperspool-operator')
+      .option('--as <user>', 'act as this person: on a cluster by impersonation (RBAC must let you impersonate them); on spool dev, which trusts its local callers, as given');
   const target = (options: Options): Promise<Target> => targetOf(options);
   const cluster = async (options: Options) => {
     const { ClusterTarget } = await import('../cluster/kube-target.js');

@@ -15,4 +15,6 @@ export interface TargetOptions {
   context?: string;
   namespace?: string;
   operator?: string;
+  /** Who to act as (--as): on a cluster through Kubernetes impersonation; on spool dev, as given. */
+  as?: string;
 }

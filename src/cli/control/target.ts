@@ -16,7 +16,7 @@ export async function targetOf(options: TargetOptions): Promise<Target> {
   }
   const server = serverUrl(options.server);
   return {
-    api: (method, path, body) => api(server, method, path, body),
+    api: (method, path, body) => api(server, method, path, body, options.as),
     runId: (arg) => Promise.resolve(arg),
   };
 }
