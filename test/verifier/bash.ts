@@ -1,4 +1,4 @@
-import type { Op, Workflow } from './generate.js';
+import { SLOW_STEP_SECONDS, isSlowStep, type Op, type Workflow } from './generate.js';
 
 /** Bytes over SPOOL_MAX_ARTIFACT_BYTES (which the runner sets to ARTIFACT_LIMIT_BYTES). */
 export const ARTIFACT_LIMIT_BYTES = 400 * 1024;
@@ -13,8 +13,8 @@ export const ANSWER_WITHIN = '45s';
  * A step body: counts its execution (outside the engine, in $VERIFY_COUNT), prints the op's bytes
  * from $VERIFY_DATA, then a nonce, so a body that ran again after its result was recorded is seen.
  */
-const body = (id: string, exit = 0): string =>
-  `sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"; od -An -N8 -tx1 /dev/urandom | tr -d " \\n"; ${exit ? `echo "${failedLine(id)}" >&2; ` : ''}exit ${exit}'`;
+const body = (id: string, exit = 0, slow = false): string =>
+  `sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"; od -An -N8 -tx1 /dev/urandom | tr -d " \\n"; ${slow ? `sleep ${SLOW_STEP_SECONDS}; ` : ''}${exit ? `echo "${failedLine(id)}" >&2; ` : ''}exit ${exit}'`;
 
 /** What a failing body says on stderr: its step's result keeps it (DoneRequest.stderrTail). */
 export const failedLine = (id: string): string => `${id} failed`;
@@ -34,7 +34,7 @@ function line(op: Op): string {
   const { id } = op;
   switch (op.kind) {
     case 'step':
-      return `spool step ${id} -- ${body(id, op.exit)} ${saw(id)}`;
+      return `spool step ${id} -- ${body(id, op.exit, isSlowStep(op))} ${saw(id)}`;
     case 'print':
       return `cat "$D/${id}"; ${code(id)}`;
     case 'put-file':

@@ -53,6 +53,13 @@ describe("the replay verifier's checks", () => {
     ]);
   });
 
+  it('given a result with no call at its position, or another call there, then each is reported', () => {
+    const alone = history([make[1]!, ...put], [], [[1, Buffer.from('x'), 0]]);
+    expect(check(workflow, alone, null).map((each) => `${each.invariant}: ${each.detail}`)).toContain('every result has its call: step o0-make at 1: no call there');
+    const other = history([entry(1, 'call', 'step', 'other'), make[1]!, ...put], [], [[1, Buffer.from('x'), 0]]);
+    expect(check(workflow, other, null).map((each) => `${each.invariant}: ${each.detail}`)).toContain('every result has its call: step o0-make at 1: the call there is step other');
+  });
+
   it('given a pass lost after the step made the graph file and before call-graph, then its refusal after breaks nothing, and its call is not expected', () => {
     const graph: Workflow = { seed: 0, ops: [{ kind: 'call-graph', id: 'o0' }], checkoutFile: Buffer.alloc(0) };
     const called = [entry(2, 'call', 'call', ''), entry(2, 'result', 'call', '')];

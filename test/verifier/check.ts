@@ -198,6 +198,14 @@ export function check(workflow: Workflow, history: History, reference: History |
     }
   }
 
+  // A fresh call's entry is written with its result, or before it (a long step): never a result alone.
+  for (const result of history.journal.filter((entry) => entry.kind === 'result')) {
+    const call = history.journal.find((entry) => entry.kind === 'call' && entry.position === result.position);
+    if (!call || call.verb !== result.verb || call.name !== result.name) {
+      fail('every result has its call', `${result.verb} ${result.name} at ${result.position}: ${call ? `the call there is ${call.verb} ${call.name}` : 'no call there'}`);
+    }
+  }
+
   const final = new Map(history.journal.map((entry) => [entryKey(entry), entry]));
   history.snapshots.forEach((snapshot, i) => {
     for (const entry of snapshot) {

@@ -45,6 +45,14 @@ export type Op =
 export type OpKind = Op['kind'];
 
 /**
+ * A third of the steps (by their payload's length, so a saved seed still makes the workflow it
+ * made) run past CALL_VISIBLE_MS: their call entry is written on its own before their result, and a
+ * kill can land between the two (src/engine/pass-state.ts deferCall).
+ */
+export const SLOW_STEP_SECONDS = 0.35;
+export const isSlowStep = (op: Op): boolean => op.kind === 'step' && op.payload.length % 3 === 0;
+
+/**
  * When the harness sends a signal: before the wait is reached (it queues), once the run waits for
  * it, or once it waits and the host was killed and started again (a server is down meanwhile, and
  * the docs give no way to deliver without one, so it is sent after the restart).

@@ -1,12 +1,12 @@
 import { ANSWER_WITHIN } from './bash.js';
-import type { Op, Workflow } from './generate.js';
+import { SLOW_STEP_SECONDS, isSlowStep, type Op, type Workflow } from './generate.js';
 
 const OVER_LIMIT = 500 * 1024;
 
 /** A step body as bash.ts's: counts its execution, prints the op's bytes, then a nonce (or not). */
 const body = (id: string, tail: string): string =>
   `['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"${tail}']`;
-const nonce = (exit: number): string => `; od -An -N8 -tx1 /dev/urandom | tr -d " \\\\n"; exit ${exit}`;
+const nonce = (exit: number, slow = false): string => `; od -An -N8 -tx1 /dev/urandom | tr -d " \\\\n"; ${slow ? `sleep ${SLOW_STEP_SECONDS}; ` : ''}exit ${exit}`;
 
 /** A step's stdout as the SDK gives it back, as the bytes it printed (surrogateescape keeps them). */
 const bytesOf = (text: string): string => `${text}.encode('utf-8', 'surrogateescape')`;
@@ -16,7 +16,7 @@ function line(op: Op, firstLock: boolean): string {
   const { id } = op;
   switch (op.kind) {
     case 'step':
-      return `r = script.step('${id}', ${body(id, nonce(op.exit))}, check=False)\nsaw('${id}', ${bytesOf('r.stdout')}, r.exit_code)`;
+      return `r = script.step('${id}', ${body(id, nonce(op.exit, isSlowStep(op)))}, check=False)\nsaw('${id}', ${bytesOf('r.stdout')}, r.exit_code)`;
     case 'print':
       return `sys.stdout.buffer.write(data('${id}'))\nsys.stdout.flush()\nsaw('${id}', None, 0)`;
     case 'put-file':
