@@ -86,6 +86,9 @@ echo "client peak KiB: put $put get $get"
     expect(put).toBeGreaterThan(0);
     expect(put).toBeLessThan(100 * 1024);
     expect(get).toBeLessThan(100 * 1024);
-    expect(after.peak - before.peak).toBeLessThan(100 * 1024);
+    // The server's peak is V8's slack of earlier parts until its next major collection, which falls
+    // behind on a loaded machine: +68 MiB on a quiet one, +100 MiB once beside a whole CI run. Holding
+    // the artifact would take its 200 MiB, and more as base64.
+    expect(after.peak - before.peak).toBeLessThan(150 * 1024);
   }, 900_000);
 });
