@@ -17,13 +17,14 @@
  * Timings are never asserted: test/load/dev-load.test.ts checks the same mix for correctness.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
+import { TICK, postgresJiffies, postmasterOf, rssMiB, treeJiffies } from './lib/proc.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -82,47 +83,12 @@ const until = async (what, check, limitS) => {
 };
 
 // ---- what the machine spends: /proc jiffies of the server, of PostgreSQL, and of everything ----
-const TICK = 100;
-const jiffiesOf = (pid) => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-  } catch {
-    return 0;
-  }
-};
-const postmaster = Number(readFileSync(join(findDataDir(), 'postmaster.pid'), 'utf8').split('\n')[0]);
-function findDataDir() {
-  // The test server's data directory: the one whose postmaster listens on this URL's port.
-  const portOf = new URL(postgres.url).port;
-  for (const entry of readdirSync(tmpdir())) {
-    if (!entry.startsWith('spool-pg-')) continue;
-    try {
-      const pid = readFileSync(join(tmpdir(), entry, 'data', 'postmaster.pid'), 'utf8').split('\n');
-      if (pid[3] === portOf) return join(tmpdir(), entry, 'data');
-    } catch {
-      // another's, or gone
-    }
-  }
-  throw new Error('cannot find the PostgreSQL data directory');
-}
-const postgresJiffies = () => {
-  let total = jiffiesOf(postmaster);
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      if (Number(stat[1]) === postmaster) total += jiffiesOf(pid);
-    } catch {
-      // gone
-    }
-  }
-  return total;
-};
+const postmaster = postmasterOf(postgres.url, tmpdir());
 const machineBusy = () => {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   return fields.reduce((a, b) => a + b, 0) - fields[3] - fields[4];
 };
-const sample = () => ({ at: Date.now(), server: jiffiesOf(server.pid), postgres: postgresJiffies(), busy: machineBusy() });
+const sample = () => ({ at: Date.now(), server: treeJiffies(server.pid), postgres: postgresJiffies(postmaster), busy: machineBusy() });
 const share = (from, to) => {
   const seconds = (to.at - from.at) / 1000;
   const cores = (j) => j / TICK / seconds;
@@ -130,7 +96,7 @@ const share = (from, to) => {
   return `server ${cores(to.server - from.server).toFixed(2)} cores, PostgreSQL ${cores(to.postgres - from.postgres).toFixed(2)}, everything else (scripts, bash, spool clients; other users of the machine) ${cores(rest).toFixed(2)} of ${cpus().length}`;
 };
 const rss = [];
-const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssOf = () => rssMiB(server.pid);
 const rssTimer = setInterval(() => rss.push(rssOf()), 1000);
 
 const load = { start: loadavg().map((n) => n.toFixed(2)).join(' ') };
