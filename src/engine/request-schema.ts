@@ -156,6 +156,8 @@ export function checkRequest(request: unknown): void {
   if (typeof request !== 'object' || request === null || Array.isArray(request))
     throw new UsageError('a request is one JSON object with a verb (docs/protocol.md)');
   const fields = request as Record<string, unknown>;
+  // Checked first: every message below names the verb, and an object cannot be named.
+  if (typeof fields.verb !== 'string') throw new UsageError('a request names its verb as a string (docs/protocol.md)');
   const problem = jsonValueProblem(fields);
   if (problem !== null) throw new UsageError(`bad ${oneLine(String(fields.verb))} request: ${problem}`);
   const validate = validators.get(schemaOf(fields));

@@ -20,7 +20,7 @@ const SAMPLES = readdirSync(SAMPLES_DIR)
 const anyValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
-  fc.constantFrom('', 'a\nb', 'x'.repeat(300), -1, 1.5, 1e300, null, true, [], {}, '__proto__', 'hyperspool.dev/v1alpha1', 'Workflow', 'Run'),
+  fc.constantFrom('', 'a\nb', 'x'.repeat(300), -1, 1.5, 1e300, null, true, [], {}, '__proto__', 'hyperspool.dev/v1alpha1', 'Workflow', 'Run', { toString: {} }),
 );
 
 const mutation = fc.tuple(fc.nat(), fc.constantFrom('drop', 'replace', 'add'), fc.string({ maxLength: 10 }), anyValue);

@@ -64,11 +64,13 @@ const anyValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
   fc.constantFrom('', '{', '{"run":', 'null', '[]', 'approve', 'reject', 'a\u0000b', 'x'.repeat(300), -1, 1e300, null, true, [], {}),
 );
+/** A field's value in a click: any value, or an object String() cannot convert, which a message naming it must survive. */
+const fieldValue = fc.oneof(anyValue, fc.constant({ toString: {} }));
 /** Anyone but alice, who alone may answer the gate: so no request made here may answer it. */
 const notAlice = fc.oneof(fc.constantFrom('U0BOB', 'U0EVE', 'mmbob', 'mmnobody', '', 'alice', '__proto__'), fc.string({ maxLength: 12 }));
 
 /** Drops, replaces or adds one field somewhere in `value` (an object of objects). */
-const mutation = fc.tuple(fc.nat(), fc.constantFrom('drop', 'replace', 'add', 'none'), fc.string({ maxLength: 8 }), anyValue);
+const mutation = fc.tuple(fc.nat(), fc.constantFrom('drop', 'replace', 'add', 'none'), fc.string({ maxLength: 8 }), fieldValue);
 function mutate(value: Record<string, unknown>, [pick, how, key, replacement]: [number, string, string, unknown]): Record<string, unknown> {
   const copy = structuredClone(value);
   const holders: [Record<string, unknown>, string][] = [];

@@ -59,7 +59,7 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
 const anyValue = fc.oneof(
   fc.jsonValue(),
   fc.string({ unit: 'binary' }),
-  fc.constantFrom('', 'a\u0000b', 'x'.repeat(300), -1, 1.5, 1e300, '1e309', 'perl', null, true, [], {}),
+  fc.constantFrom('', 'a\u0000b', 'x'.repeat(300), -1, 1.5, 1e300, '1e309', 'perl', null, true, [], {}, { toString: {} }),
 );
 
 const segment = fc.oneof(

@@ -98,11 +98,14 @@ export function chatRoutes(ctx: ServerContext): Router {
   router.post('/mattermost/actions', express.json({ limit: '1mb' }), async (req: Request, res) => {
     const mattermost = settings.mattermost;
     if (!mattermost) throw new HttpError(404, 'not_found', 'Mattermost is not set up on this server');
-    const body = (req.body ?? {}) as { user_id?: string; context?: { run?: string; job?: string; decision?: string; token?: string } };
-    const context = body.context ?? {};
-    if (!safeEqual(String(context.token ?? ''), mattermost.callbackToken)) throw new HttpError(401, 'bad_token', 'not a request from Mattermost: the token does not match');
+    // Any JSON may arrive here: a field that is not a string is treated as absent (String() of an
+    // object may throw).
+    const body = (req.body ?? {}) as { user_id?: unknown; context?: { run?: unknown; job?: unknown; decision?: unknown; token?: unknown } };
+    const context = typeof body.context === 'object' && body.context !== null ? body.context : {};
+    if (!safeEqual(typeof context.token === 'string' ? context.token : '', mattermost.callbackToken)) throw new HttpError(401, 'bad_token', 'not a request from Mattermost: the token does not match');
     if (context.decision !== 'approve' && context.decision !== 'reject') throw new HttpError(400, 'bad_request', 'unknown action');
-    const said = await click(chat, { person: personOf(settings, body.user_id), run: String(context.run), job: String(context.job), decision: context.decision }, 'mattermost');
+    if (typeof context.run !== 'string' || typeof context.job !== 'string') throw new HttpError(400, 'bad_request', "the button's context names no run and job");
+    const said = await click(chat, { person: personOf(settings, body.user_id), run: context.run, job: context.job, decision: context.decision }, 'mattermost');
     if (!said.ok) {
       res.json({ ephemeral_text: said.message });
       return;
