@@ -3,7 +3,7 @@ import { openPgliteStore } from '../src/store/pglite.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import type { SqlClient } from '../src/store/sql.js';
 import type { SqlStore } from '../src/store/sql-store.js';
-import type { JournalEntry, NewActivity, NewRun, ScheduleRecord, Store, Wait } from '../src/store/store.js';
+import type { JournalEntry, NewActivity, NewRun, RunPageFilter, RunSort, ScheduleRecord, Store, Wait } from '../src/store/store.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 
 const SECOND = 1000;
@@ -369,6 +369,104 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.listDueRuns(now, 100)).sort()).toEqual(['a', 'b', 'c', 'pending']);
         expect(await store.recoverInterruptedRuns(now)).toEqual([]);
         expect(await store.startPass('a')).toMatchObject({ status: 'running', passes: 2 });
+      });
+    });
+
+    describe('the runs list', () => {
+      /** Runs made a few ms apart, so each has its own creation time; answers them as created. */
+      async function made(runs: NewRun[]) {
+        const records = [];
+        for (const run of runs) {
+          records.push((await store.createRun(run)).run);
+          await sleep(3);
+        }
+        return records;
+      }
+      const ids = (page: { runs: { id: string }[] }): string[] => page.runs.map((run) => run.id);
+
+      it('finds text in the id, workflow, subject, input, outputs and a step label or annotation, case-insensitively', async () => {
+        await made([
+          newRun('dev:p1:run-aaaa', { workflow: 'Deploy-Prod.sh' }),
+          newRun('dev:p1:run-bbbb', { subject: 'Order-42' }),
+          newRun('dev:p1:run-cccc', { input: { customer: 'ACME GmbH', pct: '100%' } }),
+          newRun('dev:p1:run-dddd'),
+          newRun('dev:p1:run-eeee'),
+          newRun('dev:p1:run-ffff'),
+          newRun('dev:p1:run-gggg', { project: 'p2', workflow: 'deploy.sh' }),
+        ]);
+        await store.updateRun('dev:p1:run-dddd', { outputs: { url: 'https://Example.test/report' } });
+        await store.appendJournal({ ...entry('dev:p1:run-eeee', 0, 'call', { label: 'Charge card' }) });
+        await store.appendJournal({ runId: 'dev:p1:run-ffff', position: 0, kind: 'call', verb: 'annotate', name: '', occurrence: 0, data: { text: 'Shipped to Berlin' } });
+        const find = async (text: string, extra: Partial<RunPageFilter> = {}) => ids(await store.pageRuns({ project: 'p1', text, limit: 50, ...extra })).sort();
+
+        expect(await find('RUN-BB')).toEqual(['dev:p1:run-bbbb']);
+        expect(await find('deploy')).toEqual(['dev:p1:run-aaaa']);
+        expect(await find('order-4')).toEqual(['dev:p1:run-bbbb']);
+        expect(await find('acme gmbh')).toEqual(['dev:p1:run-cccc']);
+        expect(await find('example.TEST')).toEqual(['dev:p1:run-dddd']);
+        expect(await find('charge')).toEqual(['dev:p1:run-eeee']);
+        expect(await find('berlin')).toEqual(['dev:p1:run-ffff']);
+        // `%` and `_` are the characters themselves, not patterns.
+        expect(await find('0%')).toEqual(['dev:p1:run-cccc']);
+        expect(await find('%')).toEqual(['dev:p1:run-cccc']);
+        expect(await find('_')).toEqual([]);
+        expect(await find('nowhere')).toEqual([]);
+        expect(await find('deploy', { project: undefined })).toEqual(['dev:p1:run-aaaa', 'dev:p1:run-gggg']);
+        expect(await find('run-', { status: ['succeeded'] })).toEqual([]);
+      });
+
+      it('keeps runs created in a time range: since included, until not', async () => {
+        const [a, b, c] = await made([newRun('a'), newRun('b'), newRun('c')]);
+        const between = async (since?: Date, until?: Date) => ids(await store.pageRuns({ ...(since ? { since } : {}), ...(until ? { until } : {}), limit: 50 }));
+        expect(await between(b!.createdAt)).toEqual(['c', 'b']);
+        expect(await between(undefined, b!.createdAt)).toEqual(['a']);
+        expect(await between(a!.createdAt, c!.createdAt)).toEqual(['b', 'a']);
+        expect(await between(at(c!.createdAt, SECOND))).toEqual([]);
+      });
+
+      it('sorts by creation, last change or duration, and pages each order without a repeat or a gap', async () => {
+        const runs = await made(['a', 'b', 'c', 'd', 'e'].map((id) => newRun(id)));
+        const created = new Map(runs.map((run) => [run.id, run.createdAt]));
+        // Durations: a 5 s, b 1 s, c 3 s; d and e still going (the longest). Last changed: c, then a, then b.
+        for (const [id, ms] of [['c', 3], ['a', 5], ['b', 1]] as const) {
+          await store.updateRun(id, { status: 'succeeded', finishedAt: at(created.get(id)!, ms * SECOND) });
+          await sleep(3);
+        }
+        const everyPage = async (sort: RunSort, limit: number) => {
+          const seen: string[] = [];
+          let before: string | undefined;
+          do {
+            const page = await store.pageRuns({ sort, limit, ...(before ? { before } : {}) });
+            seen.push(...ids(page));
+            before = page.next ?? undefined;
+          } while (before);
+          return seen;
+        };
+        const orders: [RunSort, string[]][] = [
+          ['-created', ['e', 'd', 'c', 'b', 'a']],
+          ['created', ['a', 'b', 'c', 'd', 'e']],
+          ['-updated', ['b', 'a', 'c', 'e', 'd']],
+          ['updated', ['d', 'e', 'c', 'a', 'b']],
+          ['duration', ['b', 'c', 'a', 'd', 'e']],
+          ['-duration', ['e', 'd', 'a', 'c', 'b']],
+        ];
+        for (const [sort, order] of orders) {
+          expect(await everyPage(sort, 50), sort).toEqual(order);
+          expect(await everyPage(sort, 2), `${sort} by twos`).toEqual(order);
+        }
+        const { next } = await store.pageRuns({ sort: 'duration', limit: 1 });
+        await expect(store.pageRuns({ sort: '-created', limit: 1, before: next! })).rejects.toThrow(/cursor of the order 'duration'/);
+        await expect(store.pageRuns({ limit: 1, before: 'bm9wZQ' })).rejects.toThrow(/not a page cursor/);
+      });
+
+      it('counts the runs the search finds in each status, whatever the status filter', async () => {
+        await made([newRun('r1', { workflow: 'build.sh' }), newRun('r2', { workflow: 'build.sh' }), newRun('r3', { workflow: 'build.sh' }), newRun('r4', { workflow: 'other.sh' })]);
+        await store.updateRun('r1', { status: 'failed' });
+        await store.updateRun('r2', { status: 'failed' });
+        await store.updateRun('r4', { status: 'failed' });
+        expect(await store.countRuns({ text: 'BUILD' })).toEqual({ pending: 1, running: 0, waiting: 0, succeeded: 0, failed: 2, cancelled: 0 });
+        expect(await store.countRuns({ project: 'p2' })).toEqual({ pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 });
+        expect((await store.countRuns({})).failed).toBe(3);
       });
     });
 

@@ -2,6 +2,7 @@ import { MAX_DURATION_MS } from '../common/duration.js';
 import { NAME_RULE, PROJECT_RULE } from '../engine/request-schema.js';
 import { RECORDED_INTERPRETERS } from '../common/workflow-file.js';
 import type { FromSchema } from './from-schema.js';
+import { RUN_SORTS } from './responses.js';
 
 /**
  * Every route of the HTTP API with the body and query parameters it takes, described once: the
@@ -15,6 +16,14 @@ const NULLABLE = <const S extends object>(schema: S) => ({ anyOf: [schema, { typ
 const ANY = { description: 'any JSON' } as const;
 /** Query values arrive as text; the route reads a number from one and names it when it cannot. */
 const WHOLE = (max: number) => ({ type: 'string', description: `a whole number, at most ${max}` }) as const;
+
+/** A time in a query: ISO 8601, a date alone or with a time and a zone (`2026-12-06`, `2026-12-06T08:00:00Z`). */
+const TIME_QUERY = (what: string) =>
+  ({
+    type: 'string',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
+    description: `${what}: a time, ISO 8601 with its zone (2026-12-06T08:00:00Z) or a date (UTC)`,
+  }) as const;
 
 /** The interpreters a script may name: the ones spool picks by file extension, and pipelines. */
 export const INTERPRETERS = RECORDED_INTERPRETERS;
@@ -87,6 +96,11 @@ export const API_ROUTES = [
         subject: TEXT,
         parent: TEXT,
         before: TEXT,
+        q: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: "text found, in any case, in a run's id, workflow, subject, input or outputs, or a step's label or an annotation" },
+        since: TIME_QUERY('created at or after'),
+        until: TIME_QUERY('created before'),
+        sort: { enum: RUN_SORTS },
+        counts: { enum: ['true', 'false'], description: 'true: the answer counts the runs found in each status' },
       },
     },
   },

@@ -36,6 +36,12 @@ const OK = shape({ ok: { const: true } });
 
 export const RUN_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/**
+ * The orders of the runs list (`GET /v1/runs?sort=`): by creation (newest first, the default), last
+ * change or duration (finished minus created; a run still going counts as the longest); `-` is descending.
+ */
+export const RUN_SORTS = ['-created', 'created', '-updated', 'updated', '-duration', 'duration'] as const;
+export type RunSort = (typeof RUN_SORTS)[number];
 
 const RUN_FIELDS = {
   id: TEXT,
@@ -209,9 +215,14 @@ const CELL = named('Cell', shape({ key: TEXT, value: TEXT, version: WHOLE }));
 export type Cell = FromSchema<typeof CELL>;
 
 /** What a route answers that is not one of the shapes above, by route (as in src/api/requests.ts). */
+const RUN_COUNTS = named('RunCounts', shape(Object.fromEntries(RUN_STATUSES.map((status) => [status, WHOLE])) as Record<RunStatus, typeof WHOLE>));
+
 export const RESPONSES = {
   'POST /runs': shape({ run: RUN, created: { type: 'boolean', description: 'false: the run an idempotency key named already' } }),
-  'GET /runs': shape({ runs: listOf(RUN), next: nullable({ type: 'string', description: "the next page's `before`" }) }),
+  'GET /runs': shape(
+    { runs: listOf(RUN), next: nullable({ type: 'string', description: "the next page's `before`" }) },
+    { counts: { ...RUN_COUNTS, description: 'with counts=true: how many runs the search finds in each status, whatever `status` says' } },
+  ),
   'GET /runs/:id': shape({ run: RUN_WITH_SCRIPT }),
   'POST /runs/:id/rerun': shape({ run: RUN }),
   'POST /runs/:id/cancel': shape({ run: RUN, cancelled: { type: 'boolean', description: 'false: it had ended already' } }),

@@ -64,3 +64,18 @@ export function queryInteger(query: Record<string, unknown>, name: string, fallb
   if (!Number.isSafeInteger(value) || value < min || value > max) throw badRequest(`'${name}' must be a whole number from ${min} to ${max}, not '${String(raw)}'`);
   return value;
 }
+
+/**
+ * A time in the query (its form checked by the route's schema, src/api/requests.ts), or undefined
+ * when absent; a date the calendar has not (`2026-02-30`, `T24:00`) is refused rather than rolled over.
+ */
+export function queryTime(query: Record<string, unknown>, name: string): Date | undefined {
+  const raw = query[name];
+  if (typeof raw !== 'string') return undefined;
+  const [, year, month, day, hour = '0', minute = '0', second = '0'] = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(raw) ?? [];
+  const date = new Date(raw.length === 10 ? `${raw}T00:00:00Z` : raw);
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  const real = calendar.getUTCDate() === Number(day) && calendar.getUTCMonth() === Number(month) - 1 && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60;
+  if (!real || Number.isNaN(date.getTime())) throw badRequest(`'${name}' must be a real time, ISO 8601 (2026-12-06T08:00:00Z or 2026-12-06), not '${raw}'`);
+  return date;
+}

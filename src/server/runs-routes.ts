@@ -10,8 +10,8 @@ import { resolve } from 'node:path';
 import { documentAdmission, readWorkflowFile } from '../workflow-file/check.js';
 import { rerunRun, rerunStart } from '../engine/rerun.js';
 import { runsInProcess } from '../common/workflow-file.js';
-import { TERMINAL_STATUSES, type RunRecord, type RunStatus, type ScriptSource } from '../store/types.js';
-import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
+import { TERMINAL_STATUSES, type RunRecord, type RunSearch, type RunSort, type RunStatus, type ScriptSource } from '../store/types.js';
+import { object, optionalNumber, optionalText, queryInteger, queryTime, scriptSource, text } from './body.js';
 import type { Store } from '../store/store.js';
 import type { ResponseOf, Run, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
@@ -102,16 +102,28 @@ export function runsRoutes(ctx: ServerContext): Router {
     const before = given('before');
     const workflow = given('workflow');
     const subject = given('subject');
-    const page = await store.pageRuns({
+    const found = given('q');
+    const since = queryTime(req.query, 'since');
+    const until = queryTime(req.query, 'until');
+    const search: RunSearch = {
       ...(project ? { project } : {}),
-      ...(status ? { status: status as RunStatus[] } : {}),
       ...(workflow ? { workflow } : {}),
       ...(subject ? { subject } : {}),
       ...(parent === 'none' ? { rootsOnly: true } : parent ? { parentId: parent } : {}),
+      ...(found ? { text: found } : {}),
+      ...(since ? { since } : {}),
+      ...(until ? { until } : {}),
+    };
+    const page = await store.pageRuns({
+      ...search,
+      ...(status ? { status: status as RunStatus[] } : {}),
       ...(before ? { before } : {}),
+      sort: (given('sort') ?? '-created') as RunSort,
       limit: queryInteger(req.query, 'limit', 100, 1, 1000),
     });
-    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next } satisfies ResponseOf<'GET /runs'>);
+    // The counts leave the status out, so each status's chip says what choosing it would show.
+    const counts = req.query.counts === 'true' ? { counts: await store.countRuns(search) } : {};
+    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next, ...counts } satisfies ResponseOf<'GET /runs'>);
   });
 
   router.get('/runs/:id', async (req, res) => {

@@ -1,8 +1,8 @@
 import { displayText, isPlainText } from '../common/output-bytes.js';
-import { SpoolError } from '../common/errors.js';
 import { PostgresBlobs } from './artifacts/postgres-blobs.js';
 import { SqlArtifacts } from './artifacts/sql-artifacts.js';
 import type { ArtifactStore, BlobBackend } from './artifacts/types.js';
+import { decodeCursor, encodeCursor, runOrder, runSearchWhere } from './run-search-sql.js';
 import type { SqlClient } from './sql.js';
 import type { Store } from './store.js';
 import type {
@@ -25,6 +25,7 @@ import type {
   RunPage,
   RunState,
   RunPageFilter,
+  RunSearch,
   RunStatus,
   RunnerSettings,
   Wait,
@@ -177,23 +178,6 @@ function toSchedule(row: Row): ScheduleRecord {
 function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
   const end = answers.findIndex((each) => each.final);
   return (end === -1 ? answers : answers.slice(0, end + 1)).filter((each) => each.decision === 'approve');
-}
-
-/** A page cursor: the last run's exact creation time (to the microsecond, as the database keeps it) and id. */
-function encodeCursor(createdAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && !Number.isNaN(Date.parse(value[0]))) {
-      return [value[0], value[1]];
-    }
-  } catch {
-    // answered below
-  }
-  throw new SpoolError('usage', `'before' is not a page cursor this server handed out: '${cursor}'`);
 }
 
 /** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
@@ -439,34 +423,32 @@ export class SqlStore implements Store {
   }
 
   async pageRuns(filter: RunPageFilter): Promise<RunPage> {
-    const cursor = filter.before ? decodeCursor(filter.before) : null;
+    const sort = filter.sort ?? '-created';
+    const cursor = filter.before ? decodeCursor(filter.before, sort) : null;
+    const { where, params } = runSearchWhere(filter);
+    const at = params.length + 1;
+    const order = runOrder(sort, at + 1);
     // One more than asked for says whether there is a next page.
     const rows = await this.db.query<Row>(
-      `select *, created_at::text as created_key from runs
-        where ($1::text is null or project = $1)
-          and ($2::text[] is null or status = any($2))
-          and ($3::text is null or workflow = $3)
-          and ($4::text is null or subject = $4)
-          and ($5::text is null or parent_id = $5)
-          and (not $6::boolean or parent_id is null)
-          and ($7::timestamptz is null or (created_at, id) < ($7::timestamptz, $8::text))
-        order by created_at desc, id desc limit $9`,
-      [
-        filter.project ?? null,
-        filter.status ?? null,
-        filter.workflow ?? null,
-        filter.subject ?? null,
-        filter.parentId ?? null,
-        filter.rootsOnly === true,
-        cursor?.[0] ?? null,
-        cursor?.[1] ?? null,
-        filter.limit + 1,
-      ],
+      `select *, ${order.keyText} as page_key from runs
+        where ${where}
+          and ($${at}::text[] is null or status = any($${at}))
+          and ${order.after}
+        order by ${order.orderBy} limit $${at + 3}`,
+      [...params, filter.status ?? null, cursor?.[0] ?? null, cursor?.[1] ?? null, filter.limit + 1],
     );
     const page = rows.slice(0, filter.limit);
     const last = page.at(-1);
-    const next = rows.length > filter.limit && last ? encodeCursor(last.created_key as string, last.id as string) : null;
+    const next = rows.length > filter.limit && last ? encodeCursor(sort, last.page_key as string, last.id as string) : null;
     return { runs: page.map(toRun), next };
+  }
+
+  async countRuns(search: RunSearch): Promise<Record<RunStatus, number>> {
+    const { where, params } = runSearchWhere(search);
+    const rows = await this.db.query<Row>(`select status, count(*)::int as runs from runs where ${where} group by status`, params);
+    const counts: Record<RunStatus, number> = { pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    for (const row of rows) counts[row.status as RunStatus] = Number(row.runs);
+    return counts;
   }
 
   async listWorkflows(project: string | null): Promise<WorkflowSummary[]> {

@@ -17,6 +17,7 @@ import type {
   RunPage,
   RunPageFilter,
   RunRecord,
+  RunSearch,
   RunState,
   RunStatus,
   WorkflowSummary,
@@ -80,6 +81,8 @@ export interface Store {
   readJournalTimes(runId: string): Promise<JournalTime[]>;
   /** One page of the runs list, newest first; `before` is the `next` of the page before. */
   pageRuns(filter: RunPageFilter): Promise<RunPage>;
+  /** How many runs the search finds in each status (the runs list's counts; every status named, 0 included). */
+  countRuns(search: RunSearch): Promise<Record<RunStatus, number>>;
   /** The workflows that runs were started from (not counting runs other runs started). */
   listWorkflows(project: string | null): Promise<WorkflowSummary[]>;
   /** Copies a run's journal entries before `beforePosition` to another run (a rerun's prefix); answers how many. */

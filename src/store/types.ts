@@ -223,16 +223,33 @@ export interface JournalTime {
   pass: number | null;
 }
 
-/** Which runs a page of the runs list holds, newest first. */
-export interface RunPageFilter {
+export type { RunSort } from '../api/responses.js';
+import type { RunSort } from '../api/responses.js';
+
+/** Which runs the runs list holds, whatever their status (what the counts per status count). */
+export interface RunSearch {
   project?: string;
-  status?: RunStatus[];
   workflow?: string;
   subject?: string;
   parentId?: string;
   /** Only runs that no other run started (not a pipeline's jobs, nor spawned or called runs). */
   rootsOnly?: boolean;
-  /** The `next` of the page before. */
+  /**
+   * Text found, case-insensitively, in the run's id, workflow, subject, input or outputs (as JSON
+   * text), or in a step's `--label` or an annotation of its journal.
+   */
+  text?: string;
+  /** Created at or after this time. */
+  since?: Date;
+  /** Created before this time. */
+  until?: Date;
+}
+
+/** Which runs a page of the runs list holds, and in what order (newest first by default). */
+export interface RunPageFilter extends RunSearch {
+  status?: RunStatus[];
+  sort?: RunSort;
+  /** The `next` of the page before (of the same sort). */
   before?: string;
   limit: number;
 }

@@ -20,7 +20,7 @@ describe('the types derived from the schemas', () => {
   });
 
   it('an answer: nested shapes, nulls, enums, records', () => {
-    expectTypeOf<ResponseOf<'GET /runs'>>().toEqualTypeOf<{ runs: Run[]; next: string | null }>();
+    expectTypeOf<ResponseOf<'GET /runs'>>().toEqualTypeOf<{ runs: Run[]; next: string | null; counts?: Record<Run['status'], number> }>();
     expectTypeOf<Run['status']>().toEqualTypeOf<'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled'>();
     expectTypeOf<Run['outputs']>().toEqualTypeOf<Record<string, string>>();
     expectTypeOf<Run['input']>().toEqualTypeOf<unknown>();

@@ -74,8 +74,11 @@ const request = fc
     fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'route'),
     fc.array(segment, { minLength: 4, maxLength: 4 }),
     fc.dictionary(
-      fc.constantFrom('limit', 'after', 'status', 'project', 'parent', 'before', 'x', 'limit '),
-      fc.oneof(fc.string(), fc.constantFrom('-5', '1.5', '1e309', 'a%00')),
+      fc.constantFrom('limit', 'after', 'status', 'project', 'parent', 'before', 'x', 'limit ', 'q', 'since', 'until', 'sort', 'counts'),
+      fc.oneof(
+        fc.string(),
+        fc.constantFrom('-5', '1.5', '1e309', 'a%00', '%FF', '%', '_', "'", 'true', '-duration', 'created', '2026-02-30', '2026-12-06T08:00:00Z', '2026-12-06T08:00:00+14:00', '9999-12-31'),
+      ),
     ),
     fc.constantFrom('drop', 'add', 'replace', 'none', 'garbage'),
     fc.nat(),
