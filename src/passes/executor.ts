@@ -210,10 +210,13 @@ export class Executor {
     let delay = 0;
     try {
       if (this.unsettled.size > 0) await this.recoverUnsettled();
-      if (this.options.schedules) await tickSchedules(this.store, this.host.env, this.host.now());
-      await this.dispatchRuns();
-      if (!this.options.noActivities) await this.dispatchActivities();
-      if (!this.again) delay = await this.untilNextDue();
+      // One time for the whole tick: what was due by then has been looked at, and untilNextDue
+      // tells it from what came due since.
+      const now = this.host.now();
+      if (this.options.schedules) await tickSchedules(this.store, this.host.env, now);
+      await this.dispatchRuns(now);
+      if (!this.options.noActivities) await this.dispatchActivities(now);
+      if (!this.again) delay = await this.untilNextDue(now);
       if (this.failedTicks > 0) process.stderr.write(`spool: executor: the store answers again after ${this.failedTicks} failed ticks\n`);
       this.failedTicks = 0;
       this.lastTickError = '';
@@ -237,22 +240,25 @@ export class Executor {
    * Sleeps until the next wake time, backoff or tick the store knows of, and at most one poll
    * interval (another process may have added work to a shared store).
    */
-  private async untilNextDue(): Promise<number> {
+  private async untilNextDue(lookedAt: Date): Promise<number> {
     const poll = this.options.pollMs ?? 250;
     const next = await this.store.nextDueAt().catch(() => null);
-    const wait = next ? next.getTime() - this.host.now().getTime() : poll;
-    // Work already due was just looked at: it waits for capacity or belongs to someone else.
-    return wait <= 0 ? poll : Math.min(poll, wait);
+    if (!next) return poll;
+    // Work due by the time this tick looked was looked at: it waits for capacity or belongs to
+    // someone else. Work that came due since (a timer passing while the tick ran) was not: it is
+    // gone round for at once, not a poll interval later.
+    if (next.getTime() <= lookedAt.getTime()) return poll;
+    return Math.min(poll, Math.max(0, next.getTime() - this.host.now().getTime()));
   }
 
-  private async dispatchRuns(): Promise<void> {
+  private async dispatchRuns(now: Date): Promise<void> {
     const max = this.options.maxConcurrentPasses ?? 16;
     const capacity = max - this.running.size;
     if (capacity <= 0) return;
     const quota = this.options.passQuota;
     // With quotas, runs of a project at its quota are passed over: look further down the list,
     // so they do not hold back other projects' due runs.
-    const due = await this.store.listDueRuns(this.host.now(), (quota ? 4 : 1) * capacity + this.running.size);
+    const due = await this.store.listDueRuns(now, (quota ? 4 : 1) * capacity + this.running.size);
     const perProject = new Map<string, number>();
     for (const id of this.running.keys()) perProject.set(projectOfRunId(id), (perProject.get(projectOfRunId(id)) ?? 0) + 1);
     for (const id of due) {
@@ -299,9 +305,9 @@ export class Executor {
     }
   }
 
-  private async dispatchActivities(): Promise<void> {
+  private async dispatchActivities(now: Date): Promise<void> {
     for (;;) {
-      const activity = await this.store.claimActivity([...this.host.capabilities], this.host.now());
+      const activity = await this.store.claimActivity([...this.host.capabilities], now);
       if (!activity) return;
       const abort = new AbortController();
       this.activities.set(activity.id, { runId: activity.runId, abort });

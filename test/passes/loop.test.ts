@@ -67,4 +67,34 @@ describe('the executor loop', () => {
     expect(idleTicks).toBeLessThanOrEqual(1000 / pollMs + 5);
     expect(await store.listRuns({ project: 'p' })).toHaveLength(1);
   });
+
+  it('given a timer that comes due while a tick lists the due runs, then the loop goes round at once for it, not a poll interval later', async () => {
+    const wakeAt = new Date('2030-01-01T00:00:00.000Z');
+    let clock = wakeAt.getTime() - 10;
+    await store.createRun({ id: 'dev:p:run-sleeper000000000', project: 'p', workflow: 'w.sh', interpreter: 'bash', script: 'true' });
+    await store.updateRun('dev:p:run-sleeper000000000', { status: 'waiting', wait: { kind: 'timer', until: wakeAt.toISOString() }, wakeAt });
+    // The clock passes the wake time just after the runs due before it were listed.
+    const watched = Object.create(store) as Store;
+    watched.listDueRuns = async (now, limit) => {
+      const due = await store.listDueRuns(now, limit);
+      clock = wakeAt.getTime() + 10;
+      return due;
+    };
+    let started!: (id: string) => void;
+    const passStarted = new Promise<string>((resolve) => (started = resolve));
+    executor = new Executor(watched, {
+      output: () => ({ stdout: 'inherit', stderr: 'inherit' }),
+      now: () => new Date(clock),
+      // An hour: the run must not wait for the next poll.
+      pollMs: 3_600_000,
+      runPass: (run) => {
+        started(run.id);
+        return Promise.resolve({ kind: 'succeeded' });
+      },
+    });
+    executor.start();
+    const stalled = new Promise<string>((resolve) => setTimeout(() => resolve('no pass: the loop waits for its next poll'), 20_000).unref());
+    expect(await Promise.race([passStarted, stalled])).toBe('dev:p:run-sleeper000000000');
+  });
 });
+
