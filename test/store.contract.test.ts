@@ -4,6 +4,7 @@ import { openPostgresStore } from '../src/store/postgres.js';
 import type { SqlClient } from '../src/store/sql.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { JournalEntry, NewActivity, NewRun, RunPageFilter, RunSort, ScheduleRecord, Store, Wait } from '../src/store/store.js';
+import { partitionJournal } from './support/partition-journal.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 
 const SECOND = 1000;
@@ -1207,6 +1208,18 @@ describe('PostgreSQL server', () => {
   storeContract(
     'postgres',
     async () => openPostgresStore(await server!.createDatabase(), { max: 4 }),
+    (store) => store.close(),
+  );
+
+  // The layout of docs/scaling.md: the journal hash-partitioned by run (hack/partition-journal.sql).
+  storeContract(
+    'postgres, the journal in 4 hash partitions',
+    async () => {
+      const url = await server!.createDatabase();
+      const store = await openPostgresStore(url, { max: 4 });
+      await partitionJournal(url, 4);
+      return store;
+    },
     (store) => store.close(),
   );
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import type { SqlClient } from '../../src/store/sql.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
+import { partitionJournal } from '../support/partition-journal.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 
 /**
@@ -10,7 +11,9 @@ import { startPostgres, type TestPostgres } from '../support/postgres.js';
  * straight to its rows through an index, so its cost does not grow with the runs asleep beside it
  * (issue 36, item 3). A small variant for CI: 60,000 runs, 50,000 of them asleep, made in SQL; each
  * query the store sends for one call is run under EXPLAIN ANALYZE (in a transaction rolled back),
- * and no scan in its plan may read the table through or throw away more than a few rows.
+ * and no scan in its plan may read the table through or throw away more than a few rows. The same
+ * again with the journal hash-partitioned by run (hack/partition-journal.sql, docs/scaling.md),
+ * where a query of one run's journal must also read one partition only (pruned by its run_id).
  */
 
 const RUNS = 60_000;
@@ -27,17 +30,29 @@ interface PlanNode {
 }
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+const JOURNAL_PARTITION = /^journal_p\d+$/;
 
-describe('the store under 50,000 sleeping runs', () => {
-  let postgres: TestPostgres;
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe.each([
+  { layout: 'as migrated', partitions: 0 },
+  { layout: 'the journal in 8 hash partitions', partitions: 8 },
+])('the store under 50,000 sleeping runs, $layout', ({ partitions }) => {
   let store: SqlStore;
   let admin: pg.Client;
   const sent: { sql: string; params: unknown[] }[] = [];
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    store = await openPostgresStore(postgres.url);
-    admin = new pg.Client({ connectionString: postgres.url });
+    const url = await server.createDatabase();
+    store = await openPostgresStore(url);
+    if (partitions) await partitionJournal(url, partitions);
+    admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await admin.query(`
       insert into runs (id, project, workflow, interpreter, script, status, wait, wake_at, parent_id, created_at, finished_at)
@@ -81,7 +96,6 @@ describe('the store under 50,000 sleeping runs', () => {
   afterAll(async () => {
     await admin?.end();
     await store?.close();
-    await postgres?.stop();
   });
 
   const id = (i: number): string => `k8s:p${i % 50}:run-${String(i).padStart(16, '0')}`;
@@ -99,6 +113,8 @@ describe('the store under 50,000 sleeping runs', () => {
     ['pageRuns, oldest first from a cursor (sort=created)', async (s) => s.pageRuns({ sort: 'created', limit: 50, before: (await s.pageRuns({ sort: 'created', limit: 50 })).next! })],
     ['pageRuns of a project and a status (a status chip)', (s) => s.pageRuns({ project: 'p3', status: ['waiting'], limit: 50 })],
     ['readJournal (every pass)', (s) => s.readJournal(id(4242))],
+    ['appendJournal (every call)', (s) => s.appendJournal({ runId: id(4242), position: 5, kind: 'call', verb: 'sleep', name: '', occurrence: 0, data: {} })],
+    ['readJournalTimes (the run page)', (s) => s.readJournalTimes(id(4242))],
     ['readLogs', (s) => s.readLogs(id(4242))],
     ['takeSignal (a wait.signal)', (s) => s.takeSignal(id(4242), 'go')],
     ['hasSignal', (s) => s.hasSignal(id(4242), 'go')],
@@ -109,6 +125,11 @@ describe('the store under 50,000 sleeping runs', () => {
     ['recoverInterruptedRuns (a new leader)', (s) => s.recoverInterruptedRuns(now)],
     ['listUnfinishedRunStates (the operator)', (s) => s.listUnfinishedRunStates('k8s:p3:')],
   ];
+
+  it('has the layout it is named for', async () => {
+    const { rows } = await admin.query<{ n: string }>(`select count(*) as n from pg_inherits where inhparent = 'journal'::regclass`);
+    expect(Number(rows[0]!.n)).toBe(partitions);
+  });
 
   it.each(CALLS)('%s reads its rows through an index', async (_, call) => {
     sent.length = 0;
@@ -124,6 +145,9 @@ describe('the store under 50,000 sleeping runs', () => {
           expect(scan['Node Type'], where).not.toBe('Seq Scan');
           expect(scan['Rows Removed by Filter'] ?? 0, where).toBeLessThanOrEqual(MAX_REMOVED);
         }
+        // Each of these reads or writes one run's journal: one partition, the others pruned.
+        const partitionsRead = new Set(scans.map((scan) => scan['Relation Name']).filter((name) => JOURNAL_PARTITION.test(name!)));
+        expect(partitionsRead.size, `journal partitions read by: ${sql.replace(/\s+/g, ' ')}`).toBeLessThanOrEqual(1);
       } finally {
         await admin.query('rollback');
       }
