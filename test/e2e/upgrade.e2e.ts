@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   GaveUp,
   deployHyperspool,
+  noRunsOfOtherFiles,
   E2E_LABEL,
   eventually,
   openCluster,
@@ -156,33 +157,10 @@ ${extra}`,
 
     beforeAll(async () => {
       cluster = await openCluster(runLabel);
-      // Built once per commit (cached), its two images imported into the node under prev-<hash> tags.
       // The operator admits any Run its database has no record of: Runs other files left would run
-      // again on this test's database. Their namespaces are deleted at their end; wait for that.
-      await eventually(
-        'no Run of another test left on the cluster',
-        async () => {
-          // On a node nothing was installed on yet (this file first), there is no Run kind at all.
-          const left = await cluster.getJson<{ items: { metadata: { namespace: string } }[] }>('runs', '-A').catch((error: Error) => {
-            if (/could not find the requested resource/.test(error.message)) return { items: [] };
-            throw error;
-          });
-          if (left.items.length === 0) return true;
-          const namespaces = await cluster.getJson<{
-            items: { metadata: { name: string }; status?: { phase?: string } }[];
-          }>('namespaces');
-          const stays = new Set(left.items.map((run) => run.metadata.namespace));
-          const kept = namespaces.items
-            .filter((ns) => stays.has(ns.metadata.name) && ns.status?.phase !== 'Terminating')
-            .map((ns) => ns.metadata.name);
-          if (kept.length > 0)
-            throw new Error(
-              `the upgrade test moves the operator to a database of its own, which would run again the Runs in ${kept.join(', ')}: delete them first (a node kept with HYPERSPOOL_E2E_KEEP=1 keeps them)`,
-            );
-          return false;
-        },
-        180_000,
-      );
+      // again on this test's database.
+      await noRunsOfOtherFiles(cluster, 'the upgrade test');
+      // Built once per commit (cached), its two images imported into the node under prev-<hash> tags.
       const [dir = '', tag = ''] = (await sh('bash', [join(repo, 'hack', 'previous-release.sh')])).trim().split('\n');
       previous = { dir, tag };
       await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });

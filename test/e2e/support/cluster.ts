@@ -255,6 +255,35 @@ export async function operatorRolledOut(cluster: Cluster, image?: string): Promi
   return pods;
 }
 
+/**
+ * Waits until no other file's Runs are left on the cluster (each file deletes its namespaces at its
+ * end), for a file that moves the operator to a database of its own: an operator admits every Run
+ * its database has no record of, so those Runs would run again there. A namespace that holds Runs
+ * and is not being deleted is named in the timeout's message.
+ */
+export async function noRunsOfOtherFiles(cluster: Cluster, who: string): Promise<void> {
+  await eventually(
+    'no Run of another test left on the cluster',
+    async () => {
+      // On a node nothing was installed on yet (this file first), there is no Run kind at all.
+      const left = await cluster.getJson<{ items: { metadata: { namespace: string } }[] }>('runs', '-A').catch((error: Error) => {
+        if (/could not find the requested resource/.test(error.message)) return { items: [] };
+        throw error;
+      });
+      if (left.items.length === 0) return true;
+      const namespaces = await cluster.getJson<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>('namespaces');
+      const stays = new Set(left.items.map((run) => run.metadata.namespace));
+      const kept = namespaces.items.filter((ns) => stays.has(ns.metadata.name) && ns.status?.phase !== 'Terminating').map((ns) => ns.metadata.name);
+      if (kept.length > 0)
+        throw new Error(
+          `${who} moves the operator to a database of its own, which would run again the Runs in ${kept.join(', ')}: delete them first (a node kept with HYPERSPOOL_E2E_KEEP=1 keeps them)`,
+        );
+      return false;
+    },
+    180_000,
+  );
+}
+
 /** The claim config/quickstart's PostgreSQL keeps its data on. */
 const DATABASE_CLAIM = 'hyperspool-postgres-data';
 
