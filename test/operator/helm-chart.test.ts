@@ -82,10 +82,12 @@ describe('deploy/helm/hyperspool', () => {
     for (const plural of ['servicemonitors', 'prometheusrules']) kubectl(['apply', '--server-side', '-f', join(crds.stdout.trim(), `monitoring.coreos.com_${plural}.yaml`)]);
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
     // The namespaces the installs below go into, as docs/operator.md says to make them.
-    for (const namespace of ['hyperspool-system', 'platform', 'trial', 'argocd']) {
-      kubectl(['create', 'namespace', namespace]);
-      kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted']);
-    }
+    const namespaces = ['hyperspool-system', 'platform', 'trial', 'argocd'].map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    }));
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: namespaces }));
   }, 900_000);
 
   afterAll(async () => {
@@ -192,6 +194,9 @@ describe('deploy/helm/hyperspool', () => {
     const ephemeral = render('trial', { postgresql: { enabled: true, persistence: { enabled: false } } }).objects;
     expect(ephemeral.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
     expect(find<V1Deployment>(ephemeral, 'Deployment', 'hyperspool-postgres').spec?.template.spec?.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
+
+    // As an umbrella chart's dependency: Helm hands every subchart the umbrella's global values.
+    expect(render('platform', { global: { imageRegistry: 'registry.example.com' } }).objects.map(keyOf)).toEqual(render('platform').objects.map(keyOf));
 
     const valuesFile = join(dir, 'custom.yaml');
     writeFileSync(valuesFile, stringify(CUSTOM));
