@@ -1,11 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1ClusterRoleBinding, V1Deployment, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { CHART, helmBinary } from '../support/helm.js';
 import { startControlPlane, type ControlPlane } from '../support/kube.js';
 
@@ -147,6 +147,11 @@ describe('deploy/helm/hyperspool', () => {
     );
     expect(health.metadata.namespace).toBe('argocd');
     expect(health.data, HOW_TO_MEND).toEqual(merged.data);
+
+    // The chart's appVersion is the release it installs.
+    const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(chart.appVersion, 'deploy/helm/hyperspool/Chart.yaml: appVersion is package.json\'s version').toBe(pkg.version);
   });
 
   it('given a non-default set of values, then each lands where it should, helm lint passes, and the API server accepts every object of the default and non-default installs in a server-side dry run with no Pod Security warning', () => {
@@ -201,7 +206,7 @@ describe('deploy/helm/hyperspool', () => {
     const valuesFile = join(dir, 'custom.yaml');
     writeFileSync(valuesFile, stringify(CUSTOM));
     for (const args of [[], ['-f', valuesFile], ['--set', 'postgresql.enabled=true']]) {
-      const lint = helm(['lint', CHART, ...args]);
+      const lint = helm(['lint', '--strict', CHART, ...args]);
       expect(lint.status, `helm lint ${args.join(' ')}:\n${lint.stdout}${lint.stderr}`).toBe(0);
       expect(lint.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
     }
