@@ -47,7 +47,7 @@ describe('the Helm chart installed with helm install on a real node', { timeout:
     await eventually('the suite operator pods gone', async () => {
       const pods = await cluster.getJson<{ items: unknown[] }>('-n', SYSTEM, 'pods', '-l', OPERATOR_PODS);
       return pods.items.length === 0;
-    });
+    }, 120_000);
     // The release's namespace as docs/operator.md says to make it: the restricted Pod Security Standard.
     await cluster.apply(
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: system, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
