@@ -43,9 +43,21 @@ export function runIdForResource(namespace: string, uid: string): string {
   return derivedRunId(CLUSTER_ENV, namespace, 'Run', uid);
 }
 
-/** Pass N of a run is Job `<key>-p<N>`: one name per pass, so no pass can get two Jobs. */
-export function passJobName(runId: string, pass: number): string {
-  return `${runKey(runId)}-p${pass}`;
+/** The longest Job name whose pods' `job-name` label (a label value) still fits: 63 characters. */
+const JOB_NAME_MAX = 63;
+
+/**
+ * Pass N of a run is Job `<Run name>-p<N>` (`kubectl logs job/refund-7-p1`): one name per pass, so no
+ * pass can get two Jobs. A Run name too long for it keeps its start and gains a hash of the whole
+ * name, so two long names that share a start still differ.
+ */
+export function passJobName(runName: string, pass: number): string {
+  const suffix = `-p${pass}`;
+  if (runName.length + suffix.length <= JOB_NAME_MAX) return `${runName}${suffix}`;
+  const hash = createHash('sha256').update(runName).digest('hex').slice(0, 8);
+  // Cut where a DNS name may end: not after a '-' or a '.'.
+  const start = runName.slice(0, JOB_NAME_MAX - suffix.length - hash.length - 1).replace(/[-.]+$/, '');
+  return `${start}-${hash}${suffix}`;
 }
 
 /** An activity's name as a label value: any text a script names it by, hashed to 12 hex characters. */

@@ -146,6 +146,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const passes = new RemotePasses();
   const resources = new Resources(kubeConfig);
 
+  /** The name of a run's Run resource, asked of the API server: any replica may answer a request. */
+  const runName = async (runId: string): Promise<string | undefined> => {
+    const [, namespace = '', key = ''] = runId.split(':');
+    return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
+  };
   const context: ServerContext = {
     store,
     env: CLUSTER_ENV,
@@ -153,13 +158,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     now: () => new Date(),
     poke: () => controllers?.poke(),
     abortPass: (runId) => controllers?.abortPass(runId),
-    authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api), async (runId) => {
-      const [, namespace = '', key = ''] = runId.split(':');
-      return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
-    }),
+    authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api), runName),
     agents: {
       passes,
-      authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)),
+      authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api), runName),
       activities: {
         authenticate: activityAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)),
         reported: (identity) => controllers?.activityReported(identity),

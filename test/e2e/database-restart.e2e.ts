@@ -90,9 +90,9 @@ describe('PostgreSQL goes away on the node', () => {
         { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } },
       ]),
     );
-    const busyKey = await eventually('the busy run labelled', async () => (await runOf('busy')).metadata.labels?.['hyperspool.dev/run'], 60_000);
+    await eventually('the busy run labelled', async () => (await runOf('busy')).metadata.labels?.['hyperspool.dev/run'], 60_000);
     await eventually('the waiter waiting', async () => (await runOf('waiter')).status?.awaiting === 'signal go', 180_000);
-    await eventually('the busy run in step slow', async () => (await cluster.kubectl('-n', namespace, 'logs', `job/${busyKey}-p1`, '-c', 'script').catch(() => '')).includes('half'), 120_000);
+    await eventually('the busy run in step slow', async () => (await cluster.kubectl('-n', namespace, 'logs', 'job/busy-1-p1', '-c', 'script').catch(() => '')).includes('half'), 120_000);
 
     // Stopped as a drain stops it (SIGTERM), with a short grace: PostgreSQL's smart shutdown would
     // otherwise wait the whole 30 s for the operator's pooled connections to close.

@@ -103,13 +103,13 @@ describe('Hyperspool on a real cluster', () => {
     );
     expect(pods.map((pod) => [pod.metadata.labels?.['hyperspool.dev/pass'], pod.status?.phase])).toEqual([['2', 'Succeeded']]);
     // Step a replays from the journal without running again: pass 2 prints only step b's line.
-    expect(await kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script')).toBe('two\n');
+    expect(await kubectl('-n', namespace, 'logs', 'job/nap-1-p2', '-c', 'script')).toBe('two\n');
     expect(await spool('logs', 'nap-1')).toBe('one\ntwo\n');
     console.log(`e2e: pass 1 suspended after ${firstPassAt}ms; the run succeeded after ${Date.now() - started}ms`);
   });
 
   it("given the saga recipe as a Workflow, then its pod's log shows the seed's lines and the Run ends Failed", async () => {
-    const key = await givenRunOf('saga', 'saga.sh', readFileSync(join(repo, 'examples', 'saga.sh'), 'utf8'));
+    await givenRunOf('saga', 'saga.sh', readFileSync(join(repo, 'examples', 'saga.sh'), 'utf8'));
     const failed = await eventually('the saga Failed', async () => {
       const resource = await phaseOf('saga-1');
       return resource.status?.phase === 'Failed' && resource;
@@ -118,7 +118,7 @@ describe('Hyperspool on a real cluster', () => {
     expect(failed.status?.message).toBe("script exited 1 (step 'book-car' exited 1: no cars left)");
     // A Run applied with kubectl is labelled with its Workflow, as the operator's own Runs are.
     expect(failed.metadata.labels?.['hyperspool.dev/workflow']).toBe('saga');
-    const log = await eventually('the saga pod log', () => kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script'));
+    const log = await eventually('the saga pod log', () => kubectl('-n', namespace, 'logs', 'job/saga-1-p1', '-c', 'script'));
     expect(log.split('\n').filter(Boolean)).toEqual(['no cars left', 'cancelled HT-2207', 'cancelled FL-881']);
   });
 
@@ -147,14 +147,14 @@ describe('Hyperspool on a real cluster', () => {
     const done = await whenRun('slow-1', 'Succeeded');
     expect(done.status?.passes).toBe(2);
     // Step a replays without printing again; step slow runs again; the script goes on to its end.
-    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('half\nfinished\n');
+    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', 'job/slow-1-p2', '-c', 'script'))).toBe('half\nfinished\n');
     // What the interrupted step printed in pass 1 is kept in the run's log, before pass 2's lines.
     expect(await spool('logs', 'slow-1', '--passes')).toBe('--- pass 1 ---\none\nhalf\n--- pass 2 ---\nhalf\nfinished\n');
   });
 
   it('given a long step, then what it prints reaches kubectl logs and spool logs while it runs, and a cancel keeps it', async () => {
-    const key = await givenRunOf('long', 'long.sh', "spool step build -- sh -c 'echo compiling; sleep 300; echo linked'\n");
-    await eventually('compiling in the pod log', async () => (await kubectl('-n', namespace, 'logs', `job/${key}-p1`, '-c', 'script')) === 'compiling\n', 120_000);
+    await givenRunOf('long', 'long.sh', "spool step build -- sh -c 'echo compiling; sleep 300; echo linked'\n");
+    await eventually('compiling in the pod log', async () => (await kubectl('-n', namespace, 'logs', 'job/long-1-p1', '-c', 'script')) === 'compiling\n', 120_000);
     await eventually('compiling in spool logs', async () => (await spool('logs', 'long-1')) === 'compiling\n', 10_000);
     expect((await phaseOf('long-1')).status?.phase).toBe('Running');
     await spool('cancel', 'long-1');
@@ -228,13 +228,13 @@ describe('Hyperspool on a real cluster', () => {
   });
 
   it('given a Run waiting on a signal, when spool signal is run with a kubeconfig, then it wakes and finishes', async () => {
-    const key = await givenRunOf('gate', 'gate.sh', 'echo "got $(spool wait signal go --timeout 1h)"\n');
+    await givenRunOf('gate', 'gate.sh', 'echo "got $(spool wait signal go --timeout 1h)"\n');
     await eventually('gate awaiting its signal', async () => (await phaseOf('gate-1')).status?.awaiting === 'signal go', 120_000);
     // Through the API server's service proxy to the operator's Service, as the person's token.
     expect(await spool('signal', 'gate-1', 'go', 'yes')).toBe('signal go queued for gate-1\n');
     await whenRun('gate-1', 'Succeeded');
     // The run ends when the script's end is reported; the kubelet's word on the pod may come later.
-    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', `job/${key}-p2`, '-c', 'script'))).toBe('got yes\n');
+    expect(await eventually('pass 2 log', () => kubectl('-n', namespace, 'logs', 'job/gate-1-p2', '-c', 'script'))).toBe('got yes\n');
   });
 
   it("given a Workflow whose image has bash and python3 but no node and no Hyperspool files, then a bash script steps, sleeps across two pods and takes a signal, and a .py script calls spool as a subprocess", async () => {

@@ -101,7 +101,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     expect(refused.output.trim().split('\n')).toHaveLength(1);
 
     expect(await ok(alice, 'signal', name, 'go', 'yes')).toBe(`signal go queued for ${name}\n`);
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 15_000);
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'), 15_000);
     const pod2 = await givenPodOf(cluster, job2);
     const pass2 = agentOf(operator.url, runId, 2, pod2.token);
     expect((await pass2.call({ verb: 'wait.signal', name: 'go', timeoutMs: 3_600_000 })).body).toMatchObject({ status: 'ok', stdout: 'yes\n' });
@@ -173,7 +173,7 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     // The agent ended the script at the sleep: the pod completed and holds nothing while the run waits.
     expect(pass1).toMatchObject({ code: 0, output: 'one\n' });
 
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 15_000);
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'), 15_000);
     // Step a replays without printing its output into the log a second time.
     expect(await whenPodRuns(cluster, operator.url, job2)).toMatchObject({ code: 0, output: 'two\ndone\n' });
     await eventually('phase Succeeded', async () => (await ok(alice, 'status', runId)).includes('succeeded'));

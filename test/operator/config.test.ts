@@ -165,7 +165,7 @@ describe('config/ on a real kube-apiserver', () => {
     expect((await pass1.call({ verb: 'sleep', ms: 2000 })).body).toMatchObject({ status: 'suspended' });
     await whenJobFinishes(cluster, job1);
 
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((j) => j.metadata?.name === `${key}-p2`), 15_000);
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((j) => j.metadata?.labels?.['hyperspool.dev/pass'] === '2'), 15_000);
     const pass2 = agentOf(operator.url, runId, 2, (await givenPodOf(cluster, job2)).token);
     expect((await pass2.call({ verb: 'step', name: 'a' })).body).toMatchObject({ status: 'ok', replayed: true });
     expect((await pass2.call({ verb: 'sleep', ms: 2000 })).body).toMatchObject({ status: 'ok' });

@@ -61,7 +61,7 @@ describe('what the operator says: JSON log lines and metrics by namespace', () =
     await untilPhase('run flaky-1', () => getRun(cluster, 'flaky-1'), 'Failed');
 
     expect(logs.a.lines).toContainEqual(
-      expect.objectContaining({ level: 'info', msg: 'pass dispatched', kind: 'Run', namespace: 'team-o', name: 'flaky-1', runId, pass: 1, job: `${key}-p1` }),
+      expect.objectContaining({ level: 'info', msg: 'pass dispatched', kind: 'Run', namespace: 'team-o', name: 'flaky-1', runId, pass: 1, job: `flaky-1-p1` }),
     );
     const finished = await eventually('the run finished line', () => Promise.resolve(logs.a.lines.find((line) => line.msg === 'run finished')));
     expect(finished).toMatchObject({ kind: 'Run', namespace: 'team-o', name: 'flaky-1', runId, phase: 'failed', passes: 1, message: 'script exited 1' });

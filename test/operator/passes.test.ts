@@ -47,7 +47,8 @@ describe('a Run on a real kube-apiserver', () => {
       return jobs.length > 0 && jobs;
     });
     expect(await jobsOf(cluster, labelled)).toHaveLength(1);
-    expect(job?.metadata?.name).toBe(`${labelled}-p1`);
+    // Named after the Run, so `kubectl logs job/nap-1-p1` needs no label looked up first.
+    expect(job?.metadata?.name).toBe(`nap-1-p1`);
     expect(job?.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Run', name: 'nap-1', uid: created.metadata.uid, controller: true })]);
     expect(job?.metadata?.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'hyperspool', 'hyperspool.dev/run': labelled, 'hyperspool.dev/pass': '1' });
     expect(job?.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
@@ -88,8 +89,8 @@ describe('a Run on a real kube-apiserver', () => {
     });
     expect(waiting.status?.awaiting).toMatch(/^timer /);
     // A waiting run holds nothing: not even the finished pod of its last pass.
-    await eventually('the pass-1 Job deleted', async () => (await jobsOf(cluster, labelled)).every((j) => j.metadata?.name !== `${labelled}-p1`));
-    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, labelled)).find((j) => j.metadata?.name === `${labelled}-p2`), 15_000);
+    await eventually('the pass-1 Job deleted', async () => (await jobsOf(cluster, labelled)).every((j) => j.metadata?.name !== `nap-1-p1`));
+    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, labelled)).find((j) => j.metadata?.name === `nap-1-p2`), 15_000);
     // Not before the timer: the sleep was 2 s from the call.
     expect(Date.now() - suspendedAt).toBeGreaterThanOrEqual(1900);
     expect(second.metadata?.labels?.['hyperspool.dev/pass']).toBe('2');
@@ -198,6 +199,30 @@ describe('a Run on a real kube-apiserver', () => {
     expect(runs.items.map((run) => run.metadata.labels?.['hyperspool.dev/run'])).not.toContain(key);
   });
 
+  it("given a Run made again under a name whose earlier Run's pass Job is still there, then that Job is deleted and the new pass takes the name; someone's own Job of a pass's name is left alone and its Run fails naming it", async () => {
+    // No garbage collector runs here, so an earlier Run's Job stays until the operator deletes it.
+    const givenJob = (name: string, labels: Record<string, string>, ownerUid: string | null): Promise<V1Job> =>
+      cluster.batch.createNamespacedJob({
+        namespace: cluster.namespace,
+        body: {
+          metadata: { name, labels, ...(ownerUid ? { ownerReferences: [{ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', name: 'nap-again', uid: ownerUid, controller: true }] } : {}) },
+          spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+        },
+      });
+    await givenJob('nap-again-p1', { 'app.kubernetes.io/managed-by': 'hyperspool', 'hyperspool.dev/run': 'run-0000000000000000', 'hyperspool.dev/pass': '1' }, '00000000-0000-0000-0000-000000000000');
+    await givenJob('nap-mine-p1', { app: 'mine' }, null);
+
+    await whenRunCreated(cluster, 'nap-again', 'nap');
+    const key = await eventually('the run key', async () => (await getRun(cluster, 'nap-again')).metadata.labels?.['hyperspool.dev/run']);
+    const taken = await eventually('its pass-1 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === 'nap-again-p1'));
+    expect(taken.metadata?.ownerReferences?.[0]?.uid).toBe((await getRun(cluster, 'nap-again')).metadata.uid);
+
+    await whenRunCreated(cluster, 'nap-mine', 'nap');
+    const failed = await untilPhase('run nap-mine', () => getRun(cluster, 'nap-mine'), 'Failed');
+    expect(failed.status?.message).toContain(`Job ${cluster.namespace}/nap-mine-p1 is in the way: it is not one of this run's; delete or rename it`);
+    expect((await cluster.batch.readNamespacedJob({ namespace: cluster.namespace, name: 'nap-mine-p1' })).metadata?.labels).toEqual({ app: 'mine' });
+  });
+
   it("given a Run under way, when its Workflow's image, env and script change, then its later passes keep what it started with, and a new Run takes the change", async () => {
     await givenWorkflow(cluster, 'imaged', 'imaged.sh', 'spool sleep 1s\n', [{ name: 'COLOUR', value: 'blue' }], 'runner:1');
     await whenRunCreated(cluster, 'imaged-1', 'imaged');
@@ -212,7 +237,7 @@ describe('a Run on a real kube-apiserver', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await whenJobFinishes(cluster, job1);
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'));
     const containerOf = (job: V1Job) => job.spec?.template.spec?.containers[0];
     expect(containerOf(job2)).toMatchObject({ image: 'runner:1', env: [{ name: 'COLOUR', value: 'blue' }] });
     // The Workflow's image is the script's; the agent beside it runs the operator's runner image.
@@ -427,13 +452,13 @@ describe('a pass whose pod dies', () => {
     await eventually('step slow to start', () => Promise.resolve(existsSync(sideEffects) && readFileSync(sideEffects, 'utf8').includes('slow')));
     await pod1.kill();
 
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'));
     // Pass 2's sleep is cut short: the point is what ran, not how long.
     const pod2 = await startPod(cluster, operator.url, job2);
     await eventually('step slow to start again', () => Promise.resolve(readFileSync(sideEffects, 'utf8').split('\n').filter((line) => line === 'slow').length === 2));
     expect(readFileSync(sideEffects, 'utf8')).toBe('a\nslow\nslow\n');
     await pod2.kill();
-    const job3 = await eventually('the pass-3 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p3`));
+    const job3 = await eventually('the pass-3 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '3'));
     expect(job3.metadata?.labels?.['hyperspool.dev/pass']).toBe('3');
     const run = await getRun(cluster, 'slow-1');
     expect(run.status?.passes).toBe(3);
@@ -453,7 +478,7 @@ describe('a pass whose pod dies', () => {
     // Its script went with it (a kubelet would have killed it at the end of the grace period anyway).
     await eventually('the script gone', () => Promise.resolve(processesMentioning('evicted.sh').length === 0), 5_000);
 
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'));
     expect(job2.metadata?.labels?.['hyperspool.dev/pass']).toBe('2');
     expect((await getRun(cluster, 'evicted-1')).status?.phase).not.toBe('Failed');
     // Why a run took a pass more says itself on the Run (kubectl describe run).
@@ -475,7 +500,7 @@ describe('a pass whose pod dies', () => {
     const job1 = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
     await whenJobEnds(cluster, job1, 'Failed');
 
-    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
+    const job2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.labels?.['hyperspool.dev/pass'] === '2'));
     const runId = (await getRun(cluster, 'relapse-1')).status?.runId ?? '';
     const pass2 = agentOf(operator.url, runId, 2, (await givenPodOf(cluster, job2)).token);
     expect((await pass2.call({ verb: 'sleep', ms: 60_000 })).body).toMatchObject({ status: 'suspended' });
@@ -515,9 +540,9 @@ describe('a pass whose pod never starts', () => {
     await whenRunCreated(cluster, 'stuck-1', 'stuck');
     const key = await eventually('the run key', async () => (await getRun(cluster, 'stuck-1')).metadata.labels?.['hyperspool.dev/run']);
     const first = await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key))[0]);
-    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`), 10_000);
+    const second = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `stuck-1-p2`), 10_000);
     expect(Date.parse(String(second.metadata?.creationTimestamp)) - Date.parse(String(first.metadata?.creationTimestamp))).toBeGreaterThanOrEqual(1000);
-    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).not.toContain(`${key}-p1`);
+    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).not.toContain(`stuck-1-p1`);
 
     const failed = await eventually('phase Failed', async () => {
       const run = await getRun(cluster, 'stuck-1');

@@ -71,7 +71,7 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     const runId = (await eventually('the run id', async () => (await getRun(cluster, 'one-1')).status?.runId)) ?? '';
     await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key)).length > 0);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(jobsCreated).toEqual([`${key}-p1`]);
+    expect(jobsCreated).toEqual([`one-1-p1`]);
     expect(await (await fetch(`${follower.healthUrl}/metrics`)).text()).not.toMatch(/^hyperspool_passes_started_total\{/m);
 
     // The leader dies in the middle of pass 1: its pod's calls have nobody to answer them.
@@ -81,15 +81,15 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     expect(Date.now() - killedAt).toBeLessThan(LEASE_SECONDS * 1000 + 2000);
 
     // The new leader replays the run as pass 2; pass 1's Job, whose pod nobody hosts, is ended.
-    const pass2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `${key}-p2`));
-    await eventually('pass 1 Job deleted', async () => (await jobsOf(cluster, key)).every((job) => job.metadata?.name !== `${key}-p1`));
+    const pass2 = await eventually('the pass-2 Job', async () => (await jobsOf(cluster, key)).find((job) => job.metadata?.name === `one-1-p2`));
+    await eventually('pass 1 Job deleted', async () => (await jobsOf(cluster, key)).every((job) => job.metadata?.name !== `one-1-p1`));
     await whenPassRunsToTheEnd(follower, runId, pass2);
     const done = await eventually('phase Succeeded', async () => {
       const run = await getRun(cluster, 'one-1');
       return run.status?.phase === 'Succeeded' && run;
     });
     expect(done.status?.passes).toBe(2);
-    expect(jobsCreated).toEqual([`${key}-p1`, `${key}-p2`]);
+    expect(jobsCreated).toEqual([`one-1-p1`, `one-1-p2`]);
     // Why it took a pass more says itself on the Run (kubectl describe run).
     const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=one-1' });
     expect(events.items.filter((event) => event.reason === 'PassLost').map((event) => `${event.type}: ${event.message}`)).toEqual([

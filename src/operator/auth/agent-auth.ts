@@ -8,10 +8,14 @@ import { cachedFor } from './ttl-cache.js';
 /**
  * Maps an agent's projected service-account token to exactly one pass of one run: the token is
  * bound to its pod (TokenReview answers the pod's name and uid), and the pod's labels say which
- * run and pass it serves, and its controller is that pass's Job. A token not bound to a pass's pod
- * proves nothing.
+ * run and pass it serves, and its controller is that pass's Job (named after the run's Run, which
+ * `runName` finds). A token not bound to a pass's pod proves nothing.
  */
-export function agentAuthenticator(authentication: AuthenticationV1Api, core: CoreV1Api): (token: string) => Promise<AgentIdentity | null> {
+export function agentAuthenticator(
+  authentication: AuthenticationV1Api,
+  core: CoreV1Api,
+  runName: (runId: string) => Promise<string | undefined>,
+): (token: string) => Promise<AgentIdentity | null> {
   // The whole answer is kept, pod read included: every durable call of a pass brings its token.
   return cachedFor(TOKEN_CACHE_MS, async (token) => {
     const bound = await boundPod(authentication, core, token);
@@ -23,7 +27,8 @@ export function agentAuthenticator(authentication: AuthenticationV1Api, core: Co
     const runId = runIdOf(namespace, key);
     // Made by that pass's Job, not a pod someone labelled to look like one.
     const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller && reference.kind === 'Job');
-    if (owner?.name !== passJobName(runId, pass)) return null;
+    const name = owner ? await runName(runId) : undefined;
+    if (name === undefined || owner?.name !== passJobName(name, pass)) return null;
     return { runId, pass };
   });
 }

@@ -12,7 +12,7 @@ import type { ActivityRecord, RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
 import { KubeActivities } from '../activities/kube-activities.js';
 import type { OperatorMetrics } from '../kube/metrics.js';
-import { CLUSTER_ENV, passJobName } from '../naming.js';
+import { CLUSTER_ENV } from '../naming.js';
 import type { JobOwner, PassJobSettings } from './job-builder.js';
 import { KubePasses } from './kube-passes.js';
 import { passQuotaReader, PASS_QUOTA_ANNOTATION } from './pass-quota.js';
@@ -66,9 +66,9 @@ export function clusterExecutor(options: ClusterExecutorOptions): ClusterExecuto
     settings: options.jobs,
     ownerOf: options.ownerOf,
     onScriptStarting: (seconds) => metrics.passStartLatency.observe(seconds),
-    onPassStarted: (run) => {
+    onPassStarted: (run, job) => {
       metrics.passesStarted.inc({ namespace: run.project });
-      log.info('pass dispatched', { kind: 'Run', namespace: run.project, name: options.runName(run.id), runId: run.id, pass: run.passes, job: passJobName(run.id, run.passes) });
+      log.info('pass dispatched', { kind: 'Run', namespace: run.project, name: options.runName(run.id), runId: run.id, pass: run.passes, job });
       options.onPassStarted(run);
     },
     onPassLost: (run, message) => {

@@ -57,7 +57,7 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name: passJobName(run.id, run.passes),
+      name: passJobName(owner.name, run.passes),
       namespace: run.project,
       labels,
       ownerReferences: ownedByRun(owner),

@@ -6,11 +6,22 @@ import { ABANDONED } from '../../passes/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
-import { createJobIfAbsent, deleteJob, deleteJobs } from '../kube/jobs.js';
+import { deleteJob, deleteJobs } from '../kube/jobs.js';
 import { isTransient, retryTransient } from '../kube/retry.js';
-import { LABELS, passJobName, runKey } from '../naming.js';
+import { LABELS, runKey } from '../naming.js';
 import { buildPassJob, type JobOwner, type PassJobSettings } from './job-builder.js';
+import { createPassJob } from './create-pass-job.js';
 import { podTrouble, type PodTrouble } from './pod-trouble.js';
+
+/** A promise and what settles it (Promise.withResolvers, which Node 20 lacks). */
+function settleable<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => undefined;
+  const promise = new Promise<T>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
+/** The label selector of this pass's Job (whatever its name: the name waits for the Run's). */
+const thisPass = (run: RunRecord): string => `${LABELS.run}=${runKey(run.id)},${LABELS.pass}=${run.passes}`;
 
 /** A run whose passes keep being lost (its pods die before they end) fails after this many in a row. */
 const MAX_LOST_IN_A_ROW = 5;
@@ -34,7 +45,8 @@ export interface KubePassesOptions {
   settings: PassJobSettings;
   /** The Run resource that owns the run's Jobs (created if the run began in the store). */
   ownerOf(run: RunRecord): Promise<JobOwner>;
-  onPassStarted?(run: RunRecord): void;
+  /** A pass's Job was created: the run, and the Job's name. */
+  onPassStarted?(run: RunRecord, job: string): void;
   /** A pass's pod ended without its agent's report, with why: the run replays (or fails, after too many in a row). */
   onPassLost?(run: RunRecord, message: string): void;
   /** Seconds from dispatching a pass to its pod's agent asking for the script. */
@@ -59,7 +71,8 @@ interface PassUnderWay {
  * how the script ended (or the Job ends without a report: the pod was lost, and the run replays).
  */
 export class KubePasses {
-  private readonly finished = new Map<string, (reason: string) => void>();
+  /** Passes under way here, by Job name: the run, and how its Job's end reaches the pass. */
+  private readonly finished = new Map<string, { run: RunRecord; end: (reason: string) => void }>();
   private readonly underWay = new Map<string, PassUnderWay>();
   private readonly lostInARow = new Map<string, number>();
 
@@ -67,12 +80,13 @@ export class KubePasses {
 
   runPass = async (run: RunRecord, host: PassHost, signal: AbortSignal): Promise<RunOutcome> => {
     const { store, passes, batch, settings } = this.options;
-    const name = passJobName(run.id, run.passes);
     const remote = await passes.start(store, run, host);
     const dispatchedAt = performance.now();
     void remote.starting.then(() => this.options.onScriptStarting?.((performance.now() - dispatchedAt) / 1000));
-    const jobEnded = new Promise<string>((resolve) => this.finished.set(name, resolve));
-    const podFailed = new Promise<string>((resolve) => this.underWay.set(name, { run, trouble: null, recheck: null, fail: resolve }));
+    // The Job is named after the Run, known once ownerOf has it: until then nothing can match it.
+    let name: string | null = null;
+    const jobEnded = settleable<string>();
+    const podFailed = settleable<string>();
     const passOver = new AbortController();
     const aborted = new Promise<'aborted'>((resolve) => {
       if (signal.aborted) resolve('aborted');
@@ -83,25 +97,29 @@ export class KubePasses {
         // An API server restarting (or a connection reset) is waited out, not taken for the run's end.
         await retryTransient(async () => {
           const owner = await this.options.ownerOf(run);
+          const job = buildPassJob(run, owner, settings);
+          name = job.metadata?.name ?? '';
+          this.finished.set(name, { run, end: jobEnded.resolve });
+          this.underWay.set(name, { run, trouble: null, recheck: null, fail: podFailed.resolve });
           await this.endEarlierPasses(run);
-          await createJobIfAbsent(batch, buildPassJob(run, owner, settings));
+          await createPassJob(batch, job, owner);
         }, signal);
       } catch (error) {
-        if (signal.aborted) return await this.aborted(run, name, signal);
+        if (signal.aborted) return await this.aborted(run, signal);
         const message = `pass ${run.passes} could not start: ${ensureError(error).message}`;
         return isTransient(error) ? this.lost(run, message) : { kind: 'failed', message };
       }
-      this.options.onPassStarted?.(run);
+      this.options.onPassStarted?.(run, name ?? '');
       const startTimeoutMs = (settings.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS) * 1000;
       const neverStarted = startDeadline(remote.starting, startTimeoutMs, AbortSignal.any([signal, passOver.signal]));
       const ended = await Promise.race([
         remote.exited.then((exit) => ({ exit })),
-        jobEnded.then((reason) => ({ reason })),
-        podFailed.then((failure) => ({ failure })),
+        jobEnded.promise.then((reason) => ({ reason })),
+        podFailed.promise.then((failure) => ({ failure })),
         neverStarted.then(() => ({ reason: `its pod did not start the script within ${startTimeoutMs / 1000}s (scheduling? image pull?)`, stuck: true })),
         aborted,
       ]);
-      if (ended === 'aborted') return await this.aborted(run, name, signal);
+      if (ended === 'aborted') return await this.aborted(run, signal);
       const { pass } = remote;
       // The journal may have settled it before the script's end came (a suspension, a divergence).
       if (pass.failure || pass.suspension || 'exit' in ended) {
@@ -112,16 +130,18 @@ export class KubePasses {
         return this.ended(run, outcome);
       }
       if ('failure' in ended) {
-        await deleteJob(batch, run.project, name);
+        await deleteJobs(batch, run.project, thisPass(run));
         return this.ended(run, { kind: 'failed', message: `pass ${run.passes}'s pod cannot start: ${ended.failure}` });
       }
       // A pod that never started is ended, so it cannot start late beside the next pass's.
-      if ('stuck' in ended) await deleteJob(batch, run.project, name);
+      if ('stuck' in ended) await deleteJobs(batch, run.project, thisPass(run));
       return this.lost(run, `pass ${run.passes} lost: ${ended.reason}`);
     } finally {
       passOver.abort();
-      this.finished.delete(name);
-      this.passOver(name);
+      if (name !== null) {
+        this.finished.delete(name);
+        this.passOver(name);
+      }
       passes.end(run.id, run.passes);
     }
   };
@@ -139,18 +159,20 @@ export class KubePasses {
     }
   }
 
-  private async aborted(run: RunRecord, name: string, signal: AbortSignal): Promise<RunOutcome> {
+  private async aborted(run: RunRecord, signal: AbortSignal): Promise<RunOutcome> {
     // The operator stopped leading: the pod is the next leader's business (it replays the run).
     if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
-    await deleteJob(this.options.batch, run.project, name);
+    await deleteJobs(this.options.batch, run.project, thisPass(run));
     return { kind: 'failed', message: 'cancelled' };
   }
 
   /** Feed from the Job informer: a pass's Job that ended or went away. */
   jobChanged(job: V1Job, deleted = false): void {
     const name = job.metadata?.name ?? '';
-    const resolve = this.finished.get(name);
-    if (!resolve) return;
+    const pass = this.finished.get(name);
+    // A Job of that name may be an earlier Run's (a Run deleted and made again), going away now.
+    if (!pass || job.metadata?.labels?.[LABELS.run] !== runKey(pass.run.id)) return;
+    const resolve = pass.end;
     if (deleted) return resolve('its Job was deleted');
     const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
     if (condition) resolve(`its Job ended ${condition.type}${condition.reason ? ` (${condition.reason})` : ''} without word from the script`);
@@ -164,7 +186,7 @@ export class KubePasses {
   podChanged(pod: V1Pod): void {
     const job = pod.metadata?.ownerReferences?.find((owner) => owner.kind === 'Job' && owner.controller)?.name;
     const pass = job ? this.underWay.get(job) : undefined;
-    if (!pass) return;
+    if (!pass || pod.metadata?.labels?.[LABELS.run] !== runKey(pass.run.id)) return;
     const now = Date.now();
     const trouble = podTrouble(pod, (reason) => (pass.trouble?.reason === reason ? now - pass.trouble.since : 0));
     const since = trouble && pass.trouble?.reason === trouble.reason ? pass.trouble.since : now;
