@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev/dev-server.js';
 import { API_ROUTES } from '../../src/api/requests.js';
+import { ACT_AS_HEADER } from '../../src/api/act-as.js';
 import type { SqlClient } from '../../src/store/sql.js';
 import { startDev } from '../support/dev.js';
 import { propertyRuns } from '../support/property.js';
@@ -84,8 +85,10 @@ const request = fc
     fc.nat(),
     fc.string(),
     anyValue,
+    // `spool --as NAME` (x-spool-as): who a request acts as on spool dev; any text may come.
+    fc.option(fc.oneof(fc.constantFrom('alice', '', ' ', 'group:admins', 'x'.repeat(300), '__proto__'), fc.stringMatching(/^[ -~]{0,40}$/)), { nil: undefined }),
   )
-  .map(([route, methodChoice, params, query, how, pick, key, value]) => {
+  .map(([route, methodChoice, params, query, how, pick, key, value, actAs]) => {
     let at = 0;
     const path = route.path.replace(/:\w+/g, () => params[at++] ?? 'x');
     const method = methodChoice === 'route' ? route.method : methodChoice;
@@ -100,6 +103,7 @@ const request = fc
       method,
       url: `/v1${path}${search ? `?${search}` : ''}`,
       body: method === 'GET' ? undefined : how === 'garbage' ? JSON.stringify(value).slice(1) : JSON.stringify(body),
+      headers: { ...(method === 'GET' ? {} : { 'content-type': 'application/json' }), ...(actAs === undefined ? {} : { [ACT_AS_HEADER]: actAs }) },
     };
   });
 
@@ -134,14 +138,11 @@ const invalidRequest = fc
 describe('the HTTP API, fuzzed', () => {
   it('never answers 5xx; a 4xx says why with a code, records nothing, and the server answers the next request', async () => {
     await fc.assert(
-      fc.asyncProperty(request, async ({ method, url, body }) => {
+      fc.asyncProperty(request, async ({ method, url, body, headers }) => {
         const before = await recorded();
-        const response = await fetch(`${dev.url}${url}`, {
-          method,
-          ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
-        });
+        const response = await fetch(`${dev.url}${url}`, { method, headers, ...(body === undefined ? {} : { body }) });
         const text = await response.text();
-        const said = `${method} ${url} ${body ?? ''} → ${response.status} ${text}`;
+        const said = `${method} ${url} ${JSON.stringify(headers)} ${body ?? ''} → ${response.status} ${text}`;
         expect(response.status, said).toBeLessThan(500);
         // A `..` segment can climb out of /v1 (fetch resolves it, as a browser would): the UI's
         // page answers there, so only answers inside the API must be JSON.
