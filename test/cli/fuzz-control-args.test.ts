@@ -48,6 +48,7 @@ const VALID: string[][] = [
   ['submit', 'p.yaml', '--idempotency-key', 'k', '--throttle', '5/1m', '--throttle-key', 't'],
   ['submit', 'flow.sh', '--with', '.'],
   ['runs', '--status', 'waiting', '--json'],
+  ['runs', '--search', 'flow', '--since', '1h', '--until', '2099-01-01', '--sort', '-duration', '-o', 'name'],
   ['status', RUN, '--json'],
   ['journal', RUN],
   ['logs', RUN, '--passes'],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseOf } from '../../src/api/responses.js';
-import { startDev, submit, waitForRun } from '../support/dev.js';
+import { cli, cliOk, startDev, submit, waitForRun } from '../support/dev.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import type { Dev } from '../pipeline-run/pipeline-support.js';
 
@@ -73,7 +73,31 @@ describe('finding runs', () => {
     expect(counted.json.runs.map((run) => run.id)).toEqual([failed]);
     expect(counted.json.counts).toEqual({ pending: 0, running: 0, waiting: 0, succeeded: 2, failed: 1, cancelled: 0 });
     expect((await list('project=default&q=nightly&counts=true')).json.counts).toMatchObject({ succeeded: 2, failed: 0 });
-    expect((await list('project=finding')).json).not.toHaveProperty('counts');
+    expect((await list('project=default')).json).not.toHaveProperty('counts');
+
+    // The same through `spool runs`: a duration back from now or a time, an order, text.
+    const names = async (...args: string[]): Promise<string[]> => (await cliOk(dev.url, dir, ['runs', '-o', 'name', ...args])).split('\n').filter(Boolean);
+    expect(await names('--search', 'NIGHTLY', '--sort', 'created')).toEqual([first, second]);
+    expect(await names('--search', 'globex', '--since', '1h')).toEqual([failed]);
+    expect(await names('--since', done.createdAt)).toEqual([second]);
+    expect(await names('--until', done.createdAt, '--status', 'succeeded')).toEqual([first]);
+    expect(await names('--until', '1h')).toEqual([]);
+  });
+
+  it('spool runs --help names the search flags; a bad value exits 2 with one line', async () => {
+    const dir = tempDir();
+    const help = await cliOk(dev.url, dir, ['runs', '--help']);
+    for (const flag of ['--search <text>', '--since <time>', '--until <time>', '--sort <order>']) expect(help).toContain(flag);
+    for (const [args, said] of [
+      [['--sort', 'name'], "spool: --sort takes -created, created, -updated, updated, -duration, duration, not 'name'\n"],
+      [['--since', 'yesterday'], "spool: --since takes a duration back from now (30m, 2h, 7d) or an ISO 8601 time (2026-12-06T08:00:00Z), not 'yesterday'\n"],
+      [['--search', ''], 'spool: --search takes text of one line, not empty\n'],
+      [['--until', '2026-02-30'], "spool: 'until' must be a real time, ISO 8601 (2026-12-06T08:00:00Z or 2026-12-06), not '2026-02-30'\n"],
+    ] as const) {
+      const refused = await cli(dev.url, dir, ['runs', ...args]);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.output).toBe(said);
+    }
   });
 
   it.each([

@@ -135,6 +135,21 @@ export async function listArchivedRuns(target: ClusterTarget, shown: RunRow[], s
   return runs.filter((run) => !known.has(run.id)).map(archivedRow);
 }
 
+/**
+ * The runs a search finds (`spool runs --search/--since/--until/--sort` on a cluster): the store
+ * finds them through the aggregated API's runs list, in the order asked for; each is shown by its
+ * Run, and a run whose Run resource is gone only with --all.
+ */
+export async function findClusterRuns(target: ClusterTarget, search: string, all: boolean, statuses?: string[]): Promise<RunRow[]> {
+  const query = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
+  const { runs } = await target.api<ResponseOf<'GET /runs'>>('GET', `/runs?limit=1000&${search}${query}`);
+  const resources = new Map((await listClusterRuns(target)).map((row) => [row.id, row]));
+  return runs.flatMap((run) => {
+    const row = resources.get(run.id);
+    return row ? [row] : all ? [archivedRow(run)] : [];
+  });
+}
+
 /** An archived run goes by its key (the aggregated API finds it by that) and its Workflow's name. */
 function archivedRow(run: StoreRun): RunRow {
   return {

@@ -10,7 +10,8 @@ import { age, journalTable, table } from './format.js';
 import { lastFailedStep } from '../../engine/failed-step.js';
 import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
-import type { GateAnswerView, JournalEntry, ResponseOf } from '../../api/responses.js';
+import { RUN_SORTS, type GateAnswerView, type JournalEntry, type ResponseOf } from '../../api/responses.js';
+import { runsSearchQuery } from './runs-search.js';
 import type { RequestOf } from '../../api/requests.js';
 
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
@@ -136,6 +137,10 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       .description('list runs')
       .option('--status <list>', 'only these statuses, comma-separated')
       .option('--all', 'on a cluster, also the runs whose Run resource was deleted (kept in the store); locally every run is listed anyway')
+      .option('--search <text>', "only runs with this text, in any case, in their id, workflow, subject, input, outputs, a step's label or an annotation")
+      .option('--since <time>', 'only runs created since then: a duration back from now (30m, 2h, 7d) or an ISO 8601 time')
+      .option('--until <time>', 'only runs created before then: a duration back from now or an ISO 8601 time')
+      .option('--sort <order>', `the order: ${RUN_SORTS.join(', ')} (default -created, newest first; - is descending)`)
       .option('--json', 'print JSON (the same as -o json)')
       .option('-o, --output <format>', 'json, yaml, name (one run a line) or wide (adds the error)')
       .option('-w, --watch', 'after the list, print a run again each time its status, awaiting or passes change'),
@@ -143,15 +148,21 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const format = options.json ? 'json' : (str(options.output) ?? 'table');
     if (!['table', 'json', 'yaml', 'name', 'wide'].includes(format)) throw new UsageError(`-o takes json, yaml, name or wide, not '${format}'`);
     const status = str(options.status);
+    const search = new URLSearchParams(runsSearchQuery({ search: str(options.search), since: str(options.since), until: str(options.until), sort: str(options.sort) })).toString();
     const headers = ['RUN', 'STATUS', 'AWAITING', 'PASSES', 'AGE', 'WORKFLOW'];
     const rows = async (): Promise<{ json: unknown; rows: string[][] }> => {
       if (isCluster(options)) {
         const { target: clusterTarget, runs } = await cluster(options);
+        if (search) {
+          const found = await runs.findClusterRuns(clusterTarget, search, options.all === true, status?.split(','));
+          return { json: found, rows: found.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
+        }
         const resources = await runs.listClusterRuns(clusterTarget, status?.split(','));
         const listed = options.all ? [...resources, ...(await runs.listArchivedRuns(clusterTarget, resources, status?.split(',')))].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) : resources;
         return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
-      const { runs } = await (await target(options)).api<ResponseOf<'GET /runs'>>('GET', `/runs${status ? `?status=${encodeURIComponent(status)}` : ''}`);
+      const query = [...(status ? [`status=${encodeURIComponent(status)}`] : []), ...(search ? [search] : [])].join('&');
+      const { runs } = await (await target(options)).api<ResponseOf<'GET /runs'>>('GET', `/runs${query ? `?${query}` : ''}`);
       // A queued run (behind its concurrency group or over its rate) shows as queued, as the seeds say.
       return { json: runs, rows: runs.map((run) => [run.id, shownStatus(run), run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
     };
