@@ -10,7 +10,8 @@ import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
 /**
  * axe-core (test/support/axe.ts) on every page the web UI draws (src/ui/main.tsx's routes, and each
- * shape of a page: the runs list with and without child runs, filtered to nothing, and its error box when the
+ * shape of a page: the runs list with and without child runs, found by text in a time range with its phase
+ * chips, filtered to nothing, and its error box when the
  * API refuses the filter; a failed
  * script run with a call's details open; a rerun; a run waiting on a signal with an artifact and an
  * output, its Cancel confirmation and its signal form's error and confirmation; a pipeline at a gate
@@ -121,6 +122,14 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
     name: 'the runs list with the runs other runs started',
     path: () => '/runs?all=1',
     drawn: (page) => waitForText(page.locator('table.runs'), 'refund-form.yaml#ask'),
+  },
+  {
+    name: 'the runs list found by text, in a custom time range, longest first, one phase chosen by its chip',
+    path: () => '/runs?q=saga&status=failed&range=custom&since=2000-01-01T00%3A00%3A00.000Z&sort=-duration',
+    drawn: async (page) => {
+      await waitForText(page.locator('table.runs'), 'saga.sh');
+      await page.locator('.chips [aria-current="page"]').waitFor();
+    },
   },
   {
     name: 'the runs list, filtered to nothing',
