@@ -124,6 +124,7 @@ export const API_ROUTES = [
   { method: 'GET', path: '/runs/:id/artifacts' },
   { method: 'GET', path: '/runs/:id/artifacts/:name' },
   { method: 'GET', path: '/runs/:id/approvals' },
+  { method: 'GET', path: '/runs/:id/shape' },
   {
     method: 'POST',
     path: '/runs/:id/signals',

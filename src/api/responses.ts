@@ -176,6 +176,29 @@ const GATE = named('Gate', shape({
 /** An approval gate of a pipeline run, waiting or settled. */
 export type Gate = FromSchema<typeof GATE>;
 
+const SHAPE_VERTEX = named('ShapeVertex', shape({
+  name: { type: 'string', description: "the job's or node's name" },
+  dependsOn: listOf(TEXT),
+  state: {
+    enum: ['waiting', 'running', 'succeeded', 'failed', 'skipped', 'unknown'],
+    description: "unknown: a graph's sleep or wait node with an `if`, in a run that ended (it leaves no trace of its own)",
+  },
+  runId: nullable({ type: 'string', description: "the child run of a job's (or script, call or approval node's) last attempt" }),
+  items: nullable(shape({
+    total: nullable({ type: 'integer', description: 'null: the items are an expression, not yet known' }),
+    started: WHOLE,
+    done: { type: 'integer', description: 'items that succeeded' },
+    failed: WHOLE,
+  })),
+}));
+/** A job of a pipeline run or a node of a graph run, as the run page's Shape draws it (src/server/run-shape.ts). */
+export type ShapeVertex = FromSchema<typeof SHAPE_VERTEX>;
+const RUN_SHAPE = named('RunShape', shape({
+  kind: nullable({ enum: ['pipeline', 'graph'], description: 'null: a script run, which has no shape' }),
+  vertices: listOf(SHAPE_VERTEX),
+}));
+export type RunShape = FromSchema<typeof RUN_SHAPE>;
+
 const WORKFLOW = named('Workflow', shape({
   name: TEXT,
   interpreter: TEXT,
@@ -232,6 +255,7 @@ export const RESPONSES = {
   'GET /runs/:id/artifacts': shape({ artifacts: listOf(ARTIFACT) }),
   'GET /runs/:id/artifacts/:name': { description: "the artifact's bytes, with its content type" },
   'GET /runs/:id/approvals': shape({ approvals: listOf(GATE) }),
+  'GET /runs/:id/shape': RUN_SHAPE,
   'POST /runs/:id/signals': shape({ queued: { const: true }, run: TEXT, name: TEXT }),
   'POST /runs/:id/approvals/:job': shape({
     run: RUN,

@@ -6,11 +6,12 @@ import { object, text } from './body.js';
 import type { ServerContext } from './context.js';
 import { badRequest } from './http-error.js';
 import { callerWithGroups } from './caller.js';
+import { runShape } from './run-shape.js';
 import { loadRun, runView } from './runs-routes.js';
 import { timeline } from './timeline.js';
 
 /**
- * What the run page reads besides the run itself (docs/api.md): its timeline, its approval gates
+ * What the run page reads besides the run itself (docs/api.md): its timeline, its shape, its approval gates
  * (and answering them), and the workflows runs were started from.
  */
 export function runPageRoutes(ctx: ServerContext): Router {
@@ -28,6 +29,11 @@ export function runPageRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/approvals', async (req, res) => {
     const run = await load(req.params.id);
     res.json({ approvals: await listGates(ctx, run) } satisfies ResponseOf<'GET /runs/:id/approvals'>);
+  });
+
+  router.get('/runs/:id/shape', async (req, res) => {
+    const run = await load(req.params.id);
+    res.json((await runShape(store, run)) satisfies ResponseOf<'GET /runs/:id/shape'>);
   });
 
   router.post('/runs/:id/approvals/:job', async (req, res) => {

@@ -120,6 +120,7 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     const artifacts = await call<{ artifacts: unknown[] }>('GET /runs/:id/artifacts', { id });
     expect(artifacts.json.artifacts.length).toBe(1);
     await call('GET /runs/:id/approvals', { id });
+    await call('GET /runs/:id/shape', { id });
     await call('POST /runs/:id/cancel', { id }, {});
     await call('GET /workflows');
     expect((await call('GET /runs/:id', { id: 'dev:default:run-0000000000000000' })).status).toBe(404);
@@ -139,6 +140,7 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     const id = json.run.id;
     await waitForChild(dev, id, 'ask', ['waiting']);
     await call('GET /runs/:id/approvals', { id });
+    await call('GET /runs/:id/shape', { id });
     await call('POST /runs/:id/approvals/:job', { id, job: 'ask' }, { decision: 'approve', values: { amount: 7, reason: 'late' }, via: 'api' });
     expect((await call('POST /runs/:id/approvals/:job', { id, job: 'ask' }, { decision: 'reject' })).status).toBe(409);
     const { json: approvals } = await call<{ approvals: { answers: unknown[]; form: unknown[] }[] }>('GET /runs/:id/approvals', { id });
