@@ -123,6 +123,10 @@ describe('retention of Run resources (ttlSecondsAfterFinished, history limits)',
     }[];
     expect(all.find((row) => row.id === briefId)).toMatchObject({ name: key, status: 'succeeded', workflow: 'brief' });
     expect(all.find((row) => row.id === keptId)).toMatchObject({ name: 'kept-1', status: 'succeeded' });
+    // Found by the store (spool runs --search, issue 33 item 8), each shown by its Run's name; a run whose Run is gone only with --all.
+    expect(await ok('runs', '--search', 'KEPT', '-o', 'name')).toBe('kept-1\n');
+    expect(await ok('runs', '--search', 'brief', '-o', 'name')).toBe('');
+    expect(await ok('runs', '--search', 'brief', '--all', '--since', '1h', '-o', 'name')).toBe(`${key}\n`);
     const status = await ok('status', briefId);
     expect(status).toMatch(new RegExp(`^id\\s+${briefId}$`, 'm'));
     expect(status).toMatch(/^status\s+succeeded$/m);
