@@ -9,7 +9,9 @@ import type { RunSearch, RunSort } from './types.js';
 /**
  * The search's conditions, with its parameters from `$1`. The text is looked for with strpos on
  * lower() of both sides, so `%` and `_` in it are plain characters; it is not an indexed search
- * (a page of it stops at the page's size, the counts read every run of the project).
+ * (a page of it stops at the page's size, the counts read every run of the project). The journal
+ * is read per run through its primary key: `offset 0` keeps the planner from hashing the whole
+ * journal's labels instead, which reads every entry however soon the page is full.
  */
 export function runSearchWhere(search: RunSearch): { where: string; params: unknown[] } {
   const found = (column: string): string => `strpos(lower(${column}), lower($7)) > 0`;
@@ -24,7 +26,7 @@ export function runSearchWhere(search: RunSearch): { where: string; params: unkn
         or ${found('id')} or ${found('workflow')} or ${found("coalesce(subject, '')")}
         or ${found("coalesce(input::text, '')")} or ${found('outputs::text')}
         or exists (select 1 from journal j where j.run_id = runs.id and j.kind = 'call'
-                     and ${found("coalesce(j.data->>'label', j.data->>'text', '')")}))`;
+                     and ${found("coalesce(j.data->>'label', j.data->>'text', '')")} offset 0))`;
   return {
     where,
     params: [
