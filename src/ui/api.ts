@@ -3,7 +3,7 @@
 import type { RunStatus } from '../api/responses.js';
 
 // The API's shapes are declared once, in src/api/responses.ts; types only, so the bundle takes none of it.
-export type { Artifact, FormField, Gate, LogLine, ResponseOf, Run, RunSort, TimelineEntry } from '../api/responses.js';
+export type { Artifact, FormField, Gate, LogLine, ResponseOf, Run, RunShape, RunSort, ShapeVertex, TimelineEntry } from '../api/responses.js';
 export type Phase = RunStatus;
 
 export const PHASES: readonly Phase[] = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];

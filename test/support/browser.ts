@@ -75,13 +75,14 @@ export async function waitForPhase(page: Page, phase: string, timeoutMs = 60_000
 const DOCS_SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 /**
- * A screenshot the README shows. Tests take it every time; it replaces the one in docs/screenshots
+ * A screenshot the README shows (of `part` only, if given). Tests take it every time; it replaces the one in docs/screenshots
  * only when UPDATE_SCREENSHOTS=1, so a test run leaves the work tree as it was.
  */
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, part?: Locator): Promise<string> {
   const dir = process.env.UPDATE_SCREENSHOTS === '1' ? DOCS_SCREENSHOTS : tempDir('spool-screenshots-');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  // A part of the page (a section) when the docs show only it, else the whole page.
+  await (part ? part.screenshot({ path }) : page.screenshot({ path, fullPage: true }));
   return path;
 }

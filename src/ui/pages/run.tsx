@@ -1,11 +1,12 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type TimelineEntry } from '../api.js';
+import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type RunShape, type TimelineEntry } from '../api.js';
 import { Awaiting, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
 import { Approvals } from './approvals.js';
 import { RerunLinks, useRerun } from './rerun.js';
+import { Shape } from './shape.js';
 import { Timeline } from './timeline.js';
 
 interface RunData {
@@ -14,19 +15,21 @@ interface RunData {
   approvals: Gate[];
   children: Run[];
   artifacts: Artifact[];
+  shape: RunShape | null;
 }
 
 async function loadDetails(id: string): Promise<RunData> {
   const path = runPath(id);
-  // All at once: a script run has no gates, and its approvals answer is an empty list.
-  const [{ run: latest, timeline }, { runs: children }, { approvals }, { artifacts }] = await Promise.all([
+  // All at once: a script run has no gates, and its approvals answer is an empty list (its shape's kind is null).
+  const [{ run: latest, timeline }, { runs: children }, { approvals }, { artifacts }, shape] = await Promise.all([
     api.get<ResponseOf<'GET /runs/:id/timeline'>>(`${path}/timeline`),
     api.get<ResponseOf<'GET /runs'>>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
     api.get<ResponseOf<'GET /runs/:id/approvals'>>(`${path}/approvals`),
     api.get<ResponseOf<'GET /runs/:id/artifacts'>>(`${path}/artifacts`),
+    api.get<ResponseOf<'GET /runs/:id/shape'>>(`${path}/shape`),
   ]);
   if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
-  return { run: latest, timeline, approvals, children: children.reverse(), artifacts };
+  return { run: latest, timeline, approvals, children: children.reverse(), artifacts, shape: shape.kind === null ? null : shape };
 }
 
 const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(run.status));
@@ -75,7 +78,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       </section>
     );
   }
-  const data = details.data ?? { run, timeline: [], approvals: [], children: [], artifacts: [] };
+  const data = details.data ?? { run, timeline: [], approvals: [], children: [], artifacts: [], shape: null };
   const loaded = Boolean(details.data);
   const finished = run.finishedAt ?? (ended(run) ? run.updatedAt : null);
   const annotations = data.timeline.filter((entry) => entry.verb === 'annotate' && entry.label);
@@ -180,6 +183,7 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       {data.approvals.length > 0 && <Approvals runId={run.id} gates={data.approvals} now={now} onAnswered={reload} />}
       {!ended(run) && run.interpreter !== 'pipeline' && <SignalForm run={run} onSent={reload} />}
 
+      {data.shape && <Shape shape={data.shape} />}
       {data.children.length > 0 && <Children runs={data.children} parent={run} />}
       {data.artifacts.length > 0 && <Artifacts runId={run.id} artifacts={data.artifacts} />}
 
