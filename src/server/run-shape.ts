@@ -1,4 +1,5 @@
 import type { ShapeVertex, RunShape } from '../api/responses.js';
+import { UsageError } from '../common/errors.js';
 import { parseGraph } from '../graph/parse.js';
 import { parsePipeline } from '../pipeline/parse.js';
 import type { Store } from '../store/store.js';
@@ -103,7 +104,20 @@ function untraced(vertex: Declared, deps: Settled[], runEnded: boolean): Settled
   return { state: !runEnded ? 'running' : vertex.hasIf ? 'unknown' : 'succeeded', belowFailure: false };
 }
 
+/**
+ * The run's jobs or nodes from its document; none when this version no longer reads the document
+ * a run of an older one recorded (the rest of its page still shows).
+ */
 function declared(run: RunRecord): { kind: RunShape['kind']; vertices: Declared[] } {
+  try {
+    return fromDocument(run);
+  } catch (error) {
+    if (error instanceof UsageError) return { kind: run.interpreter === 'graph' ? 'graph' : 'pipeline', vertices: [] };
+    throw error;
+  }
+}
+
+function fromDocument(run: RunRecord): { kind: RunShape['kind']; vertices: Declared[] } {
   if (run.interpreter === 'pipeline') {
     const jobs = parsePipeline(run.script, run.workflow).jobs;
     return {

@@ -124,6 +124,14 @@ describe('the shape of a graph run', () => {
 });
 
 describe('runs without a shape', () => {
+  it('given a pipeline run whose document this version no longer reads, then kind pipeline with no vertices, not an error that would blank the run page', async () => {
+    // Made in the store, as a run recorded by an older version: its script is no pipeline this one accepts.
+    const id = `dev:default:run-${'b'.repeat(16)}`;
+    await dev.store.createRun({ id, project: 'default', workflow: 'old.yaml', interpreter: 'pipeline', script: 'name: old\njobs:\n  a:\n    stages: []\n' });
+    expect(await shapeOf(id)).toEqual({ status: 200, json: { kind: 'pipeline', vertices: [] } });
+  });
+
+
   it('given a script run, then kind is null and there are no vertices; given no such run, then 404 not_found', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'plain.sh': 'spool step one -- echo one\n' });

@@ -20,7 +20,7 @@ interface RunData {
 
 async function loadDetails(id: string): Promise<RunData> {
   const path = runPath(id);
-  // All at once: a script run has no gates, and its approvals answer is an empty list (its shape's kind is null).
+  // All at once: a script run has no gates, and its approvals answer is an empty list (its shape has no vertices).
   const [{ run: latest, timeline }, { runs: children }, { approvals }, { artifacts }, shape] = await Promise.all([
     api.get<ResponseOf<'GET /runs/:id/timeline'>>(`${path}/timeline`),
     api.get<ResponseOf<'GET /runs'>>(`/runs?parent=${encodeURIComponent(id)}&limit=1000`),
@@ -29,7 +29,7 @@ async function loadDetails(id: string): Promise<RunData> {
     api.get<ResponseOf<'GET /runs/:id/shape'>>(`${path}/shape`),
   ]);
   if (performance.getEntriesByName('spool:timeline-fetched').length === 0) performance.mark('spool:timeline-fetched');
-  return { run: latest, timeline, approvals, children: children.reverse(), artifacts, shape: shape.kind === null ? null : shape };
+  return { run: latest, timeline, approvals, children: children.reverse(), artifacts, shape: shape.vertices.length === 0 ? null : shape };
 }
 
 const ended = (run: Run | undefined): boolean => Boolean(run && ENDED.includes(run.status));
