@@ -33,8 +33,8 @@ rm got.bin
 if [ "$got" = "$want" ]; then echo "${BIG_MIB} MiB back, sha256 $got"; else echo "sha256 differs: got $got, want $want"; exit 1; fi
 `;
 const OPERATOR_PROCESS = { label: 'operator', argv: ['operator'], podPrefix: 'hyperspool-operator-' };
-/** A pass pod's agent (its pod is named for its Job, run-<key>-p<pass>). */
-const AGENT_PROCESS = { label: 'agent', argv: ['agent', '--control'], podPrefix: 'run-' };
+/** A pass pod's agent, of any pod: the tests pick their own by the pod's name (its Job's, <Run name>-p<N>). */
+const AGENT_PROCESS = { label: 'agent', argv: ['agent', '--control'], podPrefix: '' };
 
 interface RunResource {
   metadata: { name: string; labels?: Record<string, string> };
@@ -133,7 +133,7 @@ describe('artifacts on a real cluster, in S3', () => {
 
     const done = await whenEnded('build-1').finally(() => {
       agentsWith50 = Object.entries(agents.stop())
-        .filter(([who]) => who.startsWith(`agent ${key}-`))
+        .filter(([who]) => who.startsWith('agent build-1-p'))
         .map(([, memory]) => `${memory.largestMiB.toFixed(0)} MiB`)
         .join(', ');
     });
@@ -176,9 +176,8 @@ describe('artifacts on a real cluster, in S3', () => {
         seen = sampler.stop();
       }
       expect(await spool('logs', 'big-1')).toMatch(new RegExp(`^${BIG_MIB} MiB back, sha256 [0-9a-f]{64}$`, 'm'));
-      // Only this run's pass pods: a pod of an earlier test may still be going away.
-      const key = (await runOf('big-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
-      seen = Object.fromEntries(Object.entries(seen).filter(([who]) => who.startsWith('operator ') || who.startsWith(`agent ${key}-`)));
+      // Only this run's pass pods (named after its Run): a pod of an earlier test may still be going away.
+      seen = Object.fromEntries(Object.entries(seen).filter(([who]) => who.startsWith('operator ') || who.startsWith('agent big-1-p')));
 
       const report = Object.entries(seen).map(([who, memory]) => `${who}: peak ${memory.peakMiB.toFixed(0)} MiB, largest resident ${memory.largestMiB.toFixed(0)} MiB${before[who] ? ` (${before[who].largestMiB.toFixed(0)} MiB before)` : ''}`);
       console.log(`e2e: memory while ${BIG_MIB} MiB went through S3:\n  ${report.join('\n  ')}\n  (the agents' largest resident with ${ARTIFACT_MIB} MiB: ${agentsWith50 || 'not seen'})`);
