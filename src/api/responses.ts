@@ -181,7 +181,7 @@ const SHAPE_VERTEX = named('ShapeVertex', shape({
   dependsOn: listOf(TEXT),
   state: {
     enum: ['waiting', 'running', 'succeeded', 'failed', 'skipped', 'unknown'],
-    description: "unknown: a graph's sleep or wait node with an `if`, in a run that ended (it leaves no trace of its own)",
+    description: "unknown: a graph's sleep or wait node with an `if`, or in a cancelled run (it leaves no trace of its own)",
   },
   runId: nullable({ type: 'string', description: "the child run of a job's (or script, call or approval node's) last attempt" }),
   items: nullable(shape({

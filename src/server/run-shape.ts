@@ -93,15 +93,17 @@ function traced(vertex: Declared, traces: Trace[], runEnded: boolean): State {
  * A vertex that left no trace, from the vertices it depends on: below a failure it was skipped;
  * before they all ended it waits. After, one that leaves traces was skipped (its `if` was false)
  * once the run ended, and a graph's sleep or wait node is under way until the run ends (then it
- * ran, or, with an `if`, which of the two cannot be told: `unknown`).
+ * ran, or, with an `if` or in a cancelled run, which cannot be told: `unknown`).
  */
-function untraced(vertex: Declared, deps: Settled[], runEnded: boolean): Settled {
+function untraced(vertex: Declared, deps: Settled[], run: RunRecord, runEnded: boolean): Settled {
   if (deps.some((dep) => dep.state === 'failed' || dep.belowFailure)) return { state: 'skipped', belowFailure: true };
   const waiting = (): Settled => ({ state: runEnded ? 'skipped' : 'waiting', belowFailure: false });
   if (deps.some((dep) => dep.state === 'waiting' || dep.state === 'running')) return waiting();
   if (vertex.fanOut?.total === 0) return { state: 'succeeded', belowFailure: false };
   if (vertex.leavesTrace) return waiting();
-  return { state: !runEnded ? 'running' : vertex.hasIf ? 'unknown' : 'succeeded', belowFailure: false };
+  // A graph runs every node it can before it ends; a cancelled one may have stopped in this one.
+  const ran = run.status !== 'cancelled' && !vertex.hasIf;
+  return { state: !runEnded ? 'running' : ran ? 'succeeded' : 'unknown', belowFailure: false };
 }
 
 /**
@@ -175,7 +177,7 @@ export async function runShape(store: Store, run: RunRecord): Promise<RunShape> 
       return above ? [visit(above)] : [];
     });
     const mine = traces.get(vertex.name) ?? [];
-    const settled = mine.length > 0 ? { state: traced(vertex, mine, runEnded), belowFailure: false } : untraced(vertex, deps, runEnded);
+    const settled = mine.length > 0 ? { state: traced(vertex, mine, runEnded), belowFailure: false } : untraced(vertex, deps, run, runEnded);
     known.set(vertex.name, settled);
     return settled;
   };

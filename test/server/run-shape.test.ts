@@ -79,6 +79,20 @@ describe('the shape of a pipeline run', () => {
   });
 });
 
+describe('the shape of a pipeline run retrying a job', () => {
+  it('given a job whose first attempt failed and whose retry waits, then it is running, not failed, and names the failed attempt', async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'flaky.yaml': ['name: flaky', 'jobs:', '  try:', '    retry: { attempts: 2, backoff: 1h }', '    steps: [{ name: t, run: exit 1 }]', ''].join('\n'),
+    });
+    const id = await submit(dev.url, dir, 'flaky.yaml');
+    const attempt = await waitForChild(dev, id, 'try', ['failed']);
+    await until('the retry to wait for its backoff', async () => (await dev.store.getRun(id))?.wait?.kind === 'timer');
+    const { json } = await shapeOf(id);
+    expect(json.vertices).toEqual([{ name: 'try', dependsOn: [], state: 'running', runId: attempt.id, items: null }]);
+  });
+});
+
 describe('the shape of a graph run', () => {
   it('given an http fan_out with a failing item and a wait node, then the wait is running, what follows it waiting, and after the signal both succeeded', async () => {
     const dir = tempDir();
@@ -120,6 +134,19 @@ describe('the shape of a graph run', () => {
     expect((await waitForRun(dev.url, id)).status).toBe('failed');
     const ended = summary((await shapeOf(id)).json);
     expect([ended.hold?.state, ended.last?.state, ended.last?.child]).toEqual(['succeeded', 'succeeded', true]);
+  });
+});
+
+describe('the shape of a graph run cancelled in a sleep', () => {
+  it('given a sleep node under way, then it is running, and unknown once the run is cancelled (it leaves no trace of its own)', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'nap.json': JSON.stringify({ nodes: [{ id: 'nap', type: 'sleep', config: { duration: '1h' } }] }) });
+    const id = await submit(dev.url, dir, 'nap.json');
+    await until('the graph to sleep', async () => (await dev.store.getRun(id))?.wait?.kind === 'timer');
+    expect((await shapeOf(id)).json.vertices.map((vertex) => vertex.state)).toEqual(['running']);
+    await fetch(`${dev.url}/v1/runs/${encodeURIComponent(id)}/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await waitForRun(dev.url, id)).status).toBe('cancelled');
+    expect((await shapeOf(id)).json.vertices.map((vertex) => vertex.state)).toEqual(['unknown']);
   });
 });
 
