@@ -149,6 +149,10 @@ async function call(args: Arg[]): Promise<{ code: number | null; stderr: string;
       child.on('close', (code) => resolve({ code, stderr, stopped, before }));
     });
   } finally {
+    // As a pass does when its script exits (local-pass.ts): a step told to execute that never got
+    // its result writes nothing. Without this its call entry was written 250 ms on, into the next
+    // case's count (CI, 2026-12-06: a refused call seemed to record a journal entry).
+    pass.end();
     await agent.close();
   }
 }
