@@ -30,6 +30,14 @@ export interface Screen {
   colorScheme?: 'light' | 'dark';
 }
 
+/** Every screen issue 33 asks a page to work on: desktop and 360 px, each light and dark. */
+export const SCREENS: readonly (Screen & { name: string })[] = [
+  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
+  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
+  { name: '360 px, light', width: 360, colorScheme: 'light' },
+  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
+];
+
 export function useBrowser(): { page(screen?: Screen): Promise<Page> } {
   let browser: Browser | undefined;
   beforeAll(async () => {

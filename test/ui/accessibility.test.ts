@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, startDev, submit, waitForRun } from '../support/dev.js';
 import { axeViolations } from '../support/axe.js';
-import { errorsOf, runPage, useBrowser, waitForPhase, waitForText, type Screen } from '../support/browser.js';
+import { errorsOf, runPage, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
@@ -252,12 +252,6 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
   },
 ];
 
-const SCREENS: (Screen & { name: string })[] = [
-  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
-  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
-  { name: '360 px, light', width: 360, colorScheme: 'light' },
-  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
-];
 
 describe.each(SCREENS)('axe-core on a screen $name', (screen) => {
   it('finds no serious or critical violation on any page', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
 import { poll, submit, waitForRun } from '../support/dev.js';
 import { startChatService, type ChatService } from '../support/chat-service.js';
-import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, type Screen } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild } from '../pipeline-run/pipeline-support.js';
@@ -73,12 +73,6 @@ afterAll(async () => {
 });
 const browser = useBrowser();
 
-const SCREENS: (Screen & { name: string })[] = [
-  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
-  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
-  { name: '360 px, light', width: 360, colorScheme: 'light' },
-  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
-];
 
 describe.each(SCREENS)('a gate with approvers on a screen $name', (screen) => {
   it('says 1 of 2 approvals: alice and who may still answer; Approve from the submitter is refused with the reason, and the gate still waits', async () => {

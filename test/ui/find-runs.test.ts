@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlClient } from '../../src/store/sql.js';
 import { startDev, submit, waitForRun } from '../support/dev.js';
-import { errorsOf, screenshot, useBrowser, waitForText, type Screen } from '../support/browser.js';
+import { errorsOf, screenshot, useBrowser, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import type { Dev } from '../pipeline-run/pipeline-support.js';
@@ -100,12 +100,6 @@ describe('finding runs', () => {
   }, 90_000);
 });
 
-const SCREENS: (Screen & { name: string })[] = [
-  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
-  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
-  { name: '360 px, light', width: 360, colorScheme: 'light' },
-  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
-];
 
 describe.each(SCREENS)('on a screen $name', (screen) => {
   it('the runs list with a search, a custom range, an order and its phase chips fits the width', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDev, submit, waitForRun } from '../support/dev.js';
-import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, type Screen } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
@@ -34,12 +34,6 @@ afterAll(async () => {
 });
 const browser = useBrowser();
 
-const SCREENS: (Screen & { name: string })[] = [
-  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
-  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
-  { name: '360 px, light', width: 360, colorScheme: 'light' },
-  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
-];
 
 describe.each(SCREENS)('on a screen $name', (screen) => {
   it('the runs list fits the width', async () => {

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDev, submit } from '../support/dev.js';
 import { axeViolations } from '../support/axe.js';
-import { errorsOf, runPage, screenshot, useBrowser, waitForText, type Screen } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { until, waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
@@ -84,12 +84,6 @@ describe("a pipeline run's shape", () => {
   }, 90_000);
 });
 
-const SCREENS: (Screen & { name: string })[] = [
-  { name: 'desktop, light', width: 1280, colorScheme: 'light' },
-  { name: 'desktop, dark', width: 1280, colorScheme: 'dark' },
-  { name: '360 px, light', width: 360, colorScheme: 'light' },
-  { name: '360 px, dark', width: 360, colorScheme: 'dark' },
-];
 
 describe.each(SCREENS)('on a screen $name', (screen) => {
   it('the shape scrolls inside its own box, not the page, and axe finds nothing serious', async () => {
