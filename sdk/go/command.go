@@ -13,12 +13,16 @@ import (
 // runCommand runs a step's command as the spool step verb does: no shell, stdin and stderr
 // inherited, stdout captured, SPOOL_IDEMPOTENCY_KEY set. A command that cannot be started is
 // reported as a shell would (127 not found, 126 not runnable), so it is recorded as a failed
-// step rather than failing the script.
-func runCommand(argv []string, idempotencyKey string) (stdout string, exitCode int) {
+// step rather than failing the script. With tracing on, the answer's traceparent names the step's
+// span: as TRACEPARENT, a command that traces joins the run's trace (docs/tracing.md).
+func runCommand(argv []string, idempotencyKey, traceparent string) (stdout string, exitCode int) {
 	var out bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
-	// exec keeps the last of duplicate keys, so this replaces any inherited key.
+	// exec keeps the last of duplicate keys, so these replace any inherited value.
 	cmd.Env = append(os.Environ(), "SPOOL_IDEMPOTENCY_KEY="+idempotencyKey)
+	if traceparent != "" {
+		cmd.Env = append(cmd.Env, "TRACEPARENT="+traceparent)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, os.Stderr
 	err := cmd.Run()
 	var exit *exec.ExitError

@@ -26,7 +26,7 @@ func Step(name string, argv ...string) (string, error) {
 	// A Go string holds any bytes: what the command printed comes back as it was, on every pass.
 	stdout, code := string(answer.Output()), answer.Code()
 	if answer.Status == StatusExecute {
-		stdout, code = runCommand(argv, answer.IdempotencyKey)
+		stdout, code = runCommand(argv, answer.IdempotencyKey, answer.Traceparent)
 		done := WithOutput(NewRequest("done").With("position", answer.Position), "stdout", []byte(stdout)).With("exitCode", code)
 		if _, err := process.call(done); err != nil {
 			return "", err

@@ -26,6 +26,9 @@ pub(crate) struct Answer {
     pub(crate) position: Option<u64>,
     #[serde(default)]
     pub(crate) idempotency_key: Option<String>,
+    /// With "execute" when tracing is on: the step's span (W3C), given to its command as TRACEPARENT.
+    #[serde(default)]
+    pub(crate) traceparent: Option<String>,
     #[serde(default)]
     pub(crate) kind: Option<String>,
     #[serde(default)]

@@ -121,7 +121,7 @@ impl Client {
             });
         }
         let (position, key) = execution(&answer)?;
-        let (bytes, exit_code) = command::run(&argv, &key);
+        let (bytes, exit_code) = command::run(&argv, &key, answer.traceparent.as_deref());
         let stdout = String::from_utf8_lossy(&bytes).into_owned();
         let done = if is_plain_text(&bytes) {
             json!({ "verb": "done", "position": position, "stdout": stdout, "exitCode": exit_code })

@@ -5,14 +5,18 @@ use std::process::{Command, Stdio};
 /// Runs a step's command as the `spool step` verb does: no shell, stdin and stderr inherited,
 /// stdout captured, `SPOOL_IDEMPOTENCY_KEY` set. A command that cannot be started is reported the
 /// way a shell would (127 not found, 126 not runnable), so it is recorded as a failed step rather
-/// than failing the script.
-pub(crate) fn run(argv: &[String], idempotency_key: &str) -> (Vec<u8>, i32) {
+/// than failing the script. With tracing on, `traceparent` names the step's span: as `TRACEPARENT`,
+/// a command that traces joins the run's trace (docs/tracing.md).
+pub(crate) fn run(argv: &[String], idempotency_key: &str, traceparent: Option<&str>) -> (Vec<u8>, i32) {
     let Some((program, args)) = argv.split_first() else {
         return (Vec::new(), 127);
     };
-    let output = Command::new(program)
-        .args(args)
-        .env("SPOOL_IDEMPOTENCY_KEY", idempotency_key)
+    let mut command = Command::new(program);
+    command.args(args).env("SPOOL_IDEMPOTENCY_KEY", idempotency_key);
+    if let Some(traceparent) = traceparent.filter(|t| !t.is_empty()) {
+        command.env("TRACEPARENT", traceparent);
+    }
+    let output = command
         .stdin(Stdio::inherit())
         .stderr(Stdio::inherit())
         .stdout(Stdio::piped())

@@ -7,7 +7,7 @@ export type Request = { verb: string } & Record<string, unknown>;
 
 export type Answer =
   | { status: 'ok'; stdout?: string; stdoutBase64?: string; stderr?: string; exitCode?: number; replayed?: boolean; value?: unknown }
-  | { status: 'execute'; position: number; idempotencyKey?: string }
+  | { status: 'execute'; position: number; idempotencyKey?: string; traceparent?: string }
   | { status: 'suspended'; message: string }
   | { status: 'error'; kind: 'usage' | 'determinism' | 'limit' | 'internal'; message: string; exitCode?: number };
 

@@ -26,11 +26,19 @@ export interface StepOptions {
   check?: boolean;
 }
 
-/** The command, without a shell, in this script's environment: stdout captured, stdin and stderr shared. */
-function runCommand(argv: readonly string[], idempotencyKey: string | undefined): Promise<StepResult> {
+/**
+ * The command, without a shell, in this script's environment: stdout captured, stdin and stderr
+ * shared. Its own variables as under the spool step verb: the idempotency key, and with tracing on
+ * the step's span as TRACEPARENT, so a command that traces joins the run's trace (docs/tracing.md).
+ */
+function runCommand(argv: readonly string[], { idempotencyKey, traceparent }: { idempotencyKey?: string; traceparent?: string }): Promise<StepResult> {
   return new Promise((resolve) => {
     const [program = '', ...args] = argv;
-    const env = idempotencyKey === undefined ? process.env : { ...process.env, SPOOL_IDEMPOTENCY_KEY: idempotencyKey };
+    const env = {
+      ...process.env,
+      ...(idempotencyKey === undefined ? {} : { SPOOL_IDEMPOTENCY_KEY: idempotencyKey }),
+      ...(traceparent ? { TRACEPARENT: traceparent } : {}),
+    };
     const child = spawn(program, args, { stdio: ['inherit', 'pipe', 'inherit'], env });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -65,7 +73,7 @@ export async function step(name: string, argv: readonly string[], options: StepO
   const answer = await okOrExecute(await send({ verb: 'step', name }));
   let result: StepResult;
   if (answer.status === 'execute') {
-    result = await runCommand(argv, answer.idempotencyKey);
+    result = await runCommand(argv, answer);
     await ok(await send({ verb: 'done', position: answer.position, ...outputField(Buffer.from(result.bytes)), exitCode: result.exitCode }));
   } else {
     result = recorded(answer);

@@ -58,8 +58,10 @@ def _argv(verb: str, argv: Sequence[str]) -> list[str]:
     return list(argv)
 
 
-def run_command(argv: list[str], idempotency_key: str | None) -> StepResult:
-    """Runs argv with no shell: stdin and stderr inherited, stdout captured."""
+def run_command(argv: list[str], idempotency_key: str | None, traceparent: str | None = None) -> StepResult:
+    """Runs argv with no shell: stdin and stderr inherited, stdout captured. With tracing on, the
+    execute answer's traceparent names the step's span: as TRACEPARENT, a command that traces joins
+    the run's trace, as under the spool step verb (docs/tracing.md)."""
     # Imported here: a script of step_fn and waits alone never starts a process (issue 32).
     import signal
     import subprocess
@@ -67,6 +69,8 @@ def run_command(argv: list[str], idempotency_key: str | None) -> StepResult:
     env = dict(os.environ)
     if idempotency_key:
         env["SPOOL_IDEMPOTENCY_KEY"] = idempotency_key
+    if traceparent:
+        env["TRACEPARENT"] = traceparent
     try:
         done = subprocess.run(argv, stdout=subprocess.PIPE, env=env, check=False)
     except OSError as error:
@@ -99,7 +103,7 @@ def step(name: str, argv: Sequence[str], check: bool = True) -> str | StepResult
     conn = connection()
     answer = conn.request({"verb": "step", "name": name})
     if answer.get("status") == "execute":
-        result = run_command(command, _key(answer))
+        result = run_command(command, _text(answer, "idempotencyKey"), _text(answer, "traceparent"))
         ok(conn.request({"verb": "done", "position": answer.get("position"), **output_field(result.stdout), "exitCode": result.exit_code}))
     else:
         answer = ok(answer)
@@ -137,9 +141,9 @@ def _is_utf8(raw: bytes) -> bool:
         return False
 
 
-def _key(answer: Message) -> str | None:
-    key = answer.get("idempotencyKey")
-    return key if isinstance(key, str) else None
+def _text(answer: Message, field: str) -> str | None:
+    value = answer.get(field)
+    return value if isinstance(value, str) else None
 
 
 def step_fn(name: str, fn: Callable[[], J]) -> J:
