@@ -37,7 +37,11 @@
 # missing.
 #
 # Import: into the containerd of the local cluster in ${HYPERSPOOL_NODE_DIR:-/tmp/hyperspool-node}
-# when it runs (`ctr -n k8s.io images import`); --no-import only builds.
+# when it runs (`ctr -n k8s.io images import`); --no-import only builds, --import-only imports the
+# tarballs an earlier call built (the e2e suite builds while the node comes up, then imports).
+#
+# Concurrent calls take turns per image (a lock each), so `hack/local-cluster.sh up` importing
+# the pause image does not wait for another call packing the runner.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,20 +54,32 @@ log() { echo "images: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 import=1
+build=1
 images=()
 for arg in "$@"; do
   case "$arg" in
     --no-import) import=0 ;;
+    --import-only) build=0 ;;
     pause | busybox | runner | operator | postgres | plain | s3) images+=("$arg") ;;
     all) images+=(pause busybox runner operator postgres plain s3) ;;
-    *) die "usage: $0 [--no-import] [pause|busybox|runner|operator|postgres|plain|s3|all]..." ;;
+    *) die "usage: $0 [--no-import | --import-only] [pause|busybox|runner|operator|postgres|plain|s3|all]..." ;;
   esac
 done
 [ ${#images[@]} -gt 0 ] || images=(runner)
+[ $import -eq 1 ] || [ $build -eq 1 ] || die "--no-import and --import-only leave nothing to do"
 
 mkdir -p "$cache"
-exec 8>"$cache/.lock"
-flock 8
+# One lock per image, taken in one order (no two calls wait on each other in a cycle); the runner
+# and the operator share the app's rootfs, so either takes its lock too.
+for lock in app pause busybox runner operator postgres plain s3; do
+  case " ${images[*]} " in
+    *" $lock "*) ;;
+    *" runner "* | *" operator "*) [ "$lock" = app ] || continue ;;
+    *) continue ;;
+  esac
+  exec {fd}>"$cache/.lock.$lock"
+  flock "$fd"
+done
 
 need_package() { # command-or-file package
   if [ -e "$1" ] || command -v "$1" >/dev/null 2>&1; then return 0; fi
@@ -288,9 +304,15 @@ import_image() { # tarball
 
 for image in "${images[@]}"; do
   start=$SECONDS
-  "build_$image" # sets $built: not in a subshell, so the runner and operator share one rootfs
-  tarball=$built
-  log "$image: $tarball ($(du -h "$tarball" | cut -f1), $((SECONDS - start))s)"
+  if [ $build -eq 1 ]; then
+    "build_$image" # sets $built: not in a subshell, so the runner and operator share one rootfs
+    tarball=$built
+    log "$image: $tarball ($(du -h "$tarball" | cut -f1), $((SECONDS - start))s)"
+  else
+    tarball="$cache/$image.tar"
+    [ -f "$tarball" ] || die "$image: $tarball is not built yet (run $0 --no-import $image first)"
+    [ -S "$sock" ] || die "no local cluster runs in $node_dir: nothing to import $image into"
+  fi
   if [ $import -eq 1 ]; then
     start=$SECONDS
     import_image "$tarball"

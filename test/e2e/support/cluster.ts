@@ -96,11 +96,17 @@ export async function bringUpCluster(): Promise<{ kubeconfig: string; ours: bool
 
 export const takeDownCluster = (): Promise<string> => sh('bash', [clusterScript, 'down']);
 
-/** dist/ as it is now, and the images holding it, imported into the local node. */
+/** The images the suite's pods run (hack/images.sh). */
+const IMAGES = ['runner', 'operator', 'postgres', 'plain', 's3'];
+
+/** dist/ as it is now, and the images holding it, built but not imported: the node may not be up yet. */
 export async function buildImages(): Promise<void> {
   await sh('npm', ['run', '--silent', '--prefix', repo, 'build']);
-  await sh('bash', [join(repo, 'hack', 'images.sh'), 'runner', 'operator', 'postgres', 'plain', 's3']);
+  await sh('bash', [join(repo, 'hack', 'images.sh'), '--no-import', ...IMAGES]);
 }
+
+/** The images buildImages built, imported into the local node. */
+export const importImages = (): Promise<string> => sh('bash', [join(repo, 'hack', 'images.sh'), '--import-only', ...IMAGES]);
 
 /** The cluster the global setup brought up or found, for one test file. */
 export async function openCluster(runLabel: string): Promise<Cluster> {

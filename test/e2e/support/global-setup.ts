@@ -3,7 +3,9 @@
 // and a half per file; the files still install Hyperspool themselves (deployHyperspool), which is
 // quick when nothing changed: the operator's pods are replaced once per build, not once per file.
 import type { TestProject } from 'vitest/node';
-import { bringUpCluster, buildImages, takeDownCluster } from './cluster.js';
+import { bringUpCluster, buildImages, importImages, takeDownCluster } from './cluster.js';
+
+const log = (line: string): void => void process.stderr.write(`e2e setup: ${line}\n`);
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -17,11 +19,24 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { kubeconfig, ours } = await bringUpCluster();
+  const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
+  const started = Date.now();
+  const done = (what: string): void => log(`${what} after ${Math.round((Date.now() - started) / 1000)}s`);
+  const upNode = async (): Promise<{ kubeconfig: string; ours: boolean }> => {
+    const cluster = await bringUpCluster();
+    done('the node is up');
+    return cluster;
+  };
+  const build = async (): Promise<void> => {
+    await buildImages();
+    done('dist/ and the images built');
+  };
+  // The node's start is mostly waiting on its servers, the build mostly CPU: both at once.
+  const [{ kubeconfig, ours }] = await Promise.all([upNode(), rebuilt ? build() : undefined]);
+  if (rebuilt) await importImages();
+  done('ready');
   project.provide('e2eKubeconfig', kubeconfig);
   project.provide('e2eOwnCluster', ours);
-  const rebuilt = process.env.HYPERSPOOL_E2E_IMAGES !== 'preloaded';
-  if (rebuilt) await buildImages();
   project.provide('e2eBuild', rebuilt ? `${Date.now()}-${process.pid}` : '');
   return async () => {
     if (ours) await takeDownCluster();
