@@ -469,6 +469,32 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.countRuns({ project: 'p2' })).toEqual({ pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 });
         expect((await store.countRuns({})).failed).toBe(3);
       });
+
+      it("cuts a window into slices of runs created in each, by the status they have now, and gives the percentiles of the finished runs' durations", async () => {
+        const runs = await made([...['a', 'b', 'c', 'd', 'e'].map((id) => newRun(id, { workflow: 'build.sh' })), newRun('x', { workflow: 'other.sh' })]);
+        const created = new Map(runs.map((run) => [run.id, run.createdAt]));
+        // a, b, c succeeded in 1, 2 and 3 s; d failed after 10 s; e still pending; x another workflow's.
+        for (const [id, status, ms] of [['a', 'succeeded', 1], ['b', 'succeeded', 2], ['c', 'succeeded', 3], ['d', 'failed', 10], ['x', 'succeeded', 60]] as const)
+          await store.updateRun(id, { status, finishedAt: at(created.get(id)!, ms * SECOND) });
+        const HOUR = 3600 * SECOND;
+        const since = at(runs[0]!.createdAt, -1.5 * HOUR);
+        const until = at(runs[0]!.createdAt, 0.5 * HOUR);
+        const stats = await store.runStats({ workflow: 'build.sh', since, until }, HOUR);
+        expect(stats.buckets.map((bucket) => bucket.start)).toEqual([since, at(since, HOUR)]);
+        expect(stats.buckets[0]!.counts).toEqual({ pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 });
+        expect(stats.buckets[1]!.counts).toEqual({ pending: 1, running: 0, waiting: 0, succeeded: 3, failed: 1, cancelled: 0 });
+        // Interpolated between the four durations, 1, 2, 3 and 10 s (the database keeps microseconds: within a millisecond).
+        const { runs: finished, ...percentiles } = stats.durations!;
+        expect(finished).toBe(4);
+        for (const [name, ms] of Object.entries({ p50Ms: 2500, p90Ms: 7900, p99Ms: 9790, maxMs: 10_000 }))
+          expect(Math.abs(percentiles[name as keyof typeof percentiles] - ms), name).toBeLessThanOrEqual(1);
+        // A window before any run: empty slices, no durations.
+        const before = await store.runStats({ workflow: 'build.sh', since: at(since, -HOUR), until: since }, 15 * 60 * SECOND);
+        expect(before.buckets).toHaveLength(4);
+        expect(before.buckets.every((bucket) => Object.values(bucket.counts).every((count) => count === 0))).toBe(true);
+        expect(before.durations).toBeNull();
+        expect((await store.runStats({ project: 'p2', since, until }, HOUR)).durations).toBeNull();
+      });
     });
 
     describe('journal', () => {

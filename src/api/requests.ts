@@ -150,6 +150,11 @@ export const API_ROUTES = [
   },
   { method: 'GET', path: '/workflows', query: project },
   {
+    method: 'GET',
+    path: '/workflows/:name/stats',
+    query: { optional: { ...project.optional, since: TIME_QUERY('the window\'s start (default: a day before until)'), until: TIME_QUERY('its end (default: now)') } },
+  },
+  {
     method: 'POST',
     path: '/events',
     body: {

@@ -240,6 +240,19 @@ export type Cell = FromSchema<typeof CELL>;
 /** What a route answers that is not one of the shapes above, by route (as in src/api/requests.ts). */
 const RUN_COUNTS = named('RunCounts', shape(Object.fromEntries(RUN_STATUSES.map((status) => [status, WHOLE])) as Record<RunStatus, typeof WHOLE>));
 
+const RUN_STATS_BUCKET = named('RunStatsBucket', shape({ start: TIME, counts: { ...RUN_COUNTS, description: 'runs created in this slice, by the status they have now' } }));
+const DURATIONS = named(
+  'Durations',
+  shape({
+    runs: { type: 'integer', description: 'the finished runs measured' },
+    p50Ms: WHOLE,
+    p90Ms: WHOLE,
+    p99Ms: WHOLE,
+    maxMs: WHOLE,
+  }),
+);
+export type RunStatsBucket = FromSchema<typeof RUN_STATS_BUCKET>;
+
 export const RESPONSES = {
   'POST /runs': shape({ run: RUN, created: { type: 'boolean', description: 'false: the run an idempotency key named already' } }),
   'GET /runs': shape(
@@ -269,6 +282,14 @@ export const RESPONSES = {
     }))),
   }),
   'GET /workflows': shape({ workflows: listOf(WORKFLOW) }),
+  'GET /workflows/:name/stats': shape({
+    workflow: TEXT,
+    since: TIME,
+    until: TIME,
+    bucketMs: { type: 'integer', description: 'how long each slice of the window is' },
+    buckets: listOf(RUN_STATS_BUCKET),
+    durations: nullable({ ...DURATIONS, description: "created to finished, of the window's finished runs; null when none finished" }),
+  }),
   'POST /events': shape({ event: EVENT, runs: listOf({ type: 'string', description: 'the runs its handlers started' }) }),
   'GET /handlers': shape({ handlers: listOf(HANDLER) }),
   'PUT /handlers/:name': shape({ handler: HANDLER_SET }),

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { RunRecord } from '../store/types.js';
 import type { ResponseOf } from '../api/responses.js';
 import { answerGate, listGates } from './approvals.js';
@@ -9,10 +9,11 @@ import { callerWithGroups } from './caller.js';
 import { runShape } from './run-shape.js';
 import { loadRun, runView } from './runs-routes.js';
 import { timeline } from './timeline.js';
+import { workflowStats } from './workflow-stats.js';
 
 /**
  * What the run page reads besides the run itself (docs/api.md): its timeline, its shape, its approval gates
- * (and answering them), and the workflows runs were started from.
+ * (and answering them), and the workflows runs were started from, with each one's runs over time.
  */
 export function runPageRoutes(ctx: ServerContext): Router {
   const router = Router();
@@ -46,14 +47,21 @@ export function runPageRoutes(ctx: ServerContext): Router {
     res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values, approvals } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
   });
 
+  // Where requests are authorized, a list was authorized for one project (accessOf): only it.
+  const projectOf = (req: Request): string | null =>
+    typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : null;
+
   router.get('/workflows', async (req, res) => {
-    // Where requests are authorized, a list was authorized for one project (accessOf): only it.
-    const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : null;
+    const project = projectOf(req);
     const workflows = (await store.listWorkflows(project)).map((workflow) => ({
       ...workflow,
       lastRun: { ...workflow.lastRun, createdAt: workflow.lastRun.createdAt.toISOString() },
     }));
     res.json({ workflows } satisfies ResponseOf<'GET /workflows'>);
+  });
+
+  router.get('/workflows/:name/stats', async (req, res) => {
+    res.json((await workflowStats(store, req, projectOf(req), ctx.now())) satisfies ResponseOf<'GET /workflows/:name/stats'>);
   });
 
   return router;

@@ -3,6 +3,7 @@ import { PostgresBlobs } from './artifacts/postgres-blobs.js';
 import { SqlArtifacts } from './artifacts/sql-artifacts.js';
 import type { ArtifactStore, BlobBackend } from './artifacts/types.js';
 import { decodeCursor, encodeCursor, runOrder, runSearchWhere } from './run-search-sql.js';
+import { queryRunStats } from './run-stats-sql.js';
 import type { SqlClient } from './sql.js';
 import type { Store } from './store.js';
 import type {
@@ -26,11 +27,13 @@ import type {
   RunState,
   RunPageFilter,
   RunSearch,
+  RunStats,
   RunStatus,
   RunnerSettings,
   Wait,
   WorkflowSummary,
 } from './types.js';
+import { noRuns } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -446,9 +449,13 @@ export class SqlStore implements Store {
   async countRuns(search: RunSearch): Promise<Record<RunStatus, number>> {
     const { where, params } = runSearchWhere(search);
     const rows = await this.db.query<Row>(`select status, count(*)::int as runs from runs where ${where} group by status`, params);
-    const counts: Record<RunStatus, number> = { pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    const counts = noRuns();
     for (const row of rows) counts[row.status as RunStatus] = Number(row.runs);
     return counts;
+  }
+
+  runStats(search: RunSearch & { since: Date; until: Date }, bucketMs: number): Promise<RunStats> {
+    return queryRunStats(this.db, search, bucketMs);
   }
 
   async listWorkflows(project: string | null): Promise<WorkflowSummary[]> {

@@ -18,6 +18,7 @@ import type {
   RunPageFilter,
   RunRecord,
   RunSearch,
+  RunStats,
   RunState,
   RunStatus,
   WorkflowSummary,
@@ -83,6 +84,8 @@ export interface Store {
   pageRuns(filter: RunPageFilter): Promise<RunPage>;
   /** How many runs the search finds in each status (the runs list's counts; every status named, 0 included). */
   countRuns(search: RunSearch): Promise<Record<RunStatus, number>>;
+  /** Runs the search finds between `since` and `until`: created per slice of `bucketMs`, by status, and percentiles of how long the finished took. */
+  runStats(search: RunSearch & { since: Date; until: Date }, bucketMs: number): Promise<RunStats>;
   /** The workflows that runs were started from (not counting runs other runs started). */
   listWorkflows(project: string | null): Promise<WorkflowSummary[]>;
   /** Copies a run's journal entries before `beforePosition` to another run (a rerun's prefix); answers how many. */

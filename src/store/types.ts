@@ -260,6 +260,16 @@ export interface RunPage {
   next: string | null;
 }
 
+/** Every status at 0: a count per status names each of them, 0 included. */
+export const noRuns = (): Record<RunStatus, number> => ({ pending: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 });
+
+/** Runs over a window (Store.runStats): created per slice by their status now, and how long the finished ones took. */
+export interface RunStats {
+  buckets: { start: Date; counts: Record<RunStatus, number> }[];
+  /** Percentiles of created-to-finished, in ms; null when none finished. */
+  durations: { runs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number } | null;
+}
+
 /** A workflow as the runs it has show it: runs that no other run started, by workflow name. */
 export interface WorkflowSummary {
   name: string;

@@ -4,6 +4,7 @@ import { Empty, Title } from './components.js';
 import { RunPage } from './pages/run.js';
 import { RunsPage } from './pages/runs.js';
 import { HandlersPage, SchedulesPage, WorkflowsPage } from './pages/triggers.js';
+import { WorkflowPage } from './pages/workflow.js';
 import { Link, navigate, useLocation, type Location } from './router.js';
 
 const NAV: [string, string][] = [
@@ -24,6 +25,7 @@ function Page({ location }: { location: Location }): JSX.Element {
   if (path === '/handlers') return <HandlersPage />;
   if (path === '/schedules') return <SchedulesPage />;
   if (path === '/workflows') return <WorkflowsPage />;
+  if (path.startsWith('/workflows/')) return <WorkflowPage name={decodeURIComponent(path.slice('/workflows/'.length))} location={location} key={path} />;
   return (
     <section>
       <Title text="Not found">No such page</Title>

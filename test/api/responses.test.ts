@@ -72,7 +72,8 @@ async function call<T = Record<string, unknown>>(
   return { status: response.status, json };
 }
 
-const script = (text: string) => ({ workflow: 'shapes.sh', interpreter: 'bash -eu', script: text });
+/** A script run in a directory of its own: one submitted with no cwd runs in the server's, here the checkout. */
+const script = (text: string) => ({ workflow: 'shapes.sh', interpreter: 'bash -eu', script: text, cwd: tempDir() });
 
 const GATE = `name: shapes-gate
 jobs:
@@ -123,6 +124,17 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     await call('GET /runs/:id/shape', { id });
     await call('POST /runs/:id/cancel', { id }, {});
     await call('GET /workflows');
+    // The last day by default, in hours from a whole hour; the runs this test made were created in its last hour.
+    const stats = await call<{ since: string; buckets: { counts: { succeeded: number } }[]; bucketMs: number; durations: { runs: number } | null }>('GET /workflows/:name/stats', { name: 'shapes.sh' });
+    expect(stats.json.bucketMs).toBe(3_600_000);
+    expect(stats.json.since).toMatch(/T\d\d:00:00\.000Z$/);
+    expect(stats.json.buckets.length).toBeGreaterThanOrEqual(24);
+    expect(stats.json.buckets.length).toBeLessThanOrEqual(25);
+    expect(stats.json.buckets.at(-1)?.counts.succeeded).toBeGreaterThan(0);
+    expect(stats.json.durations?.runs).toBeGreaterThan(0);
+    const backwards = await call<{ error: { message: string } }>('GET /workflows/:name/stats', { name: 'shapes.sh' }, undefined, '?since=2026-12-06&until=2026-12-05');
+    expect([backwards.status, backwards.json.error.message]).toEqual([400, "'since' (2026-12-06T00:00:00.000Z) must be before 'until' (2026-12-05T00:00:00.000Z)"]);
+    expect((await call('GET /workflows/:name/stats', { name: 'shapes.sh' }, undefined, '?since=2020-01-01&until=2026-01-01')).status).toBe(400);
     expect((await call('GET /runs/:id', { id: 'dev:default:run-0000000000000000' })).status).toBe(404);
   });
 

@@ -137,10 +137,12 @@ export function WorkflowsPage(): JSX.Element {
             {data.workflows.map((workflow) => (
               <tr key={workflow.name}>
                 <th scope="row">
-                  <Link href={`/runs?workflow=${encodeURIComponent(workflow.name)}`}>{workflow.name}</Link>
+                  <Link href={`/workflows/${encodeURIComponent(workflow.name)}`}>{workflow.name}</Link>
                 </th>
                 <td>{workflow.interpreter}</td>
-                <td class="num">{workflow.runs.toLocaleString()}</td>
+                <td class="num">
+                  <Link href={`/runs?workflow=${encodeURIComponent(workflow.name)}`}>{workflow.runs.toLocaleString()}</Link>
+                </td>
                 <td>
                   <RunLink id={workflow.lastRun.id} /> <PhaseBadge phase={workflow.lastRun.status} />
                 </td>
