@@ -306,6 +306,26 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.listEventWaiters('p2', 'order.paid')).toEqual([]);
       });
 
+      it("lists a project's waiting approval gates (runs a run started, whose input names an approval), oldest first; and answers runs' summaries by id", async () => {
+        const gate = { approval: { job: 'ask', prompt: 'ok?' } };
+        for (const [id, project, status, parentId, input] of [
+          ['first', 'p1', 'waiting', 'pipeline', gate],
+          ['not-a-gate', 'p1', 'waiting', 'pipeline', { approval_like: 1 }],
+          ['no-parent', 'p1', 'waiting', null, gate],
+          ['answered', 'p1', 'succeeded', 'pipeline', gate],
+          ['other-project', 'p2', 'waiting', 'pipeline', gate],
+          ['second', 'p1', 'waiting', 'pipeline', gate],
+        ] as const) {
+          await sleep(2);
+          await store.createRun(newRun(id, { project, parentId, input }));
+          await store.updateRun(id, { status });
+        }
+        expect((await store.listWaitingGateRuns('p1')).map((run) => run.id)).toEqual(['first', 'second']);
+        const summaries = await store.runSummaries(['answered', 'first', 'nowhere']);
+        expect(summaries.map((run) => [run.id, run.status]).sort()).toEqual([['answered', 'succeeded'], ['first', 'waiting']]);
+        expect(await store.runSummaries([])).toEqual([]);
+      });
+
       it('deletes whole run trees that finished before the cutoff, with their journals, signals and logs, and nothing else', async () => {
         const now = new Date();
         const old = at(now, -100 * SECOND);
@@ -578,6 +598,14 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(a.emittedAt).toBeInstanceOf(Date);
         expect(b.seq).toBeGreaterThan(a.seq);
         expect(await store.lastEventSeq()).toBe(b.seq);
+      });
+
+      it('lists the events of a type newest first, a page before a seq at a time', async () => {
+        const [a, , c, d] = [await emit('a'), await emit('b', { type: 'refunded' }), await emit('c', { subject: 's' }), await emit('d')];
+        await emit('e', { project: 'p2' });
+        expect((await store.listEvents('p1', 'paid', { beforeSeq: null, limit: 2 })).map((event) => event.id)).toEqual(['d', 'c']);
+        expect(await store.listEvents('p1', 'paid', { beforeSeq: c.seq, limit: 2 })).toEqual([a]);
+        expect((await store.listEvents('p1', 'paid', { beforeSeq: d.seq, limit: 1 }))[0]).toEqual(c);
       });
 
       it('gets an event by id', async () => {
@@ -1048,7 +1076,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.putSchedule(schedule('b', t0, { project: 'p2' }));
         await store.putSchedule(schedule('a', t0, { everyMs: null, cron: '*/5 * * * *' }));
         expect(await store.listSchedules('p1')).toEqual([
-          { ...schedule('a', t0, { everyMs: null, cron: '*/5 * * * *' }), lastRunId: null, skipped: 0 },
+          { ...schedule('a', t0, { everyMs: null, cron: '*/5 * * * *' }), lastRunId: null, skipped: 0, suspendedAt: null },
         ]);
         expect((await store.listSchedules()).map((s) => `${s.project}/${s.name}`)).toEqual(['p1/a', 'p2/b']);
 
@@ -1056,7 +1084,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.noteScheduleTick('p1', 'a', { runId: 'r1' });
         await store.putSchedule(schedule('a', at(t0, 120_000), { script: 'echo changed' }));
         expect(await store.listSchedules('p1')).toEqual([
-          { ...schedule('a', at(t0, 120_000), { script: 'echo changed' }), lastRunId: 'r1', skipped: 0 },
+          { ...schedule('a', at(t0, 120_000), { script: 'echo changed' }), lastRunId: 'r1', skipped: 0, suspendedAt: null },
         ]);
 
         // A schedule's own input, overlap and runner settings are kept as given.
@@ -1078,6 +1106,42 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.listSchedules('p1'))[0]).toMatchObject({ nextAt: at(t0, 120_000), everyMs: 120_000 });
         await store.putSchedule(schedule('a', at(t0, 300_000), { everyMs: null, cron: '*/5 * * * *' }), { keepNextAt: true });
         expect((await store.listSchedules('p1'))[0]?.nextAt).toEqual(at(t0, 300_000));
+      });
+
+      it('suspends a schedule: it is never due and its tick cannot be claimed; resumed, it ticks from the time given', async () => {
+        await store.putSchedule(schedule('s', t0));
+        const suspended = await store.suspendSchedule('p1', 's', at(t0, -SECOND));
+        expect(suspended).toMatchObject({ name: 's', suspendedAt: at(t0, -SECOND), nextAt: t0 });
+        // A second suspend keeps the first time; putting it again (a new script) keeps it suspended.
+        expect((await store.suspendSchedule('p1', 's', t0))?.suspendedAt).toEqual(at(t0, -SECOND));
+        await store.putSchedule(schedule('s', t0, { script: 'echo changed' }));
+        expect(await store.dueSchedules(at(t0, 600_000))).toEqual([]);
+        expect(await store.claimScheduleTick('p1', 's', t0, at(t0, 60_000))).toBe(false);
+        expect(await store.nextDueAt()).toBeNull();
+
+        expect(await store.resumeSchedule('p1', 's', at(t0, 660_000))).toMatchObject({ suspendedAt: null, nextAt: at(t0, 660_000) });
+        expect(await store.nextDueAt()).toEqual(at(t0, 660_000));
+        // Resuming one that ticks leaves its tick where it was.
+        expect((await store.resumeSchedule('p1', 's', at(t0, 999_000)))?.nextAt).toEqual(at(t0, 660_000));
+        expect(await store.suspendSchedule('p1', 'nowhere', t0)).toBeNull();
+        expect(await store.resumeSchedule('p1', 'nowhere', t0)).toBeNull();
+      });
+
+      it("lists each schedule's last runs, newest first, up to a limit; no other runs", async () => {
+        await store.putSchedule(schedule('a', t0));
+        await store.putSchedule(schedule('b', t0));
+        for (const id of ['a1', 'a2', 'a3']) {
+          await store.createRun(newRun(id, { schedule: 'a' }));
+          await sleep(5);
+        }
+        await store.createRun(newRun('b1', { schedule: 'b' }));
+        await store.createRun(newRun('by-hand'));
+        await store.createRun(newRun('elsewhere', { project: 'p2', schedule: 'a' }));
+        const recent = await store.recentScheduleRuns('p1', 2);
+        expect([...recent.keys()]).toEqual(['a', 'b']);
+        expect(recent.get('a')?.map((run) => [run.id, run.status])).toEqual([['a3', 'pending'], ['a2', 'pending']]);
+        expect(recent.get('b')?.map((run) => run.id)).toEqual(['b1']);
+        expect(recent.get('b')?.[0]?.createdAt).toBeInstanceOf(Date);
       });
 
       it('answers due schedules and advances them, noting the run or the skip', async () => {

@@ -164,6 +164,7 @@ export const API_ROUTES = [
     values: ['payload'],
   },
   { method: 'GET', path: '/handlers', query: project },
+  { method: 'GET', path: '/handlers/:name/events', query: { optional: { project: PROJECT_RULE, limit: WHOLE(100), before: WHOLE(Number.MAX_SAFE_INTEGER) } } },
   {
     method: 'PUT',
     path: '/handlers/:name',
@@ -200,6 +201,9 @@ export const API_ROUTES = [
   },
   { method: 'DELETE', path: '/schedules/:name', query: project },
   { method: 'POST', path: '/schedules/:name/trigger', query: project, body: {} },
+  { method: 'POST', path: '/schedules/:name/suspend', query: project, body: {} },
+  { method: 'POST', path: '/schedules/:name/resume', query: project, body: {} },
+  { method: 'GET', path: '/approvals/waiting', query: project },
   { method: 'GET', path: '/state/:entity', query: project },
   { method: 'GET', path: '/state/:entity/:key', query: project },
   {

@@ -220,19 +220,39 @@ export type Handler = FromSchema<typeof HANDLER>;
 const CADENCE = { everyMs: nullable(WHOLE), cron: nullable(TEXT) } as const;
 /** A schedule as `PUT /v1/schedules/:name` stored it. */
 const SCHEDULE_SET = named('SchedulePut', shape({ project: TEXT, name: TEXT, ...CADENCE, ...SCRIPT_SOURCE, nextAt: TIME }));
+/** A run in a list of what started it: a schedule's last runs, the run a handler's event started. */
+const RUN_SUMMARY = named('RunSummary', shape({ id: TEXT, status: { enum: RUN_STATUSES }, createdAt: TIME }));
+export type RunSummary = FromSchema<typeof RUN_SUMMARY>;
 const SCHEDULE = named('Schedule', shape({
   project: TEXT,
   name: TEXT,
   ...CADENCE,
   ...SCRIPT_SOURCE,
-  nextAt: TIME,
+  nextAt: nullable({ type: 'string', description: 'ISO 8601, UTC; null while suspended' }),
   lastRunId: nullable(TEXT),
   skipped: { type: 'integer', description: 'ticks skipped while the last run went on' },
   runner: RUNNER,
   input: ANY,
   overlap: { enum: ['skip', 'allow'] },
+  suspendedAt: nullable({ type: 'string', description: 'ISO 8601, UTC: since when it makes no ticks; null: it ticks' }),
+  recentRuns: listOf({ ...RUN_SUMMARY, description: 'the last 5 runs it started (ticks and triggers), newest first' }),
 }));
 export type Schedule = FromSchema<typeof SCHEDULE>;
+
+const HANDLER_EVENT = named('HandlerEvent', shape({
+  seq: WHOLE,
+  id: TEXT,
+  type: TEXT,
+  subject: nullable(TEXT),
+  emittedAt: TIME,
+  run: nullable({ ...RUN_SUMMARY, description: "the run it started for this handler; null: it came before the handler existed, or the run was deleted" }),
+}));
+
+const WAITING_APPROVAL = named('WaitingApproval', shape({
+  run: shape({ id: TEXT, workflow: TEXT, subject: nullable(TEXT), submittedBy: nullable(TEXT) }),
+  gate: GATE,
+  stillNeeded: { type: 'integer', description: 'approvals it needs yet to open' },
+}));
 
 const CELL = named('Cell', shape({ key: TEXT, value: TEXT, version: WHOLE }));
 export type Cell = FromSchema<typeof CELL>;
@@ -292,12 +312,22 @@ export const RESPONSES = {
   }),
   'POST /events': shape({ event: EVENT, runs: listOf({ type: 'string', description: 'the runs its handlers started' }) }),
   'GET /handlers': shape({ handlers: listOf(HANDLER) }),
+  'GET /handlers/:name/events': shape({
+    events: listOf(HANDLER_EVENT),
+    next: nullable({ type: 'string', description: "the next page's `before`" }),
+  }),
   'PUT /handlers/:name': shape({ handler: HANDLER_SET }),
   'DELETE /handlers/:name': DELETED,
   'GET /schedules': shape({ schedules: listOf(SCHEDULE) }),
   'PUT /schedules/:name': shape({ schedule: SCHEDULE_SET }),
   'DELETE /schedules/:name': DELETED,
   'POST /schedules/:name/trigger': shape({ run: { type: 'string', description: 'the run it started' } }),
+  'POST /schedules/:name/suspend': shape({ schedule: SCHEDULE }),
+  'POST /schedules/:name/resume': shape({ schedule: SCHEDULE }),
+  'GET /approvals/waiting': shape({
+    caller: shape({ user: nullable({ type: 'string', description: 'who the server takes the caller for; null: it does not know' }), groups: listOf(TEXT) }),
+    approvals: listOf(WAITING_APPROVAL),
+  }),
   'GET /state/:entity': shape({ cells: listOf(CELL) }),
   'GET /state/:entity/:key': shape({ cell: CELL }),
   'PUT /state/:entity/:key': shape({ cell: CELL }),

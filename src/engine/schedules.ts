@@ -63,6 +63,7 @@ async function startScheduledRun(store: Store, env: string, schedule: ScheduleRe
     cwd: schedule.cwd,
     runner: schedule.runner ?? null,
     input: schedule.input ?? { schedule: name, tick: tick.toISOString() },
+    schedule: name,
   });
   await store.noteScheduleTick(project, name, { runId: run.id });
   return run.id;
@@ -76,6 +77,16 @@ export async function triggerSchedule(store: Store, env: string, project: string
   const schedule = (await store.listSchedules(project)).find((candidate) => candidate.name === name);
   if (!schedule) return null;
   return store.transaction((tx) => startScheduledRun(tx, env, schedule, now));
+}
+
+/**
+ * Resumes a suspended schedule: its next tick is the first one after now, so the ticks it missed
+ * while suspended are not made up. Null when there is no such schedule.
+ */
+export async function resumeSchedule(store: Store, project: string, name: string, now: Date): Promise<ScheduleRecord | null> {
+  const schedule = (await store.listSchedules(project)).find((candidate) => candidate.name === name);
+  if (!schedule) return null;
+  return store.resumeSchedule(project, name, nextTick(cadenceOf(schedule), now));
 }
 
 function cadenceOf(schedule: ScheduleRecord): Cadence {

@@ -30,6 +30,9 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
       return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: collection, project, name: id };
     case 'workflows':
       return { verb: 'list', resource: 'workflows', project };
+    // The gates waiting across the project's runs: as reading its runs.
+    case 'approvals':
+      return { verb: 'list', resource: 'runs', project };
     case 'state':
       return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: 'state', project };
     default:

@@ -175,17 +175,17 @@ export interface Answered {
 }
 
 /**
- * Whether this person may answer a gate with approvers: by name or by a group their identity
- * carries, and not to approve a run they submitted. 403 in one line otherwise.
+ * Why this person may not answer a gate with approvers (a 403 in one line), or null when they may:
+ * by name or by a group their identity carries, and not to approve a run they submitted.
  */
-function mayAnswer(approvers: Approvers, job: string, run: RunRecord, caller: Caller, decision: Decision): void {
+export function refusal(approvers: Approvers, job: string, run: RunRecord, caller: Caller, decision: Decision): HttpError | null {
   const { user, groups } = caller;
   const asked = approvers.from.join(', ');
-  if (user === null) throw new HttpError(403, 'not_an_approver', `the approval '${job}' asks ${asked}, and this server does not know who you are`);
+  if (user === null) return new HttpError(403, 'not_an_approver', `the approval '${job}' asks ${asked}, and this server does not know who you are`);
   if (decision === 'approve' && run.submittedBy !== null && user === run.submittedBy)
-    throw new HttpError(403, 'submitter', `${user} submitted run ${run.id} and may not approve its approval '${job}'; it asks ${approvers.count} of ${asked}`);
+    return new HttpError(403, 'submitter', `${user} submitted run ${run.id} and may not approve its approval '${job}'; it asks ${approvers.count} of ${asked}`);
   const named = approvers.from.some((each) => (each.startsWith(GROUP_PREFIX) ? groups.includes(each.slice(GROUP_PREFIX.length)) : each === user));
-  if (!named) throw new HttpError(403, 'not_an_approver', `${user} may not answer the approval '${job}': it asks ${asked}`);
+  return named ? null : new HttpError(403, 'not_an_approver', `${user} may not answer the approval '${job}': it asks ${asked}`);
 }
 
 /**
@@ -220,7 +220,8 @@ export async function answerGate(
     throw new HttpError(409, 'not_waiting', `the approval '${job}' is no longer waiting: it ${gate.state.replace('_', ' ')}`);
   }
   const { approvers } = gate;
-  if (approvers) mayAnswer(approvers, job, run, caller, decision);
+  const refused = approvers && refusal(approvers, job, run, caller, decision);
+  if (refused) throw refused;
   const values = decision === 'approve' ? formValues(gate.form, rawValues) : {};
   const claim = await ctx.store.answerGate(gate.runId, { decision, by, via, values }, approvers?.count ?? 1);
   const needed = approvers?.count ?? 1;

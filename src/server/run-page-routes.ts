@@ -10,6 +10,7 @@ import { runShape } from './run-shape.js';
 import { loadRun, runView } from './runs-routes.js';
 import { timeline } from './timeline.js';
 import { workflowStats } from './workflow-stats.js';
+import { waitingApprovals } from './waiting-approvals.js';
 
 /**
  * What the run page reads besides the run itself (docs/api.md): its timeline, its shape, its approval gates
@@ -30,6 +31,13 @@ export function runPageRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/approvals', async (req, res) => {
     const run = await load(req.params.id);
     res.json({ approvals: await listGates(ctx, run) } satisfies ResponseOf<'GET /runs/:id/approvals'>);
+  });
+
+  // The Approvals page: the gates waiting that the caller may answer, and who the server takes them for.
+  router.get('/approvals/waiting', async (req, res) => {
+    const project = typeof req.query.project === 'string' && req.query.project ? req.query.project : ctx.defaultProject;
+    const caller = callerWithGroups(ctx, res);
+    res.json({ caller, approvals: await waitingApprovals(ctx, project, caller) } satisfies ResponseOf<'GET /approvals/waiting'>);
   });
 
   router.get('/runs/:id/shape', async (req, res) => {

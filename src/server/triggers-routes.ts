@@ -1,24 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { derivedRunId } from '../common/ids.js';
 import { eventArrived } from '../engine/events.js';
-import { checkCron, nextTick, triggerSchedule } from '../engine/schedules.js';
-import { object, optionalNumber, optionalText, scriptSource, text } from './body.js';
-import type { Handler, ResponseOf, Schedule } from '../api/responses.js';
-import type { HandlerRecord, ScheduleRecord } from '../store/types.js';
+import { checkCron, nextTick, resumeSchedule, triggerSchedule } from '../engine/schedules.js';
+import { object, optionalNumber, optionalText, queryInteger, scriptSource, text } from './body.js';
+import type { Handler, ResponseOf, RunSummary, Schedule } from '../api/responses.js';
+import type { HandlerRecord, RunSummary as RunSummaryRecord, ScheduleRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { badRequest, notFound, unprocessable } from './http-error.js';
 
 /** A stored handler as the list shows it (the store reads every field; its type leaves `runner` optional for writers). */
 const handlerView = (handler: HandlerRecord): Handler => ({ ...handler, runner: handler.runner ?? null });
 
-/** A stored schedule as the list shows it, its next tick as JSON writes a time. */
-const scheduleView = (schedule: ScheduleRecord): Schedule => ({
-  ...schedule,
-  nextAt: schedule.nextAt.toISOString(),
-  runner: schedule.runner ?? null,
-  input: schedule.input ?? null,
-  overlap: schedule.overlap ?? 'skip',
-});
+/** How many of each schedule's last runs the list shows. */
+const RECENT_RUNS = 5;
+
+const runSummaryView = (run: RunSummaryRecord): RunSummary => ({ ...run, createdAt: run.createdAt.toISOString() });
+
+/** A stored schedule as the list shows it, with its last runs; a suspended one has no next tick. */
+const scheduleView = (schedule: ScheduleRecord, recentRuns: RunSummaryRecord[]): Schedule => {
+  const { suspendedAt, ...fields } = schedule;
+  return {
+    ...fields,
+    nextAt: suspendedAt ? null : schedule.nextAt.toISOString(),
+    runner: schedule.runner ?? null,
+    input: schedule.input ?? null,
+    overlap: schedule.overlap ?? 'skip',
+    suspendedAt: suspendedAt?.toISOString() ?? null,
+    recentRuns: recentRuns.map(runSummaryView),
+  };
+};
 
 /** Events, and what starts runs from them or from the clock: handlers and schedules. */
 export function triggersRoutes(ctx: ServerContext): Router {
@@ -44,6 +55,30 @@ export function triggersRoutes(ctx: ServerContext): Router {
     res.json({ handlers: (await store.listHandlers(projectOf(req.query.project))).map(handlerView) } satisfies ResponseOf<'GET /handlers'>);
   });
 
+  // A handler's events, newest first: the events of its type, each with the run it started for this
+  // handler (whose id the event id and the handler name make, as deliverEvent made it).
+  router.get('/handlers/:name/events', async (req, res) => {
+    const project = projectOf(req.query.project);
+    const handler = (await store.listHandlers(project)).find((candidate) => candidate.name === req.params.name);
+    if (!handler) throw notFound(`handler ${req.params.name}`);
+    const limit = queryInteger(req.query, 'limit', 20, 1, 100);
+    const before = req.query.before === undefined ? null : queryInteger(req.query, 'before', 0, 1, Number.MAX_SAFE_INTEGER);
+    const events = await store.listEvents(project, handler.eventType, { beforeSeq: before, limit });
+    const runIdOf = (eventId: string) => derivedRunId(ctx.env, project, eventId, handler.name);
+    const runs = new Map((await store.runSummaries(events.map((event) => runIdOf(event.id)))).map((run) => [run.id, runSummaryView(run)]));
+    res.json({
+      events: events.map((event) => ({
+        seq: event.seq,
+        id: event.id,
+        type: event.type,
+        subject: event.subject,
+        emittedAt: event.emittedAt.toISOString(),
+        run: runs.get(runIdOf(event.id)) ?? null,
+      })),
+      next: events.length === limit ? String(events.at(-1)?.seq) : null,
+    } satisfies ResponseOf<'GET /handlers/:name/events'>);
+  });
+
   router.put('/handlers/:name', async (req, res) => {
     const body = object(req.body);
     const handler = { project: projectOf(body.project), name: req.params.name, eventType: text(body, 'eventType'), ...scriptSource(body) };
@@ -56,8 +91,14 @@ export function triggersRoutes(ctx: ServerContext): Router {
     res.json({ deleted: req.params.name } satisfies ResponseOf<'DELETE /handlers/:name'>);
   });
 
+  /** The project's schedules as the list shows them, each with its last runs. */
+  const schedulesOf = async (project: string): Promise<Schedule[]> => {
+    const recent = await store.recentScheduleRuns(project, RECENT_RUNS);
+    return (await store.listSchedules(project)).map((schedule) => scheduleView(schedule, recent.get(schedule.name) ?? []));
+  };
+
   router.get('/schedules', async (req, res) => {
-    res.json({ schedules: (await store.listSchedules(projectOf(req.query.project))).map(scheduleView) } satisfies ResponseOf<'GET /schedules'>);
+    res.json({ schedules: await schedulesOf(projectOf(req.query.project)) } satisfies ResponseOf<'GET /schedules'>);
   });
 
   router.put('/schedules/:name', async (req, res) => {
@@ -90,6 +131,20 @@ export function triggersRoutes(ctx: ServerContext): Router {
     ctx.poke();
     res.status(201).json({ run: runId } satisfies ResponseOf<'POST /schedules/:name/trigger'>);
   });
+
+  // Suspended, a schedule makes no ticks (a trigger still starts a run); resumed, its next tick is
+  // the first after now: the ticks it missed are not made up.
+  const suspension = (change: (project: string, name: string) => Promise<ScheduleRecord | null>) => async (req: Request<{ name: string }>, res: Response) => {
+    const project = projectOf(req.query.project);
+    const { name } = req.params;
+    const changed = await change(project, name);
+    ctx.poke();
+    const schedule = changed && (await schedulesOf(project)).find((candidate) => candidate.name === name);
+    if (!schedule) throw notFound(`schedule ${name}`);
+    res.json({ schedule } satisfies ResponseOf<'POST /schedules/:name/suspend'>);
+  };
+  router.post('/schedules/:name/suspend', suspension((project, name) => store.suspendSchedule(project, name, ctx.now())));
+  router.post('/schedules/:name/resume', suspension((project, name) => resumeSchedule(store, project, name, ctx.now())));
 
   router.get('/state/:entity', async (req, res) => {
     res.json({ cells: await store.listCells(projectOf(req.query.project), `entity:${req.params.entity}`) } satisfies ResponseOf<'GET /state/:entity'>);

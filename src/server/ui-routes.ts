@@ -10,7 +10,7 @@ import { Router, type Request, type Response } from 'express';
 export const UI_DIR = fileURLToPath(new URL('../../dist/ui/', import.meta.url));
 
 /** The pages a person can bookmark; each is the one index.html, which routes in the browser. */
-const PAGES = ['/', '/runs', '/runs/:id', '/handlers', '/schedules', '/workflows', '/workflows/:name'];
+const PAGES = ['/', '/runs', '/runs/:id', '/handlers', '/schedules', '/workflows', '/workflows/:name', '/approvals'];
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

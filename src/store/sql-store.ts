@@ -29,6 +29,7 @@ import type {
   RunSearch,
   RunStats,
   RunStatus,
+  RunSummary,
   RunnerSettings,
   Wait,
   WorkflowSummary,
@@ -174,8 +175,11 @@ function toSchedule(row: Row): ScheduleRecord {
     runner: (row.runner as RunnerSettings | null) ?? null,
     input: row.input ?? null,
     overlap: row.overlap === 'allow' ? 'allow' : 'skip',
+    suspendedAt: dateOrNull(row.suspended_at),
   };
 }
+
+const toRunSummary = (row: Row): RunSummary => ({ id: row.id as string, status: row.status as RunStatus, createdAt: date(row.created_at) });
 
 /** The approvals that count: those up to and with the final answer, when it approves. */
 function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
@@ -212,8 +216,8 @@ export class SqlStore implements Store {
   async createRun(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     const inserted = await this.one(
       `insert into runs (id, project, workflow, interpreter, script, input, subject, parent_id, handler,
-                         idempotency_key, status, wake_at, lenient, cwd, runner, rerun_of, rerun_from_step, submitted_by)
-       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb, $15, $16, $17)
+                         idempotency_key, status, wake_at, lenient, cwd, runner, rerun_of, rerun_from_step, submitted_by, schedule)
+       values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, 'pending', $11, $12, $13, $14::jsonb, $15, $16, $17, $18)
        on conflict do nothing returning *`,
       [
         run.id,
@@ -233,6 +237,7 @@ export class SqlStore implements Store {
         run.rerunOf?.runId ?? null,
         run.rerunOf?.fromStep ?? null,
         run.submittedBy ?? null,
+        run.schedule ?? null,
       ],
     );
     if (inserted) return { run: toRun(inserted), created: true };
@@ -257,6 +262,16 @@ export class SqlStore implements Store {
           and ($3::text is null or parent_id = $3)
         order by created_at desc, id limit $4`,
       [filter.project ?? null, filter.status ?? null, filter.parentId ?? null, filter.limit ?? 100],
+    );
+    return rows.map(toRun);
+  }
+
+  async listWaitingGateRuns(project: string): Promise<RunRecord[]> {
+    // runs_due (status, wake_at) keeps this to the waiting runs, however large the archive.
+    const rows = await this.db.query<Row>(
+      `select * from runs where status = 'waiting' and project = $1 and parent_id is not null and input ? 'approval'
+        order by created_at, id`,
+      [project],
     );
     return rows.map(toRun);
   }
@@ -366,7 +381,7 @@ export class SqlStore implements Store {
          (select min(wake_at) from runs where status = 'pending'),
          (select min(wake_at) from runs where status = 'waiting'),
          (select min(next_attempt_at) from activities where status = 'queued'),
-         (select min(next_at) from schedules)) as at`,
+         (select min(next_at) from schedules where suspended_at is null)) as at`,
       [],
     );
     return dateOrNull(row?.at);
@@ -540,6 +555,19 @@ export class SqlStore implements Store {
   async getEvent(project: string, id: string): Promise<EventRecord | null> {
     const row = await this.one(`select * from events where project = $1 and id = $2`, [project, id]);
     return row ? toEvent(row) : null;
+  }
+
+  async listEvents(project: string, type: string, page: { beforeSeq: number | null; limit: number }): Promise<EventRecord[]> {
+    const rows = await this.db.query<Row>(
+      `select * from events where project = $1 and type = $2 and ($3::bigint is null or seq < $3) order by seq desc limit $4`,
+      [project, type, page.beforeSeq, page.limit],
+    );
+    return rows.map(toEvent);
+  }
+
+  async runSummaries(ids: string[]): Promise<RunSummary[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.query<Row>(`select id, status, created_at from runs where id = any($1::text[])`, [ids])).map(toRunSummary);
   }
 
   async lastEventSeq(): Promise<number> {
@@ -787,14 +815,49 @@ export class SqlStore implements Store {
     return (await this.one(`delete from schedules where project = $1 and name = $2 returning name`, [project, name])) !== null;
   }
 
+  async suspendSchedule(project: string, name: string, at: Date): Promise<ScheduleRecord | null> {
+    // Suspended once: a second suspend keeps the first time.
+    const row = await this.one(
+      `update schedules set suspended_at = coalesce(suspended_at, $3) where project = $1 and name = $2 returning *`,
+      [project, name, at],
+    );
+    return row ? toSchedule(row) : null;
+  }
+
+  async resumeSchedule(project: string, name: string, nextAt: Date): Promise<ScheduleRecord | null> {
+    // A schedule that was not suspended keeps its tick: resuming it changes nothing.
+    const row = await this.one(
+      `update schedules set next_at = case when suspended_at is null then next_at else $3 end, suspended_at = null
+        where project = $1 and name = $2 returning *`,
+      [project, name, nextAt],
+    );
+    return row ? toSchedule(row) : null;
+  }
+
+  async recentScheduleRuns(project: string, limit: number): Promise<Map<string, RunSummary[]>> {
+    // Each schedule's newest runs from the runs_schedule index, not every run the project has.
+    const rows = await this.db.query<Row>(
+      `select schedules.name as schedule, recent.id, recent.status, recent.created_at from schedules
+       cross join lateral (select id, status, created_at from runs
+                            where runs.project = schedules.project and runs.schedule = schedules.name
+                            order by created_at desc limit $2) as recent
+       where schedules.project = $1 order by schedules.name, recent.created_at desc`,
+      [project, limit],
+    );
+    const runs = new Map<string, RunSummary[]>();
+    for (const row of rows) runs.set(row.schedule as string, [...(runs.get(row.schedule as string) ?? []), toRunSummary(row)]);
+    return runs;
+  }
+
   async dueSchedules(now: Date): Promise<ScheduleRecord[]> {
-    const rows = await this.db.query<Row>(`select * from schedules where next_at <= $1 order by next_at`, [now]);
+    const rows = await this.db.query<Row>(`select * from schedules where next_at <= $1 and suspended_at is null order by next_at`, [now]);
     return rows.map(toSchedule);
   }
 
   async claimScheduleTick(project: string, name: string, due: Date, nextAt: Date): Promise<boolean> {
+    // Not once suspended: a suspend between reading the due schedules and claiming a tick wins.
     const claimed = await this.one(
-      `update schedules set next_at = $4 where project = $1 and name = $2 and next_at = $3 returning name`,
+      `update schedules set next_at = $4 where project = $1 and name = $2 and next_at = $3 and suspended_at is null returning name`,
       [project, name, due, nextAt],
     );
     return claimed !== null;

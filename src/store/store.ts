@@ -21,6 +21,7 @@ import type {
   RunStats,
   RunState,
   RunStatus,
+  RunSummary,
   WorkflowSummary,
 } from './types.js';
 import type { ArtifactStore } from './artifacts/types.js';
@@ -66,6 +67,8 @@ export interface Store {
    * for every event, so it selects in the database rather than reading every waiting run.
    */
   listEventWaiters(project: string, type: string): Promise<string[]>;
+  /** The waiting approval gates of a project (runs a pipeline started whose input names an approval), oldest first. */
+  listWaitingGateRuns(project: string): Promise<RunRecord[]>;
   /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
   startPass(id: string): Promise<RunRecord | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */
@@ -106,6 +109,10 @@ export interface Store {
   /** An event by its id, which is unique within its project (the same id elsewhere is another event). */
   getEvent(project: string, id: string): Promise<EventRecord | null>;
   lastEventSeq(): Promise<number>;
+  /** Events of `type` before the event `beforeSeq` (null: the newest), newest first, `limit` of them. */
+  listEvents(project: string, type: string, page: { beforeSeq: number | null; limit: number }): Promise<EventRecord[]>;
+  /** The runs of these ids that exist, with only their status and when they were made (any order). */
+  runSummaries(ids: string[]): Promise<RunSummary[]>;
   /** The first event of `type` after `afterSeq` whose subject is `subject` or empty (any, if subject is null). */
   findEvent(project: string, type: string, afterSeq: number, subject: string | null): Promise<EventRecord | null>;
 
@@ -154,7 +161,13 @@ export interface Store {
   putSchedule(schedule: Omit<ScheduleRecord, 'lastRunId' | 'skipped'>, options?: { keepNextAt?: boolean }): Promise<void>;
   listSchedules(project?: string): Promise<ScheduleRecord[]>;
   deleteSchedule(project: string, name: string): Promise<boolean>;
-  /** Schedules whose next tick is due. */
+  /** Suspends a schedule from `at` (it makes no ticks until resumed); its record as now, or null when there is none. */
+  suspendSchedule(project: string, name: string, at: Date): Promise<ScheduleRecord | null>;
+  /** Resumes a schedule with its next tick at `nextAt`; its record as now, or null when there is none. */
+  resumeSchedule(project: string, name: string, nextAt: Date): Promise<ScheduleRecord | null>;
+  /** The last `limit` runs each schedule of the project started, newest first, by schedule name. */
+  recentScheduleRuns(project: string, limit: number): Promise<Map<string, RunSummary[]>>;
+  /** Schedules whose next tick is due (suspended ones never are). */
   dueSchedules(now: Date): Promise<ScheduleRecord[]>;
   /**
    * Moves a schedule from its due tick to the next one; true for exactly one caller per due tick,

@@ -68,6 +68,8 @@ export interface NewRun {
   runner?: RunnerSettings | null;
   rerunOf?: RerunOf | null;
   submittedBy?: string | null;
+  /** The schedule whose tick (or `spool schedule trigger`) started it. */
+  schedule?: string | null;
   /** A run that should not start before this time (throttled submits). */
   notBefore?: Date | null;
 }
@@ -204,6 +206,8 @@ export interface ScheduleRecord extends ScriptSource {
   input?: unknown;
   /** `skip` (the default): a tick while the last run goes on starts nothing; `allow`: it starts one anyway. */
   overlap?: 'skip' | 'allow';
+  /** Since when it is suspended (no ticks until resumed); null or absent: it ticks. */
+  suspendedAt?: Date | null;
 }
 
 export interface ThrottleRequest {
@@ -269,6 +273,9 @@ export interface RunStats {
   /** Percentiles of created-to-finished, in ms; null when none finished. */
   durations: { runs: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number } | null;
 }
+
+/** A run in a list of what started it (a schedule's last runs, a handler's events). */
+export type RunSummary = Pick<RunRecord, 'id' | 'status' | 'createdAt'>;
 
 /** A workflow as the runs it has show it: runs that no other run started, by workflow name. */
 export interface WorkflowSummary {

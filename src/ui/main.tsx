@@ -3,7 +3,10 @@ import './style.css';
 import { Empty, Title } from './components.js';
 import { RunPage } from './pages/run.js';
 import { RunsPage } from './pages/runs.js';
-import { HandlersPage, SchedulesPage, WorkflowsPage } from './pages/triggers.js';
+import { ApprovalsPage } from './pages/waiting-approvals.js';
+import { HandlersPage } from './pages/handlers.js';
+import { SchedulesPage } from './pages/schedules.js';
+import { WorkflowsPage } from './pages/triggers.js';
 import { WorkflowPage } from './pages/workflow.js';
 import { Link, navigate, useLocation, type Location } from './router.js';
 
@@ -12,6 +15,7 @@ const NAV: [string, string][] = [
   ['/workflows', 'Workflows'],
   ['/handlers', 'Handlers'],
   ['/schedules', 'Schedules'],
+  ['/approvals', 'Approvals'],
 ];
 
 function Page({ location }: { location: Location }): JSX.Element {
@@ -26,6 +30,7 @@ function Page({ location }: { location: Location }): JSX.Element {
   if (path === '/schedules') return <SchedulesPage />;
   if (path === '/workflows') return <WorkflowsPage />;
   if (path.startsWith('/workflows/')) return <WorkflowPage name={decodeURIComponent(path.slice('/workflows/'.length))} location={location} key={path} />;
+  if (path === '/approvals') return <ApprovalsPage />;
   return (
     <section>
       <Title text="Not found">No such page</Title>

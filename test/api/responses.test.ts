@@ -153,6 +153,8 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     await waitForChild(dev, id, 'ask', ['waiting']);
     await call('GET /runs/:id/approvals', { id });
     await call('GET /runs/:id/shape', { id });
+    const { json: waiting } = await call<{ approvals: { gate: { form: unknown[] } }[] }>('GET /approvals/waiting');
+    expect(waiting.approvals.map((each) => each.gate.form.length)).toEqual([2]);
     await call('POST /runs/:id/approvals/:job', { id, job: 'ask' }, { decision: 'approve', values: { amount: 7, reason: 'late' }, via: 'api' });
     expect((await call('POST /runs/:id/approvals/:job', { id, job: 'ask' }, { decision: 'reject' })).status).toBe(409);
     const { json: approvals } = await call<{ approvals: { answers: unknown[]; form: unknown[] }[] }>('GET /runs/:id/approvals', { id });
@@ -173,6 +175,9 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     expect(json.approvals.counted).toBe(1);
     const { json: gates } = await call<{ approvals: { approvers: unknown }[] }>('GET /runs/:id/approvals', { id });
     expect(gates.approvals[0]?.approvers).toEqual({ count: 2, from: [me, 'group:ops'] });
+    // Counted, the gate waits for another: not for the one who answered.
+    const { json: waiting } = await call<{ approvals: unknown[] }>('GET /approvals/waiting');
+    expect(waiting.approvals).toEqual([]);
   });
 
   it('given events, handlers, schedules and state, then their routes answer their shapes', async () => {
@@ -180,10 +185,17 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     await call('GET /handlers');
     const event = await call<{ runs: string[] }>('POST /events', {}, { type: 'shape.made', subject: 'one', payload: { n: 1 } });
     expect(event.json.runs.length).toBe(1);
+    const events = await call<{ events: { run: unknown }[] }>('GET /handlers/:name/events', { name: 'shaped' }, undefined, '?limit=5');
+    expect(events.json.events[0]?.run).not.toBeNull();
     await call('DELETE /handlers/:name', { name: 'shaped' });
     await call('PUT /schedules/:name', { name: 'every' }, { everyMs: 3_600_000, ...script('true') });
     await call('PUT /schedules/:name', { name: 'cron' }, { cron: '0 3 * * *', ...script('true') });
     await call('POST /schedules/:name/trigger', { name: 'every' }, {});
+    const suspended = await call<{ schedule: { nextAt: unknown } }>('POST /schedules/:name/suspend', { name: 'every' }, {});
+    expect(suspended.json.schedule.nextAt).toBeNull();
+    const { json: listed } = await call<{ schedules: { recentRuns: unknown[] }[] }>('GET /schedules');
+    expect(listed.schedules.some((each) => each.recentRuns.length === 1)).toBe(true);
+    await call('POST /schedules/:name/resume', { name: 'every' }, {});
     await call('GET /schedules');
     await call('DELETE /schedules/:name', { name: 'every' });
     await call('PUT /state/:entity/:key', { entity: 'shapes', key: 'k' }, { value: 'v' });

@@ -19,6 +19,8 @@ describe('spool completion', () => {
     expect(code).toBe(0);
     expect(complete(output, ['spool', 'sta']).split(' ').sort()).toEqual(['state', 'status']);
     expect(complete(output, ['spool', 'schedule', 'tr'])).toBe('trigger');
+    expect(complete(output, ['spool', 'schedule', 'su'])).toBe('suspend');
+    expect(complete(output, ['spool', 'schedule', 're'])).toBe('resume');
     expect(complete(output, ['spool', 'activity', 'wait'])).toBe('wait wait-all');
     expect(complete(output, ['spool', 'logs', '--ti'])).toBe('--timestamps');
     expect(complete(output, ['spool', 'rep'])).toBe('replay');

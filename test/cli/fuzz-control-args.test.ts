@@ -59,6 +59,8 @@ const VALID: string[][] = [
   ['schedule', 'create', 'flow.sh', '--name', 'n', '--every', '30d'],
   ['schedule', 'create', 'flow.sh', '--name', 'c', '--cron', '0 0 1 1 *'],
   ['schedule', 'list', '--json'],
+  ['schedule', 'suspend', 'n'],
+  ['schedule', 'resume', 'n'],
 ];
 
 const token = fc.oneof(

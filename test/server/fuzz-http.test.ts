@@ -51,6 +51,8 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
   'POST /events': { type: 'fuzz.event', subject: 's', payload: { a: 1 } },
   'PUT /handlers/:name': { eventType: 'fuzz.never', ...SOURCE },
   'PUT /schedules/:name': { cron: '0 0 1 1 *', ...SOURCE },
+  'POST /schedules/:name/suspend': {},
+  'POST /schedules/:name/resume': {},
   'PUT /state/:entity/:key': { value: 'v' },
   'POST /agent/runs/:run/passes/:pass/logs': { text: 'x' },
   'POST /agent/runs/:run/passes/:pass/exit': { code: 0, signal: null },

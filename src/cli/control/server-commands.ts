@@ -409,10 +409,20 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const { run } = await (await target(options)).api<ResponseOf<'POST /schedules/:name/trigger'>>('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
     out(`${run}\n`);
   });
+  for (const [verb, description, patch] of [
+    ['suspend', 'stop a schedule ticking until it is resumed (trigger still starts a run)', 'true'],
+    ['resume', 'let a suspended schedule tick again, from now: the ticks it missed are not made up', 'false'],
+  ] as const) {
+    withServer(schedule.command(`${verb} <name>`).description(description)).action(async (name: string, options: Options) => {
+      notOnCluster(options, `a Schedule's spec.suspend says whether it ticks: kubectl patch schedule ${name} --type merge -p '{"spec":{"suspend":${patch}}}'`);
+      const { schedule: changed } = await (await target(options)).api<ResponseOf<'POST /schedules/:name/suspend'>>('POST', `/schedules/${encodeURIComponent(name)}/${verb}`);
+      out(`schedule ${changed.name}: ${changed.nextAt === null ? `suspended since ${changed.suspendedAt ?? ''}` : `next run at ${changed.nextAt}`}\n`);
+    });
+  }
   withServer(schedule.command('list').description('list schedules').option('--json', 'print JSON')).action(async (options: Options) => {
     const { schedules } = await (await target(options)).api<ResponseOf<'GET /schedules'>>('GET', '/schedules');
     if (options.json) return json(schedules);
-    out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? formatDuration(s.everyMs ?? 0), s.nextAt, String(s.skipped), s.workflow])));
+    out(table(['NAME', 'EVERY', 'NEXT', 'SKIPPED', 'WORKFLOW'], schedules.map((s) => [s.name, s.cron ?? formatDuration(s.everyMs ?? 0), s.nextAt ?? 'suspended', String(s.skipped), s.workflow])));
   });
   withServer(schedule.command('delete <name>').description('delete a schedule')).action(async (name: string, options: Options) => {
     notOnCluster(options, 'a schedule is a Schedule resource: kubectl delete it');

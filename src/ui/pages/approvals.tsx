@@ -13,8 +13,9 @@ function initial(form: FormField[]): Values {
   return values;
 }
 
-function Field({ field, value, onChange }: { field: FormField; value: string | number | boolean; onChange: (value: string | number | boolean) => void }): JSX.Element {
-  const id = `field-${field.name}`;
+function Field({ field, gateRun, value, onChange }: { field: FormField; gateRun: string; value: string | number | boolean; onChange: (value: string | number | boolean) => void }): JSX.Element {
+  // By the gate's run too: the Approvals page shows the forms of many gates at once.
+  const id = `field-${gateRun}-${field.name}`;
   const label = (
     <>
       {field.label}
@@ -49,7 +50,8 @@ function Field({ field, value, onChange }: { field: FormField; value: string | n
   );
 }
 
-function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Gate; now: number; onAnswered: () => void }): JSX.Element {
+/** A waiting gate's form, Approve and Reject… (which asks once more), and how long it has waited. */
+export function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Gate; now: number; onAnswered: () => void }): JSX.Element {
   const [values, setValues] = useState<Values>(() => initial(gate.form));
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -85,7 +87,7 @@ function WaitingGate({ runId, gate, now, onAnswered }: { runId: string; gate: Ga
         <fieldset>
           <legend>Fill in to approve</legend>
           {gate.form.map((field) => (
-            <Field field={field} value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })} />
+            <Field field={field} gateRun={gate.runId} value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })} />
           ))}
         </fieldset>
       )}
@@ -136,7 +138,7 @@ function counted(gate: Gate): Gate['answers'] {
 }
 
 /** A gate with approvers: how far it has got, and who may still answer while it waits. */
-function ApprovalProgress({ gate }: { gate: Gate & { approvers: NonNullable<Gate['approvers']> } }): JSX.Element {
+export function ApprovalProgress({ gate }: { gate: Gate & { approvers: NonNullable<Gate['approvers']> } }): JSX.Element {
   const approvals = counted(gate).filter((answer) => answer.decision === 'approve');
   const answered = new Set(approvals.map((answer) => answer.by));
   const left = gate.approvers.from.filter((each) => !answered.has(each)).map((each) => (each.startsWith('group:') ? `anyone in ${each.slice('group:'.length)}` : each));
