@@ -177,7 +177,7 @@ describe('the web UI’s files', () => {
   const built = JSON.parse(readFileSync(join(UI_DIR, 'build.json'), 'utf8')) as { script: string; style: string };
 
   it('serves every page address as index.html, to be asked for again each time, with a policy that loads nothing from elsewhere', async () => {
-    for (const path of ['/', '/runs', `/runs/${encodeURIComponent('dev:default:run-abc')}`, '/handlers', '/schedules', '/workflows']) {
+    for (const path of ['/', '/runs', `/runs/${encodeURIComponent('dev:default:run-abc')}`, '/handlers', '/schedules', '/workflows', '/approvals']) {
       const response = await fetch(`${dev.url}${path}`);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-type')).toContain('text/html');

@@ -71,6 +71,8 @@ beforeAll(async () => {
   runs.waiting = await submit(dev.url, dir, 'waiting.sh');
   runs.gate = await submit(dev.url, dir, 'refund-form.yaml', '--input', '{"order": 1042}');
   await cliOk(dev.url, dir, ['handler', 'set', 'orders', './saga.sh', '--on', 'order.placed']);
+  // An event the handler took: its page lists it with the run it started.
+  await cliOk(dev.url, dir, ['event', 'emit', 'order.placed', '--key', 'order-7']);
   await cliOk(dev.url, dir, ['schedule', 'create', '--every', '1h', '--name', 'hourly-report', 'hourly.sh']);
   await waitForRun(dev.url, runs.saga);
   runs.rerun = (await cliOk(dev.url, dir, ['rerun', runs.saga, '--from-step', 'book-car'])).trim();
@@ -150,12 +152,30 @@ const PAGES: { name: string; path: () => string; drawn: (page: Page) => Promise<
   {
     name: 'the handlers',
     path: () => '/handlers',
-    drawn: (page) => waitForText(page.locator('main table'), 'order.placed'),
+    drawn: (page) => waitForText(page.locator('[data-handler="orders"] table.events'), 'order-7'),
   },
   {
     name: 'the schedules',
     path: () => '/schedules',
     drawn: (page) => waitForText(page.locator('main table'), 'hourly-report'),
+  },
+  {
+    name: 'the schedules, one suspended and Trigger now having started a run',
+    path: () => '/schedules',
+    drawn: async (page) => {
+      const row = page.locator('tr[data-schedule="hourly-report"]');
+      await row.getByRole('button', { name: 'Trigger now: hourly-report' }).click();
+      await waitForText(page.getByRole('status').first(), 'started run-');
+      await row.getByRole('button', { name: 'Suspend hourly-report' }).click();
+      await waitForText(row.locator('.next-tick'), 'Suspended since');
+      await row.getByRole('button', { name: 'Resume hourly-report' }).click();
+      await waitForText(row.locator('.next-tick'), 'in ');
+    },
+  },
+  {
+    name: 'the approvals waiting for the viewer',
+    path: () => '/approvals',
+    drawn: (page) => waitForText(page.locator('main'), 'Refund order 1042?'),
   },
   {
     name: 'a failed script run, a call’s details open',
@@ -274,6 +294,8 @@ const TABLES: { table: string; path: () => string; row: string }[] = [
   { table: 'table.timeline', path: () => runPage('', runs.saga), row: 'no cars left' },
   { table: 'table.children', path: () => runPage('', runs.gate), row: 'ask' },
   { table: 'table.artifacts', path: () => runPage('', runs.waiting), row: 'reports/report.txt' },
+  { table: 'table.schedules', path: () => '/schedules', row: 'hourly-report' },
+  { table: 'table.events', path: () => '/handlers', row: 'order-7' },
 ];
 
 // axe-core does not see this: a phone's layout (display: none on a header row) takes the column
@@ -290,7 +312,8 @@ describe.each([1280, 360])('the tables at %i px', (width) => {
         .evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-name') ?? tr.textContent?.slice(0, 30)));
       const counts: Record<string, number> = {};
       for (const [i, name] of cells.entries())
-        counts[`${name ?? ''} (${i})`] = await page.locator(`${table} tbody tr`).nth(i).getByRole('cell').count();
+        // A row's header (a schedule's name) is its first cell.
+        for (const role of ['cell', 'rowheader'] as const) counts[`${name ?? ''} (${i})`] = (counts[`${name ?? ''} (${i})`] ?? 0) + (await page.locator(`${table} tbody tr`).nth(i).getByRole(role).count());
       expect(headers, table).toBeGreaterThan(2);
       expect(counts, `${table}: cells per row, beside ${headers} column headers`).toEqual(
         Object.fromEntries(Object.keys(counts).map((key) => [key, headers])),
