@@ -13,3 +13,12 @@ describe('the access the workflows routes need', () => {
     expect(accessOf(request('GET', '/workflows/examples%2Frefund.yaml'), 'default')).toEqual({ verb: 'get', resource: 'workflows', project: 'default', name: 'examples/refund.yaml' });
   });
 });
+
+describe('the access the approvals waiting and the schedules and handlers actions need', () => {
+  it('the approvals waiting across runs is list runs; suspending, resuming and a handler’s events name the schedule or handler', () => {
+    expect(accessOf(request('GET', '/approvals/waiting'), 'team-a')).toEqual({ verb: 'list', resource: 'runs', project: 'team-a' });
+    expect(accessOf(request('POST', '/schedules/nightly/suspend'), 'default')).toEqual({ verb: 'update', resource: 'schedules', project: 'default', name: 'nightly' });
+    expect(accessOf(request('POST', '/schedules/nightly/resume'), 'default')).toEqual({ verb: 'update', resource: 'schedules', project: 'default', name: 'nightly' });
+    expect(accessOf(request('GET', '/handlers/orders/events'), 'default')).toEqual({ verb: 'get', resource: 'handlers', project: 'default', name: 'orders' });
+  });
+});
