@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, normalize, sep } from 'node:path';
+import { basename, dirname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
@@ -21,6 +21,8 @@ interface Manifest {
   pglite: string;
   /** Of the tarball, so a damaged file is refused before PGlite is handed it. */
   sha256: string;
+  /** Of what made it (snapshotInputs): a build whose inputs are the same keeps it. */
+  inputs?: string;
 }
 
 export function pgliteVersion(): string {
@@ -35,8 +37,36 @@ const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes)
 export function writeSnapshot(tar: Uint8Array, dir = SNAPSHOT_DIR): void {
   const gzipped = gzipSync(tar);
   writeFileSync(join(dir, TARBALL), gzipped);
-  const manifest: Manifest = { pglite: pgliteVersion(), sha256: sha256(gzipped) };
+  const manifest: Manifest = { pglite: pgliteVersion(), sha256: sha256(gzipped), inputs: snapshotInputs(dir) };
   writeFileSync(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/**
+ * What a snapshot is made from, as one hash: the PGlite installed, the migrations beside it and
+ * the code that makes it (this module and pglite.js, compiled beside it in dist/store).
+ */
+export function snapshotInputs(dir = SNAPSHOT_DIR): string {
+  const hash = createHash('sha256').update(pgliteVersion());
+  const migrations = join(dir, 'migrations');
+  const files = [
+    ...readdirSync(migrations)
+      .filter((name) => name.endsWith('.sql'))
+      .sort()
+      .map((name) => join(migrations, name)),
+    ...['pglite.js', 'pglite-snapshot.js'].map((name) => join(dir, name)),
+  ];
+  for (const file of files) hash.update(`\0${basename(file)}\0`).update(readFileSync(file));
+  return hash.digest('hex');
+}
+
+/** The snapshot in dir was made from what is there now, and is whole: a build may keep it (8 s saved). */
+export function snapshotUpToDate(dir = SNAPSHOT_DIR): boolean {
+  try {
+    const manifest = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Partial<Manifest>;
+    return manifest.inputs === snapshotInputs(dir) && manifest.sha256 === sha256(readFileSync(join(dir, TARBALL)));
+  } catch {
+    return false;
+  }
 }
 
 let warned = false;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrationFiles } from '../../src/store/migrate.js';
 import { openPgliteStore } from '../../src/store/pglite.js';
-import { readSnapshot, SNAPSHOT_DIR } from '../../src/store/pglite-snapshot.js';
+import { readSnapshot, SNAPSHOT_DIR, snapshotUpToDate, writeSnapshot } from '../../src/store/pglite-snapshot.js';
 import type { SqlClient } from '../../src/store/sql.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { removeTempDirs, spool, tempDir } from '../support/spool.js';
@@ -106,6 +106,24 @@ describe('the ready-made embedded data directory', () => {
     tarball.writeUInt8(tarball.readUInt8(middle) ^ 1, middle);
     writeFileSync(join(dir, 'pglite-snapshot.tar.gz'), tarball);
     expect(() => readSnapshot(dir)).toThrow(/pglite-snapshot\.tar\.gz is damaged/);
+  });
+
+  it('is kept by a build whose PGlite, migrations and making code are unchanged, and made again when one changes or it is damaged', () => {
+    const dir = tempDir();
+    for (const file of ['pglite-snapshot.tar.gz', 'pglite.js', 'pglite-snapshot.js', 'migrations'])
+      cpSync(join(SNAPSHOT_DIR, file), join(dir, file), { recursive: true });
+    writeSnapshot(new Uint8Array(readFileSync(join(dir, 'pglite-snapshot.tar.gz'))), dir);
+    expect(snapshotUpToDate(dir)).toBe(true);
+    // A new migration (or an edited one) makes it stale.
+    writeFileSync(join(dir, 'migrations', '999_next.sql'), 'select 1;\n');
+    expect(snapshotUpToDate(dir)).toBe(false);
+    writeSnapshot(new Uint8Array(readFileSync(join(dir, 'pglite-snapshot.tar.gz'))), dir);
+    expect(snapshotUpToDate(dir)).toBe(true);
+    writeFileSync(join(dir, 'pglite.js'), `${readFileSync(join(dir, 'pglite.js'), 'utf8')}\n// changed\n`);
+    expect(snapshotUpToDate(dir)).toBe(false);
+    writeSnapshot(new Uint8Array(readFileSync(join(dir, 'pglite-snapshot.tar.gz'))), dir);
+    writeFileSync(join(dir, 'pglite-snapshot.tar.gz'), 'not a tarball');
+    expect(snapshotUpToDate(dir)).toBe(false);
   });
 
   it('runs initdb instead of a snapshot another PGlite made, says so once, and the run works', async () => {
