@@ -91,13 +91,26 @@ need_package() { # command-or-file package
 
 # pack ROOTFS NAME CONFIG-JSON OUT: a docker-archive tarball of ROOTFS as one layer. CONFIG-JSON is
 # the image's runtime config ({"Entrypoint": ..., "User": ...}).
+# The last layer packed, kept (a hard link, this process's own) for a second image of the same
+# rootfs: the runner and the operator are one rootfs of ~300 MB with two configs, so the second
+# skips a tar and a sha256 of it.
+packed_rootfs= packed_sha= packed_layer="$cache/.packed-layer.$$.tar"
+trap 'rm -f "$packed_layer"' EXIT
 pack() {
   local rootfs=$1 name=$2 config=$3 out=$4 work layer_sha config_sha
   work=$(mktemp -d "$cache/.pack.XXXXXX")
-  tar --sort=name --mtime=@0 --numeric-owner -C "$rootfs" -cf "$work/layer.tar" .
-  layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
-  mkdir "$work/$layer_sha"
-  mv "$work/layer.tar" "$work/$layer_sha/layer.tar"
+  if [ "$rootfs" = "$packed_rootfs" ]; then
+    layer_sha=$packed_sha
+    mkdir "$work/$layer_sha"
+    ln "$packed_layer" "$work/$layer_sha/layer.tar"
+  else
+    tar --sort=name --mtime=@0 --numeric-owner -C "$rootfs" -cf "$work/layer.tar" .
+    layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
+    mkdir "$work/$layer_sha"
+    mv "$work/layer.tar" "$work/$layer_sha/layer.tar"
+    ln -f "$work/$layer_sha/layer.tar" "$packed_layer"
+    packed_rootfs=$rootfs packed_sha=$layer_sha
+  fi
   printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
     "$config" "$layer_sha" >"$work/config.json"
   config_sha=$(sha256sum "$work/config.json" | cut -d' ' -f1)
@@ -219,7 +232,7 @@ build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
   chown -R 0:0 "$rootfs"
   install -d -o 1000 -g 1000 -m 755 "$rootfs/home/spool"
   app_rootfs=$rootfs
-  trap 'rm -rf "$cache/.app-rootfs"' EXIT
+  trap 'rm -rf "$cache/.app-rootfs" "$packed_layer"' EXIT
 }
 
 build_runner() {
