@@ -1,4 +1,5 @@
 import { AGGREGATED_GROUP, AGGREGATED_VERSION } from '../../operator/aggregated/group.js';
+import { GATE_ANSWERS, NOT_PEOPLE, PREFIX, RUN_ALIASES, UI_INDEX, UI_RESOURCE } from '../../operator/aggregated/request-path.js';
 import { projectOfRunId } from '../../common/ids.js';
 
 /** The aggregated API's discovery document: 200 where kube-apiserver serves the group. */
@@ -13,11 +14,15 @@ export interface AggregatedRequest {
   body?: unknown;
 }
 
+/** The aggregated subresource of a /v1 run route: the names the roles give them first (runs/log, runs/signal). */
+const SUBRESOURCES = Object.fromEntries(Object.entries(RUN_ALIASES).map(([subresource, route]) => [route, subresource]));
+
 /**
- * The aggregated API request (api.hyperspool.dev, src/operator/aggregated/routes.ts) for a request
- * the CLI makes to the operator API, or null for the requests that have none (submit, runs,
- * handlers, schedules, state, which go on through the service proxy). A run is named by its Run,
- * in its own namespace, as RBAC knows it.
+ * The aggregated API request (api.hyperspool.dev, src/operator/aggregated) for a request the CLI
+ * or the web UI makes to the operator's /v1 API, or null for the routes that are not people's
+ * (checkouts, which go on through the service proxy). A run is named by its Run, in its own
+ * namespace, as RBAC knows it; every other route is in the namespace its `project` names (in the
+ * query or the body), else the CLI's.
  */
 export async function aggregatedRequest(
   method: string,
@@ -28,29 +33,37 @@ export async function aggregatedRequest(
 ): Promise<AggregatedRequest | null> {
   const [pathname = '', search = ''] = path.split('?');
   const query = new URLSearchParams(search);
-  query.delete('project');
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  const base = (ns: string): string => `/apis/${AGGREGATED_GROUP}/${AGGREGATED_VERSION}/namespaces/${encodeURIComponent(ns)}`;
-  const withQuery = (target: string): string => (query.size > 0 ? `${target}?${query.toString()}` : target);
+  const [collection = '', id, route, ...rest] = parts;
+  if (!collection || NOT_PEOPLE.has(collection)) return null;
+  const { project, ...fields } = isObject(body) ? body : {};
+  const withQuery = (target: string): string => {
+    query.delete('project');
+    return query.size > 0 ? `${target}?${query.toString()}` : target;
+  };
+  const base = (ns: string): string => `${PREFIX}/namespaces/${encodeURIComponent(ns)}`;
+  const sent = body === undefined ? {} : { body: isObject(body) ? fields : body };
 
-  if (method === 'POST' && parts.length === 1 && parts[0] === 'events') {
-    const { project, ...event } = (body ?? {}) as Record<string, unknown>;
-    return { method, path: `${base(typeof project === 'string' && project ? project : namespace)}/events`, body: event };
+  if (collection !== 'runs' || !id?.includes(':')) {
+    const ns = (typeof project === 'string' && project) || query.get('project') || namespace;
+    return { method, path: withQuery(`${base(ns)}/${[collection, ...parts.slice(1)].map(encodeURIComponent).join('/')}`), ...sent };
   }
-  const [collection, runId, action, job, ...rest] = parts;
-  if (method === 'GET' && collection === 'runs' && parts.length === 1) return { method, path: withQuery(`${base(namespace)}/runs`) };
-  if (collection !== 'runs' || !runId || !runId.includes(':')) return null;
-  const run = `${base(projectOfRunId(runId) || namespace)}/runs/${encodeURIComponent(await runName(runId))}`;
-  if (method === 'GET' && !action) return { method, path: withQuery(run) };
-  if (method === 'GET' && action === 'logs' && !job) return { method, path: withQuery(`${run}/log`) };
-  if (method === 'GET' && action === 'journal' && !job) return { method, path: withQuery(`${run}/journal`) };
-  if (method === 'GET' && action === 'artifacts') return { method, path: `${run}/artifacts${job ? `/${[job, ...rest].map(encodeURIComponent).join('/')}` : ''}` };
-  if (method === 'POST' && action === 'cancel' && !job) return { method, path: `${run}/cancel`, body: {} };
-  if (method === 'POST' && action === 'signals' && !job) return { method, path: `${run}/signal`, body };
-  if (method === 'POST' && action === 'approvals' && job) {
-    const { decision, values } = (body ?? {}) as { decision?: unknown; values?: unknown };
-    // The form's values go too: the gate's job reads them, and its answers keep them.
-    if (decision === 'approve' || decision === 'reject') return { method, path: `${run}/${decision}`, body: { job, ...(values === undefined ? {} : { values }) } };
+  const run = `${base(projectOfRunId(id) || namespace)}/runs/${encodeURIComponent(await runName(id))}`;
+  // A gate's answer is approve or reject, as RBAC tells them apart; the gate's job goes in the body.
+  if (method === 'POST' && route === 'approvals' && rest.length === 1 && GATE_ANSWERS.has(String(fields.decision))) {
+    const { decision, ...answer } = fields;
+    return { method, path: `${run}/${String(decision)}`, body: { job: rest[0], ...answer } };
   }
-  return null;
+  const tail = route === undefined ? [] : [SUBRESOURCES[route] ?? route, ...rest];
+  return { method, path: withQuery([run, ...tail.map(encodeURIComponent)].join('/')), ...sent };
+}
+
+/** The aggregated path of one of the web UI's files: its assets by name, and every page as the one index.html. */
+export function uiFilePath(pathname: string): string {
+  const asset = /^\/assets\/([^/]+)$/.exec(pathname)?.[1];
+  return `${PREFIX}/${UI_RESOURCE}/${asset ?? UI_INDEX}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -21,11 +21,11 @@ export interface ClusterOptions {
 
 /**
  * A cluster as the CLI sees it, through the kubeconfig like kubectl: Runs and Workflows through the
- * API server as the user; people's verbs on runs (logs, journal, status, signal, approve, reject,
- * cancel, event emit) through the operator's aggregated API (api.hyperspool.dev), which the API
- * server reaches as the user whatever their kubeconfig authenticates with; the rest of the operator
- * API through the API server's service proxy, with the user's own token in a header the proxy
- * passes on. An install without the aggregated API is reached through the service proxy too.
+ * API server as the user; the operator's API (people's verbs on runs, event emit, handler and
+ * schedule lists, state) through its aggregated API (api.hyperspool.dev), which the API server
+ * reaches as the user whatever their kubeconfig authenticates with. An install without the
+ * aggregated API is reached through the API server's service proxy, with the user's own token in a
+ * header the proxy passes on.
  */
 export class ClusterTarget implements Target {
   readonly kubeConfig: KubeConfig;
@@ -142,7 +142,7 @@ export class ClusterTarget implements Target {
   }
 
   /** Whether kube-apiserver serves api.hyperspool.dev (its discovery document answers). */
-  private async servesAggregatedApi(): Promise<boolean> {
+  async servesAggregatedApi(): Promise<boolean> {
     const cluster = this.kubeConfig.getCurrentCluster();
     const options: RequestOptions & { headers: Record<string, string> } = { method: 'GET', headers: {} };
     await this.kubeConfig.applyToHTTPSOptions(options);

@@ -20,20 +20,19 @@ function openBrowser(url: string): void {
 
 /**
  * `spool ui`: the web UI ([docs/ui.md](../../../docs/ui.md)). Against `spool dev` it is that
- * server's own address. On a cluster it serves a loopback proxy that forwards to the operator
- * through the API server's service proxy with the person's own token, so RBAC decides what the
- * pages show and allow; it first asks once for the namespace's runs, and a person the cluster
- * refuses is told so and nothing is served.
+ * server's own address. On a cluster it serves a loopback proxy that forwards to the operator's
+ * aggregated API through kube-apiserver as the person (src/cli/cluster/ui-proxy.ts), so RBAC
+ * decides what the pages show and allow; it first asks once for the namespace's runs, and a person
+ * the cluster refuses is told so on the terminal, as the pages tell them.
  */
 export function registerUiCommand(program: Command): void {
   program
     .command('ui')
-    .description('open the web UI: the dev server’s, or a cluster’s through a loopback proxy that carries your token')
+    .description('open the web UI: the dev server’s, or a cluster’s through a loopback proxy that acts as you')
     .option('--server <url>', 'the dev server (default $SPOOL_SERVER or http://127.0.0.1:7456)')
     .option('--kubeconfig <path>', 'a cluster: this kubeconfig (default $KUBECONFIG or ~/.kube/config)')
     .option('--context <name>', "a cluster: this kubeconfig context (default: the kubeconfig's current one)")
     .option('-n, --namespace <ns>', "a cluster: this namespace (default: the context's, or default)")
-    .option('--operator <ns/service>', "the operator's API service on the cluster", 'hyperspool-system/hyperspool-operator')
     .option('--port <port>', 'a cluster: the loopback port to serve on (0: any free one)', '7457')
     .option('--no-open', 'print the address only; do not open a browser')
     .action(async (options: Options) => {
@@ -53,10 +52,16 @@ export function registerUiCommand(program: Command): void {
       const { ClusterTarget } = await import('../cluster/kube-target.js');
       const { startUiProxy } = await import('../cluster/ui-proxy.js');
       const target = new ClusterTarget(options);
-      // One read as the person, before anything is served: no access is said plainly, here.
-      await target.api('GET', '/runs?limit=1');
-      const [operatorNamespace = '', operatorService = ''] = String(options.operator).split('/');
-      const proxy = await startUiProxy({ kubeConfig: target.kubeConfig, namespace: target.namespace, operatorNamespace, operatorService, port });
+      if (!(await target.servesAggregatedApi())) {
+        throw new SpoolError('unavailable', `${target.describe()} does not serve the operator's aggregated API (api.hyperspool.dev), which spool ui goes through; is the operator installed and running? (kubectl get apiservice v1alpha1.api.hyperspool.dev)`);
+      }
+      // One read as the person before anything is served: a refusal is said here too, and the
+      // pages, served all the same, say it where each is refused.
+      await target.api('GET', '/runs?limit=1').catch((error: unknown) => {
+        if (!(error instanceof SpoolError) || (error.kind !== 'forbidden' && error.kind !== 'unauthenticated')) throw error;
+        process.stderr.write(`  spool ui: ${error.message}\n`);
+      });
+      const proxy = await startUiProxy({ target, port });
       process.stderr.write(`  spool ui: ${target.describe()}, namespace ${target.namespace}, as you; Ctrl-C stops it\n`);
       process.stdout.write(`${proxy.url}/runs\n`);
       if (options.open !== false) openBrowser(`${proxy.url}/runs`);

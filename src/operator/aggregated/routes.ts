@@ -4,27 +4,40 @@ import { ensureError } from '../../common/errors.js';
 import { BODY_LIMIT, HttpError, utf8Body } from '../../server/http-error.js';
 import { frontProxyUser, type FrontProxy, type FrontProxyUser } from './front-proxy.js';
 import { AGGREGATED_GROUP, AGGREGATED_VERSION } from './group.js';
+import { apiPathOf, attributesOf, GATE_ANSWERS, PREFIX, UI_RESOURCE, type Attributes } from './request-path.js';
 
 /**
  * People's verbs as an aggregated API, so kube-apiserver authenticates the person (whatever their
  * kubeconfig uses) and RBAC reads naturally: `kubectl auth can-i create runs/signal -n team-a`
- * (group api.hyperspool.dev). Each verb is a subresource of a Run, named as its Run is; a request
- * is checked (front-proxy identity, then a SubjectAccessReview on that subresource) and handed on
- * to the operator's own HTTP API as the matching /v1 request, already authorized.
+ * (group api.hyperspool.dev). The operator's /v1 API is served here route for route, in the
+ * namespace of the path (src/operator/aggregated/request-path.ts): a run by its Run's name, its
+ * routes as subresources; a request is checked (front-proxy identity, then a SubjectAccessReview
+ * on the attributes kube-apiserver itself authorized) and handed on as its /v1 request, already
+ * authorized. A route added to the /v1 API needs nothing here, only a rule in the roles that grant it.
  */
-const PREFIX = `/apis/${AGGREGATED_GROUP}/${AGGREGATED_VERSION}`;
 
-/** What each subresource is, for discovery and for the request it becomes. */
-const RUN_VERBS: Record<string, { verb: 'get' | 'create'; method: 'GET' | 'POST'; kind: string }> = {
-  log: { verb: 'get', method: 'GET', kind: 'RunLog' },
-  journal: { verb: 'get', method: 'GET', kind: 'RunJournal' },
+/** The resources kubectl discovers (`kubectl api-resources`, `kubectl auth can-i`); any /v1 route is served, listed or not. */
+const DISCOVERED: { name: string; kind: string; verbs: string[]; namespaced?: false }[] = [
+  { name: 'runs', kind: 'RunRecord', verbs: ['get', 'list', 'create'] },
+  { name: 'runs/log', kind: 'RunLog', verbs: ['get'] },
+  { name: 'runs/journal', kind: 'RunJournal', verbs: ['get'] },
   // runs/NAME/artifacts lists them; runs/NAME/artifacts/ARTIFACT streams one (RBAC sees the subresource).
-  artifacts: { verb: 'get', method: 'GET', kind: 'RunArtifacts' },
-  signal: { verb: 'create', method: 'POST', kind: 'RunSignal' },
-  approve: { verb: 'create', method: 'POST', kind: 'RunApproval' },
-  reject: { verb: 'create', method: 'POST', kind: 'RunApproval' },
-  cancel: { verb: 'create', method: 'POST', kind: 'RunCancel' },
-};
+  { name: 'runs/artifacts', kind: 'RunArtifacts', verbs: ['get'] },
+  { name: 'runs/timeline', kind: 'RunTimeline', verbs: ['get'] },
+  { name: 'runs/shape', kind: 'RunShape', verbs: ['get'] },
+  { name: 'runs/approvals', kind: 'RunApprovals', verbs: ['get'] },
+  { name: 'runs/signal', kind: 'RunSignal', verbs: ['create'] },
+  { name: 'runs/approve', kind: 'RunApproval', verbs: ['create'] },
+  { name: 'runs/reject', kind: 'RunApproval', verbs: ['create'] },
+  { name: 'runs/cancel', kind: 'RunCancel', verbs: ['create'] },
+  { name: 'runs/rerun', kind: 'RunRerun', verbs: ['create'] },
+  { name: 'events', kind: 'Event', verbs: ['create'] },
+  { name: 'workflows', kind: 'WorkflowSummary', verbs: ['list'] },
+  { name: 'handlers', kind: 'HandlerRecord', verbs: ['list'] },
+  { name: 'schedules', kind: 'ScheduleRecord', verbs: ['list'] },
+  { name: 'schedules/trigger', kind: 'ScheduleTrigger', verbs: ['create'] },
+  { name: UI_RESOURCE, kind: 'UiFile', verbs: ['get'], namespaced: false },
+];
 
 export interface AggregatedOptions {
   /** The cluster's front-proxy settings; undefined while they could not be read. */
@@ -40,11 +53,7 @@ export function resourceList(): object {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: `${AGGREGATED_GROUP}/${AGGREGATED_VERSION}`,
-    resources: [
-      { name: 'runs', singularName: 'run', namespaced: true, kind: 'RunRecord', verbs: ['get', 'list'] },
-      ...Object.entries(RUN_VERBS).map(([sub, { verb, kind }]) => ({ name: `runs/${sub}`, singularName: '', namespaced: true, kind, verbs: [verb] })),
-      { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['create'] },
-    ],
+    resources: DISCOVERED.map(({ name, kind, verbs, namespaced }) => ({ name, singularName: name.includes('/') ? '' : name.replace(/s$/, ''), namespaced: namespaced ?? true, kind, verbs })),
   };
 }
 
@@ -76,19 +85,11 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
     res.json(resourceList());
     return true;
   }
-  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent);
-  const [namespaces, namespace = '', resource, name, sub, ...extra] = parts;
-  if (namespaces !== 'namespaces' || !namespace || (extra.length > 0 && sub !== 'artifacts')) throw status(404, 'NotFound', `the server could not find ${req.path}`);
-
-  let attributes: { resource: string; subresource?: string; verb: 'get' | 'list' | 'create'; name?: string };
-  if (resource === 'events' && !name) attributes = { resource: 'events', verb: 'create' };
-  // The runs the store holds in the namespace, those whose Run resource is gone among them.
-  else if (resource === 'runs' && !name) attributes = { resource: 'runs', verb: 'list' };
-  else if (resource === 'runs' && name && !sub) attributes = { resource: 'runs', verb: 'get', name };
-  else if (resource === 'runs' && name && sub && RUN_VERBS[sub]) attributes = { resource: 'runs', subresource: sub, verb: RUN_VERBS[sub].verb, name };
-  else throw status(404, 'NotFound', `the server could not find ${req.path}`);
-  const method = attributes.verb === 'create' ? 'POST' : 'GET';
-  if (req.method !== method) throw status(405, 'MethodNotAllowed', `${req.method} is not supported on ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}; use ${method}`);
+  const attributes = attributesOf(req.method, rest);
+  if (!attributes) throw status(404, 'NotFound', `the server could not find ${req.method} ${req.path}`);
+  const { namespace } = attributes;
+  const answersGate = attributes.resource === 'runs' && GATE_ANSWERS.has(attributes.subresource ?? '');
+  if (answersGate && req.method !== 'POST') throw status(405, 'MethodNotAllowed', `${req.method} is not supported on runs/${attributes.subresource ?? ''}; use POST`);
 
   const proxy = options.frontProxy();
   if (!proxy) throw status(503, 'ServiceUnavailable', "the operator has not read the cluster's front-proxy settings yet (kube-system/extension-apiserver-authentication)");
@@ -98,70 +99,48 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   } catch (error) {
     throw status(401, 'Unauthorized', (error as Error).message);
   }
-  await authorize(options.authorization, user, { ...attributes, namespace });
-
-  if (method === 'POST') req.headers['content-type'] = 'application/json';
-  if (method === 'POST') await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error ? reject(ensureError(error)) : resolve())));
-  const body = (req.body ?? {}) as Record<string, unknown>;
-  if (typeof body !== 'object' || Array.isArray(body)) throw status(400, 'BadRequest', 'the body must be a JSON object');
-  // The namespace in the path is the one RBAC was asked about: a body may not name another.
-  if (body.project !== undefined && body.project !== namespace) throw status(400, 'BadRequest', `the body's project ${String(body.project)} is not the namespace ${namespace}`);
+  await authorize(options.authorization, user, attributes);
 
   const query = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   query.delete('project');
-  let target: string;
-  if (attributes.resource === 'events') {
-    req.body = { ...body, project: namespace };
-    target = '/v1/events';
-  } else if (attributes.verb === 'list') {
-    query.set('project', namespace);
-    target = '/v1/runs';
+  if (namespace === undefined) {
+    // The UI's files: nobody's data, nothing to scope.
+    req.url = apiPathOf(attributes);
   } else {
-    const runId = await options.runIdOf(namespace, attributes.name ?? '');
-    if (!runId) throw status(404, 'NotFound', `runs.hyperspool.dev "${attributes.name ?? ''}" not found in namespace ${namespace}`);
-    const run = `/v1/runs/${encodeURIComponent(runId)}`;
-    switch (attributes.subresource) {
-      case undefined:
-        target = run;
-        break;
-      case 'log':
-        target = `${run}/logs`;
-        break;
-      case 'journal':
-        target = `${run}/journal`;
-        break;
-      case 'artifacts':
-        target = `${run}/artifacts${extra.length > 0 ? `/${encodeURIComponent(extra.join('/'))}` : ''}`;
-        break;
-      case 'signal':
-        target = `${run}/signals`;
-        break;
-      case 'cancel':
-        target = `${run}/cancel`;
-        break;
-      default: {
-        // approve and reject: the gate is named in the body.
-        const job = body.job;
-        if (typeof job !== 'string' || !job) throw status(400, 'BadRequest', `'job' (the gate's job, a string) is required`);
-        // With the form's values, which the gate checks as it does any answer's.
-        req.body = { decision: attributes.subresource, ...(body.values === undefined ? {} : { values: body.values }) };
-        target = `${run}/approvals/${encodeURIComponent(job)}`;
-      }
+    if (['POST', 'PUT', 'PATCH'].includes(req.method)) {
+      req.headers['content-type'] = 'application/json';
+      await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error ? reject(ensureError(error)) : resolve())));
     }
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw status(400, 'BadRequest', 'the body must be a JSON object');
+    // The namespace in the path is the one RBAC was asked about: a body may not name another.
+    if (body.project !== undefined && body.project !== namespace) throw status(400, 'BadRequest', `the body's project ${String(body.project)} is not the namespace ${namespace}`);
+    const runId = attributes.resource === 'runs' && attributes.name ? await options.runIdOf(namespace, attributes.name) : undefined;
+    if (attributes.resource === 'runs' && attributes.name && !runId) throw status(404, 'NotFound', `runs.hyperspool.dev "${attributes.name}" not found in namespace ${namespace}`);
+    // A run's own routes take the project from its id; every other route is scoped to the namespace.
+    if (!runId) {
+      query.set('project', namespace);
+      if (req.method !== 'GET' && req.method !== 'DELETE') req.body = { ...body, project: namespace };
+    }
+    if (answersGate) {
+      // The gate is named in the body; with the form's values, which the gate checks as it does any answer's.
+      const job = body.job;
+      if (typeof job !== 'string' || !job) throw status(400, 'BadRequest', `'job' (the gate's job, a string) is required`);
+      req.body = { decision: attributes.subresource, ...(body.values === undefined ? {} : { values: body.values }), ...(body.via === undefined ? {} : { via: body.via }) };
+      req.url = apiPathOf({ ...attributes, subresource: 'approvals', rest: [job] }, runId);
+    } else {
+      req.url = apiPathOf(attributes, runId);
+    }
+    const search = query.toString();
+    if (search) req.url += `?${search}`;
   }
-  const search = query.toString();
-  req.url = `${target}${search ? `?${search}` : ''}`;
   res.locals.user = user.username;
   // A gate's approvers may name a group the person is in (approval.approvers).
   res.locals.groups = user.groups;
   return false;
 }
 
-async function authorize(
-  authorization: AuthorizationV1Api,
-  user: FrontProxyUser,
-  attributes: { resource: string; subresource?: string; verb: string; name?: string; namespace: string },
-): Promise<void> {
+async function authorize(authorization: AuthorizationV1Api, user: FrontProxyUser, { rest: _rest, ...attributes }: Attributes): Promise<void> {
   const review = await authorization.createSubjectAccessReview({
     body: {
       apiVersion: 'authorization.k8s.io/v1',
@@ -176,7 +155,8 @@ async function authorize(
     },
   });
   if (review.status?.allowed) return;
-  const what = `${attributes.verb} ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}.${AGGREGATED_GROUP}${attributes.name ? ` ${attributes.name}` : ''} in namespace ${attributes.namespace}`;
+  const where = attributes.namespace === undefined ? '' : ` in namespace ${attributes.namespace}`;
+  const what = `${attributes.verb} ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}.${AGGREGATED_GROUP}${attributes.name ? ` ${attributes.name}` : ''}${where}`;
   throw status(403, 'Forbidden', `${user.username} may not ${what}${review.status?.reason ? `: ${review.status.reason}` : ''}`);
 }
 
