@@ -75,11 +75,18 @@ const RUN_FIELDS = {
   }),
 } as const;
 
+/** A Run resource: what `kubectl get run NAME -n NAMESPACE` names. */
+const RUN_RESOURCE = named('RunResource', shape({ name: TEXT, namespace: TEXT }));
+export type RunResource = FromSchema<typeof RUN_RESOURCE>;
+const RUN_OPTIONAL = {
+  resource: { ...RUN_RESOURCE, description: 'on a cluster, the Run resource of this run, which people name it by; absent where it has none (spool dev, a run whose Run was deleted)' },
+} as const;
+
 /** A run as every route shows it, without its script. */
-export const RUN = named('Run', shape(RUN_FIELDS));
+export const RUN = named('Run', shape(RUN_FIELDS, RUN_OPTIONAL));
 export type Run = FromSchema<typeof RUN>;
 /** One run, asked for by its id: with its script, and the runs that reran it. */
-const RUN_WITH_SCRIPT = named('RunWithScript', shape({ ...RUN_FIELDS, script: TEXT, reruns: listOf({ type: 'string', description: 'the runs that reran this one, oldest first' }) }));
+const RUN_WITH_SCRIPT = named('RunWithScript', shape({ ...RUN_FIELDS, script: TEXT, reruns: listOf({ type: 'string', description: 'the runs that reran this one, oldest first' }) }, RUN_OPTIONAL));
 export type RunWithScript = FromSchema<typeof RUN_WITH_SCRIPT>;
 
 const LOG_LINE = named(

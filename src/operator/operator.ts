@@ -9,6 +9,7 @@ import { createApp } from '../server/app.js';
 import { startGateNotifier } from '../server/chat/gates.js';
 import type { ChatSettings } from '../server/chat/settings.js';
 import type { ServerContext } from '../server/context.js';
+import type { RunResource } from '../api/responses.js';
 import { errorHandler } from '../server/http-error.js';
 import { aggregatedApi, statusErrors } from './aggregated/routes.js';
 import { readFrontProxy, type FrontProxy } from './aggregated/front-proxy.js';
@@ -151,8 +152,26 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     const [, namespace = '', key = ''] = runId.split(':');
     return (await resources.names(RUN.plural, namespace, `${LABELS.run}=${key}`).catch(() => []))[0];
   };
+  /** The Run resources of runs, for the API's answers: people know a run by its Run's name. */
+  const runResources = async (runIds: string[]): Promise<Map<string, RunResource>> => {
+    const keysByNamespace = new Map<string, string[]>();
+    for (const runId of runIds) {
+      const [, namespace = '', key = ''] = runId.split(':');
+      keysByNamespace.set(namespace, [...(keysByNamespace.get(namespace) ?? []), key]);
+    }
+    const found = new Map<string, RunResource>();
+    await Promise.all(
+      [...keysByNamespace].map(async ([namespace, keys]) => {
+        // Unanswered (the API server away, RBAC changed): the runs are shown by their keys, as before.
+        const names = await resources.namesByLabel(RUN.plural, namespace, LABELS.run, [...new Set(keys)]).catch(() => new Map<string, string>());
+        for (const [key, name] of names) found.set(runIdOf(namespace, key), { name, namespace });
+      }),
+    );
+    return found;
+  };
   const context: ServerContext = {
     store,
+    runResources,
     env: CLUSTER_ENV,
     defaultProject: 'default',
     now: () => new Date(),

@@ -27,6 +27,26 @@ export class Resources {
     return list.items.map((item) => item.metadata.name ?? '');
   }
 
+  /**
+   * The names of the objects whose `label` has one of `values`, in a namespace, by that value: one
+   * list per 50 values (a set-based selector, kept well inside a request line's length).
+   */
+  async namesByLabel(plural: string, namespace: string, label: string, values: string[]): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    const lists = [];
+    for (let i = 0; i < values.length; i += 50) {
+      const labelSelector = `${label} in (${values.slice(i, i + 50).join(',')})`;
+      lists.push(this.api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, labelSelector }) as Promise<{ items: { metadata: { name?: string; labels?: Record<string, string> } }[] }>);
+    }
+    for (const list of await Promise.all(lists)) {
+      for (const { metadata } of list.items) {
+        const value = metadata.labels?.[label];
+        if (value && metadata.name) names.set(value, metadata.name);
+      }
+    }
+    return names;
+  }
+
   /** Creates the object; an object of that name already there is answered instead (409 is not an error). */
   async create<T extends { metadata: { name?: string } }>(plural: string, namespace: string, body: T): Promise<T> {
     try {

@@ -1,3 +1,4 @@
+import type { RunResource } from '../api/responses.js';
 import type { Store } from '../store/store.js';
 import type { ChatSettings } from './chat/settings.js';
 import type { AgentIdentity, RemotePasses } from './remote-passes.js';
@@ -51,6 +52,11 @@ export interface ServerContext {
   loopbackOnly?: boolean;
   /** Approval gates in Slack and Mattermost (src/server/chat); absent where none is set up. */
   chat?: ChatSettings;
+  /**
+   * The Run resources of these runs, by run id, where runs have them (the operator, which people
+   * name runs by their Run); absent on the dev server.
+   */
+  runResources?(runIds: string[]): Promise<Map<string, RunResource>>;
   /** Remote agents (the operator's pods); absent where passes run in-process. */
   agents?: {
     /** Activity attempts' pods, which report their command's result (absent: no activities here). */

@@ -7,7 +7,7 @@ import type { ServerContext } from './context.js';
 import { badRequest } from './http-error.js';
 import { callerWithGroups } from './caller.js';
 import { runShape } from './run-shape.js';
-import { loadRun, runView } from './runs-routes.js';
+import { loadRun, runViewIn } from './runs-routes.js';
 import { timeline } from './timeline.js';
 import { workflowStats } from './workflow-stats.js';
 import { waitingApprovals } from './waiting-approvals.js';
@@ -25,7 +25,7 @@ export function runPageRoutes(ctx: ServerContext): Router {
   router.get('/runs/:id/timeline', async (req, res) => {
     const run = await load(req.params.id);
     const [entries, times] = await Promise.all([store.readJournal(run.id), store.readJournalTimes(run.id)]);
-    res.json({ run: runView(run), timeline: timeline(entries, times) } satisfies ResponseOf<'GET /runs/:id/timeline'>);
+    res.json({ run: await runViewIn(ctx, run), timeline: timeline(entries, times) } satisfies ResponseOf<'GET /runs/:id/timeline'>);
   });
 
   router.get('/runs/:id/approvals', async (req, res) => {
@@ -52,7 +52,7 @@ export function runPageRoutes(ctx: ServerContext): Router {
     if (decision !== 'approve' && decision !== 'reject') throw badRequest(`'decision' must be approve or reject, not '${decision}'`);
     const via = body.via === 'cli' || body.via === 'page' ? body.via : 'api';
     const { values, approvals } = await answerGate(ctx, run, req.params.job, decision, body.values, callerWithGroups(ctx, res), via);
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), job: req.params.job, decision, values, approvals } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
+    res.json({ run: await runViewIn(ctx, (await store.getRun(run.id)) ?? run), job: req.params.job, decision, values, approvals } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
   });
 
   // Where requests are authorized, a list was authorized for one project (accessOf): only it.

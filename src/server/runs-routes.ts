@@ -13,7 +13,7 @@ import { runsInProcess } from '../common/workflow-file.js';
 import { TERMINAL_STATUSES, type RunRecord, type RunSearch, type RunSort, type RunStatus, type ScriptSource } from '../store/types.js';
 import { object, optionalNumber, optionalText, queryInteger, queryTime, scriptSource, text } from './body.js';
 import type { Store } from '../store/store.js';
-import type { ResponseOf, Run, RunWithScript } from '../api/responses.js';
+import type { ResponseOf, Run, RunResource, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
 import { callerOf } from './caller.js';
 import { HttpError, badRequest, conflict, notFound, unprocessable } from './http-error.js';
@@ -36,6 +36,25 @@ export function runView(run: RunRecord, reruns?: string[]): Run | RunWithScript 
     substate: substateOf(run),
   };
   return reruns ? { ...view, script, reruns } : view;
+}
+
+/** runView of each run, with its Run resource where the server knows them (the operator). */
+export async function runViews(ctx: ServerContext, runs: RunRecord[]): Promise<Run[]> {
+  const resources = runs.length > 0 ? await ctx.runResources?.(runs.map((run) => run.id)) : undefined;
+  return runs.map((run) => withResource(runView(run), resources?.get(run.id)));
+}
+
+/** One run's runView, with its Run resource where the server knows it. */
+export async function runViewIn(ctx: ServerContext, run: RunRecord): Promise<Run> {
+  return withResource(runView(run), await resourceOf(ctx, run.id));
+}
+
+async function resourceOf(ctx: ServerContext, runId: string): Promise<RunResource | undefined> {
+  return (await ctx.runResources?.([runId]))?.get(runId);
+}
+
+function withResource<T extends Run>(view: T, resource: RunResource | undefined): T {
+  return resource ? { ...view, resource } : view;
 }
 
 /** The run a route's path names, or a 404 saying which. */
@@ -88,7 +107,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     );
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.status(created ? 201 : 200).json({ run: runView(run), created } satisfies ResponseOf<'POST /runs'>);
+    res.status(created ? 201 : 200).json({ run: await runViewIn(ctx, run), created } satisfies ResponseOf<'POST /runs'>);
   });
 
   router.get('/runs', async (req, res) => {
@@ -123,12 +142,12 @@ export function runsRoutes(ctx: ServerContext): Router {
     });
     // The counts leave the status out, so each status's chip says what choosing it would show.
     const counts = req.query.counts === 'true' ? { counts: await store.countRuns(search) } : {};
-    res.json({ runs: page.runs.map((run) => runView(run)), next: page.next, ...counts } satisfies ResponseOf<'GET /runs'>);
+    res.json({ runs: await runViews(ctx, page.runs), next: page.next, ...counts } satisfies ResponseOf<'GET /runs'>);
   });
 
   router.get('/runs/:id', async (req, res) => {
     const run = await load(req.params.id);
-    res.json({ run: runView(run, await store.listReruns(run.id)) } satisfies ResponseOf<'GET /runs/:id'>);
+    res.json({ run: withResource(runView(run, await store.listReruns(run.id)), await resourceOf(ctx, run.id)) } satisfies ResponseOf<'GET /runs/:id'>);
   });
 
   // A new run of the same definition, from the top or from a step (engine/rerun.ts); authorized as a submit (access.ts).
@@ -148,7 +167,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     const { run, cancelled } = await rerunRun(store, old, rerun, ctx.now());
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.status(201).json({ run: runView(run) } satisfies ResponseOf<'POST /runs/:id/rerun'>);
+    res.status(201).json({ run: await runViewIn(ctx, run) } satisfies ResponseOf<'POST /runs/:id/rerun'>);
   });
 
   router.post('/runs/:id/cancel', async (req, res) => {
@@ -156,14 +175,14 @@ export function runsRoutes(ctx: ServerContext): Router {
     const cancelled = await cancelRun(store, run.id, ctx.now());
     for (const id of cancelled) ctx.abortPass(id);
     ctx.poke();
-    res.json({ run: runView((await store.getRun(run.id)) ?? run), cancelled: cancelled.length > 0 } satisfies ResponseOf<'POST /runs/:id/cancel'>);
+    res.json({ run: await runViewIn(ctx, (await store.getRun(run.id)) ?? run), cancelled: cancelled.length > 0 } satisfies ResponseOf<'POST /runs/:id/cancel'>);
   });
 
   router.get('/runs/:id/logs', async (req, res) => {
     const run = await load(req.params.id);
     const lines = await store.readLogs(run.id, queryInteger(req.query, 'after', 0, 0, Number.MAX_SAFE_INTEGER));
     const logs = lines.map((line) => ({ ...line, at: line.at.toISOString() }));
-    res.json({ logs, run: runView(run) } satisfies ResponseOf<'GET /runs/:id/logs'>);
+    res.json({ logs, run: await runViewIn(ctx, run) } satisfies ResponseOf<'GET /runs/:id/logs'>);
   });
 
   router.get('/runs/:id/journal', async (req, res) => {

@@ -1,6 +1,6 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { runPath, type ApiError, type Phase } from './api.js';
+import { runPath, type ApiError, type Phase, type Run } from './api.js';
 import { formatDuration, formatFullTime, formatRelative, formatTime } from './format.js';
 import { headingTakesFocus, Link } from './router.js';
 
@@ -65,6 +65,19 @@ export function RunLink({ id, children }: { id: string; children?: ComponentChil
   );
 }
 
+/**
+ * A run in a list: by its Run's name on a cluster (what `kubectl get runs` shows), with its key
+ * beside it, smaller, as the pods' labels and the store name it; by its key elsewhere.
+ */
+export function RunName({ run }: { run: Pick<Run, 'id' | 'resource'> }): JSX.Element {
+  if (!run.resource) return <RunLink id={run.id} />;
+  return (
+    <>
+      <RunLink id={run.id}>{run.resource.name}</RunLink> <span class="run-key">{run.id.split(':').at(-1)}</span>
+    </>
+  );
+}
+
 /** Nothing to show yet, and what to do about it. */
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }): JSX.Element {
   return (
@@ -81,9 +94,9 @@ export function ErrorBox({ error, what }: { error: ApiError; what: string }): JS
     error.status === 0
       ? 'Check that the server is running; this page retries on its own.'
       : error.status === 401
-        ? 'Your credentials were not accepted. On a cluster, open the UI with `spool ui`, which sends your kubeconfig’s token.'
+        ? 'Your credentials were not accepted. On a cluster, open the UI with `spool ui`, which acts as your kubeconfig’s user.'
         : error.status === 403
-          ? 'Ask for access (Kubernetes RBAC on hyperspool.dev resources in this namespace), or open another namespace.'
+          ? 'Ask for access (the view or edit role in this namespace: Kubernetes RBAC on api.hyperspool.dev), or open another namespace with `spool ui -n`.'
           : error.status === 404
             ? 'Check the address; the run may belong to another project or namespace.'
             : 'Try again; if it persists, the server’s log has the details.';

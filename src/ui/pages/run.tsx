@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, ENDED, runPath, type Artifact, type Gate, type LogLine, type ResponseOf, type Run, type RunShape, type TimelineEntry } from '../api.js';
-import { Awaiting, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title, Value } from '../components.js';
+import { Awaiting, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, RunName, Time, Title, Value } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
 import { Approvals } from './approvals.js';
@@ -85,9 +85,11 @@ export function RunPage({ id }: { id: string }): JSX.Element {
   return (
     <article class="run-page" aria-labelledby="page-title" data-ready={loaded ? 'true' : 'false'}>
       <div class="page-head">
-        <Title text={`${short} ${run.status}`}>
+        {/* On a cluster a run is named by its Run (kubectl get run NAME); its key, which its pods' labels carry, beside it. */}
+        <Title text={`${run.resource?.name ?? short} ${run.status}`}>
           <span id="page-title">
-            Run <span class="run-id">{short}</span>
+            Run <span class="run-id">{run.resource?.name ?? short}</span>
+            {run.resource && <span class="run-key"> {short}</span>}
           </span>
         </Title>
         <PhaseBadge phase={run.status} />
@@ -103,6 +105,16 @@ export function RunPage({ id }: { id: string }): JSX.Element {
       )}
       {error && <ErrorBox error={error} what="the latest state (showing the last one loaded)" />}
       <dl class="summary">
+        {run.resource && (
+          <>
+            <dt>Run resource</dt>
+            <dd>
+              <code>
+                {run.resource.namespace}/{run.resource.name}
+              </code>
+            </dd>
+          </>
+        )}
         <dt>Run id</dt>
         <dd>
           <code>{run.id}</code>
@@ -365,7 +377,7 @@ function Children({ runs, parent }: { runs: Run[]; parent: Run }): JSX.Element {
           {runs.map((child) => (
             <tr key={child.id}>
               <td>
-                <RunLink id={child.id} />
+                <RunName run={child} />
               </td>
               <td>{child.workflow.startsWith(prefix) ? child.workflow.slice(prefix.length) : child.workflow}</td>
               <td>

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api, ENDED, type ResponseOf } from '../api.js';
-import { Awaiting, Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
+import { Awaiting, Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunName, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link, type Location } from '../router.js';
 import { FilterBar, PhaseChips, apiQuery, filtered, filtersOf, href, orderOf } from './runs-filters.js';
@@ -68,7 +68,7 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
             {data.runs.map((run) => (
               <tr key={run.id} data-run={run.id}>
                 <td>
-                  <RunLink id={run.id} />
+                  <RunName run={run} />
                 </td>
                 <td class="workflow">{run.workflow}</td>
                 <td>
