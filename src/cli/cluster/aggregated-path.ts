@@ -52,9 +52,10 @@ export async function aggregatedRequest(
   // A gate's answer is approve or reject, as RBAC tells them apart; the gate's job goes in the body.
   if (method === 'POST' && route === 'approvals' && rest.length === 1 && GATE_ANSWERS.has(String(fields.decision))) {
     const { decision, ...answer } = fields;
-    return { method, path: `${run}/${String(decision)}`, body: { job: rest[0], ...answer } };
+    return { method, path: withQuery(`${run}/${String(decision)}`), body: { job: rest[0], ...answer } };
   }
-  const tail = route === undefined ? [] : [SUBRESOURCES[route] ?? route, ...rest];
+  // What follows the subresource (an artifact's name, which may hold slashes) goes as path segments, as kubectl's would.
+  const tail = route === undefined ? [] : [SUBRESOURCES[route] ?? route, ...rest.join('/').split('/').filter(Boolean)];
   return { method, path: withQuery([run, ...tail.map(encodeURIComponent)].join('/')), ...sent };
 }
 

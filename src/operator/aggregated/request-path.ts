@@ -82,10 +82,22 @@ export const RUN_ALIASES: Record<string, string> = { log: 'logs', signal: 'signa
 export const GATE_ANSWERS = new Set(['approve', 'reject']);
 
 /**
- * The /v1 path of a request (without its query): a run's routes by its run id (`runId`, found from
- * the Run's name), everything else as it is named.
+ * The /v1 request of an aggregated one (its path, without the query, and its body): a run's routes
+ * by its run id (`runId`, found from the Run's name), everything else as it is named. An answer to
+ * a gate names the gate in its body (`{job, values}`), which becomes the approvals route's
+ * `{decision, values}`; without a job it is null.
  */
-export function apiPathOf(attributes: Attributes, runId?: string): string {
+export function apiRequestOf(attributes: Attributes, runId: string | undefined, body: Record<string, unknown>): { path: string; body: Record<string, unknown> } | null {
+  if (attributes.resource === 'runs' && GATE_ANSWERS.has(attributes.subresource ?? '')) {
+    const { job, ...answer } = body;
+    if (typeof job !== 'string' || !job) return null;
+    // The rest as it came (values, via), so the approvals route checks it as it checks any answer.
+    return { path: apiPathOf({ ...attributes, subresource: 'approvals', rest: [job] }, runId), body: { ...answer, decision: attributes.subresource } };
+  }
+  return { path: apiPathOf(attributes, runId), body };
+}
+
+function apiPathOf(attributes: Attributes, runId: string | undefined): string {
   const { resource, name, subresource, rest } = attributes;
   if (resource === UI_RESOURCE) return name === UI_INDEX ? '/' : `/assets/${encodeURIComponent(name ?? '')}`;
   const segments = [resource];

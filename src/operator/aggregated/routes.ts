@@ -4,7 +4,7 @@ import { ensureError } from '../../common/errors.js';
 import { BODY_LIMIT, HttpError, utf8Body } from '../../server/http-error.js';
 import { frontProxyUser, type FrontProxy, type FrontProxyUser } from './front-proxy.js';
 import { AGGREGATED_GROUP, AGGREGATED_VERSION } from './group.js';
-import { apiPathOf, attributesOf, GATE_ANSWERS, PREFIX, UI_RESOURCE, type Attributes } from './request-path.js';
+import { apiRequestOf, attributesOf, GATE_ANSWERS, PREFIX, UI_RESOURCE, type Attributes } from './request-path.js';
 
 /**
  * People's verbs as an aggregated API, so kube-apiserver authenticates the person (whatever their
@@ -88,8 +88,7 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
   const attributes = attributesOf(req.method, rest);
   if (!attributes) throw status(404, 'NotFound', `the server could not find ${req.method} ${req.path}`);
   const { namespace } = attributes;
-  const answersGate = attributes.resource === 'runs' && GATE_ANSWERS.has(attributes.subresource ?? '');
-  if (answersGate && req.method !== 'POST') throw status(405, 'MethodNotAllowed', `${req.method} is not supported on runs/${attributes.subresource ?? ''}; use POST`);
+  if (attributes.resource === 'runs' && GATE_ANSWERS.has(attributes.subresource ?? '') && req.method !== 'POST') throw status(405, 'MethodNotAllowed', `${req.method} is not supported on runs/${attributes.subresource ?? ''}; use POST`);
 
   const proxy = options.frontProxy();
   if (!proxy) throw status(503, 'ServiceUnavailable', "the operator has not read the cluster's front-proxy settings yet (kube-system/extension-apiserver-authentication)");
@@ -103,44 +102,37 @@ async function handle(req: Request, res: Response, options: AggregatedOptions): 
 
   const query = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   query.delete('project');
-  if (namespace === undefined) {
-    // The UI's files: nobody's data, nothing to scope.
-    req.url = apiPathOf(attributes);
-  } else {
-    if (['POST', 'PUT', 'PATCH'].includes(req.method)) {
-      req.headers['content-type'] = 'application/json';
-      await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error ? reject(ensureError(error)) : resolve())));
-    }
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw status(400, 'BadRequest', 'the body must be a JSON object');
+  let body: Record<string, unknown> = {};
+  if (namespace !== undefined && ['POST', 'PUT', 'PATCH'].includes(req.method)) {
+    req.headers['content-type'] = 'application/json';
+    await new Promise<void>((resolve, reject) => parseJson(req, res, (error?: unknown) => (error ? reject(ensureError(error)) : resolve())));
+    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw status(400, 'BadRequest', 'the body must be a JSON object');
+    body = req.body as Record<string, unknown>;
     // The namespace in the path is the one RBAC was asked about: a body may not name another.
     if (body.project !== undefined && body.project !== namespace) throw status(400, 'BadRequest', `the body's project ${String(body.project)} is not the namespace ${namespace}`);
-    const runId = attributes.resource === 'runs' && attributes.name ? await options.runIdOf(namespace, attributes.name) : undefined;
-    if (attributes.resource === 'runs' && attributes.name && !runId) throw status(404, 'NotFound', `runs.hyperspool.dev "${attributes.name}" not found in namespace ${namespace}`);
-    // A run's own routes take the project from its id; every other route is scoped to the namespace.
-    if (!runId) {
-      query.set('project', namespace);
-      if (req.method !== 'GET' && req.method !== 'DELETE') req.body = { ...body, project: namespace };
-    }
-    if (answersGate) {
-      // The gate is named in the body; with the form's values, which the gate checks as it does any answer's.
-      const job = body.job;
-      if (typeof job !== 'string' || !job) throw status(400, 'BadRequest', `'job' (the gate's job, a string) is required`);
-      req.body = { decision: attributes.subresource, ...(body.values === undefined ? {} : { values: body.values }), ...(body.via === undefined ? {} : { via: body.via }) };
-      req.url = apiPathOf({ ...attributes, subresource: 'approvals', rest: [job] }, runId);
-    } else {
-      req.url = apiPathOf(attributes, runId);
-    }
-    const search = query.toString();
-    if (search) req.url += `?${search}`;
   }
+  const named = attributes.resource === 'runs' && attributes.name !== undefined && namespace !== undefined;
+  const runId = named ? await options.runIdOf(namespace, attributes.name ?? '') : undefined;
+  if (named && !runId) throw status(404, 'NotFound', `runs.hyperspool.dev "${attributes.name ?? ''}" not found in namespace ${namespace}`);
+  // A run's own routes take the project from its id; every other route is scoped to the namespace
+  // (the UI's files, cluster-scoped, to nothing: they are nobody's data).
+  if (!runId && namespace !== undefined) {
+    query.set('project', namespace);
+    body = { ...body, project: namespace };
+  }
+  const handed = apiRequestOf(attributes, runId, body);
+  if (!handed) throw status(400, 'BadRequest', `'job' (the gate's job, a string) is required`);
+  if (['POST', 'PUT', 'PATCH'].includes(req.method)) req.body = handed.body;
+  const search = query.toString();
+  req.url = `${handed.path}${search ? `?${search}` : ''}`;
   res.locals.user = user.username;
   // A gate's approvers may name a group the person is in (approval.approvers).
   res.locals.groups = user.groups;
   return false;
 }
 
-async function authorize(authorization: AuthorizationV1Api, user: FrontProxyUser, { rest: _rest, ...attributes }: Attributes): Promise<void> {
+async function authorize(authorization: AuthorizationV1Api, user: FrontProxyUser, attributes: Attributes): Promise<void> {
+  const { verb, resource, subresource, name, namespace } = attributes;
   const review = await authorization.createSubjectAccessReview({
     body: {
       apiVersion: 'authorization.k8s.io/v1',
@@ -150,13 +142,12 @@ async function authorize(authorization: AuthorizationV1Api, user: FrontProxyUser
         groups: user.groups,
         ...(user.uid ? { uid: user.uid } : {}),
         ...(Object.keys(user.extra).length > 0 ? { extra: user.extra } : {}),
-        resourceAttributes: { group: AGGREGATED_GROUP, ...attributes },
+        resourceAttributes: { group: AGGREGATED_GROUP, verb, resource, ...(subresource ? { subresource } : {}), ...(name ? { name } : {}), ...(namespace ? { namespace } : {}) },
       },
     },
   });
   if (review.status?.allowed) return;
-  const where = attributes.namespace === undefined ? '' : ` in namespace ${attributes.namespace}`;
-  const what = `${attributes.verb} ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}.${AGGREGATED_GROUP}${attributes.name ? ` ${attributes.name}` : ''}${where}`;
+  const what = `${verb} ${resource}${subresource ? `/${subresource}` : ''}.${AGGREGATED_GROUP}${name ? ` ${name}` : ''}${namespace ? ` in namespace ${namespace}` : ''}`;
   throw status(403, 'Forbidden', `${user.username} may not ${what}${review.status?.reason ? `: ${review.status.reason}` : ''}`);
 }
 
