@@ -2,11 +2,15 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
-import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
+import { chromium, type Browser } from 'playwright-core';
+import type { Run } from '../../src/api/responses.js';
+import { chromiumPath } from '../support/browser.js';
+import { removeTempDirs, spool, startSpool, tempDir, type SpoolResult } from '../support/spool.js';
 import { untilPhase, eventually, exposeOperator, getRun, givenWorkflow, hostAddressForProxy, startCluster, startKubelet, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const SCRIPT = 'spool step a -- echo before\nspool wait signal go\necho after\n';
@@ -27,6 +31,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
   let erin: string;
   /** A person with a client certificate of the cluster's CA and, at first, only get on Runs. */
   let carol: string;
+  let browser: Browser;
 
   beforeAll(async () => {
     cluster = await startCluster('team-g');
@@ -58,9 +63,11 @@ describe('the aggregated API on a real kube-apiserver', () => {
       return Promise.resolve(service.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
     }, 60_000);
     await givenWorkflow(cluster, 'gate', 'gate.sh', SCRIPT);
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 180_000);
 
   afterAll(async () => {
+    await browser?.close();
     await kubelet?.stop();
     await cluster?.stop();
     removeTempDirs();
@@ -90,7 +97,26 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(resources).toMatch(/^events\s+api\.hyperspool\.dev\/v1alpha1\s+true\s+Event$/m);
     const discovery = JSON.parse((await kubectl(erin, 'get', '--raw', '/apis/api.hyperspool.dev/v1alpha1')).stdout) as { resources: { name: string; verbs: string[] }[] };
     expect(discovery.resources.map((r) => `${r.name}:${r.verbs.join(',')}`).sort()).toEqual(
-      ['events:create', 'runs:get,list', 'runs/approve:create', 'runs/artifacts:get', 'runs/cancel:create', 'runs/journal:get', 'runs/log:get', 'runs/reject:create', 'runs/signal:create'].sort(),
+      [
+        'events:create',
+        'runs:get,list,create',
+        'runs/approve:create',
+        'runs/artifacts:get',
+        'runs/cancel:create',
+        'runs/journal:get',
+        'runs/log:get',
+        'runs/reject:create',
+        'runs/signal:create',
+        'runs/timeline:get',
+        'runs/shape:get',
+        'runs/approvals:get',
+        'runs/rerun:create',
+        'workflows:list',
+        'handlers:list',
+        'schedules:list',
+        'schedules/trigger:create',
+        'ui:get',
+      ].sort(),
     );
     expect((await kubectl(erin, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('yes');
     expect((await kubectl(carol, 'auth', 'can-i', 'create', 'runs.api.hyperspool.dev', '--subresource=signal', '-n', 'team-g')).stdout.trim()).toBe('no');
@@ -230,6 +256,140 @@ describe('the aggregated API on a real kube-apiserver', () => {
     const refused = await kubectl(erin, 'create', '--raw', '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/events', '-f', join(dir, 'elsewhere.json'));
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("the body's project team-x is not the namespace team-g");
+  });
+
+  /** `spool ui --port 0 --no-open` as the person of this kubeconfig, in team-g: its loopback address, and what it has said. */
+  const startUi = async (kubeconfig: string): Promise<{ url: string; output(): string; stop(): void }> => {
+    const ui = startSpool(['ui', '--kubeconfig', kubeconfig, '-n', 'team-g', '--port', '0', '--no-open'], { cwd: dir, env: { SPOOL_SERVER: undefined } });
+    void ui.done.then(() => undefined, () => undefined);
+    const url = await eventually('spool ui to serve', () => Promise.resolve(/^(http:\/\/127\.0\.0\.1:\d+)\/runs$/m.exec(ui.output())?.[1] ?? (ui.output().startsWith('spool:') ? Promise.reject(new Error(ui.output())) : undefined)), 30_000);
+    return { url, output: ui.output, stop: () => process.kill(ui.pid, 'SIGTERM') };
+  };
+
+  it("given a person's client-certificate kubeconfig with edit in team-g, when they open spool ui, then the page and every API call it makes answer through the aggregated API, the run page is titled with the Run's name, and its actions act (issue 34, items 1 and 5)", async () => {
+    await whenRunCreated(cluster, 'gate-2', 'gate');
+    await whenRunCreated(cluster, 'release-2', 'release');
+    const gate = await eventually('gate-2 waiting for its signal', async () => {
+      const found = await getRun(cluster, 'gate-2');
+      return found.status?.awaiting === 'signal go' && found.status.runId;
+    }, 60_000);
+    const release = await eventually('release-2 at its gate', async () => {
+      const found = await getRun(cluster, 'release-2');
+      return found.status?.awaiting === 'approval ask' && found.status.runId;
+    }, 60_000);
+    const report = (await getRun(cluster, 'report-1')).status?.runId ?? '';
+    const ui = await startUi(erin);
+    try {
+      const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+        const answer = await fetch(`${ui.url}/v1${path}`, { method, ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }) });
+        const text = await answer.text();
+        expect(answer.ok, `${method} ${path}: ${answer.status} ${text}`).toBe(true);
+        return JSON.parse(text) as T;
+      };
+      const runPath = (id: string): string => `/runs/${encodeURIComponent(id)}`;
+
+      // The run's answer carries its Run; the runs list, searched as the page searches, too.
+      expect((await call<{ run: Run }>('GET', runPath(gate))).run.resource).toEqual({ name: 'gate-2', namespace: 'team-g' });
+      const hour = 3_600_000;
+      const search = new URLSearchParams({ q: 'gate', since: new Date(Date.now() - hour).toISOString(), until: new Date(Date.now() + hour).toISOString(), sort: '-duration', counts: 'true', parent: 'none', limit: '50' });
+      const found = await call<{ runs: Run[]; counts?: Record<string, number> }>('GET', `/runs?${search.toString()}`);
+      expect(found.runs.find((listed) => listed.id === gate)?.resource).toEqual({ name: 'gate-2', namespace: 'team-g' });
+      expect(found.runs.every((listed) => listed.workflow.includes('gate'))).toBe(true);
+      expect(found.counts?.waiting).toBeGreaterThanOrEqual(1);
+      // What the run page reads besides the run, on the pipeline with a gate.
+      expect((await call<{ timeline: unknown[] }>('GET', `${runPath(release)}/timeline`)).timeline.length).toBeGreaterThan(0);
+      expect((await call<{ approvals: { job: string }[] }>('GET', `${runPath(release)}/approvals`)).approvals.map((gateOf) => gateOf.job)).toEqual(['ask']);
+      expect((await call<{ vertices: { id: string }[] }>('GET', `${runPath(release)}/shape`)).vertices.map((vertex) => vertex.id).sort()).toEqual(['ask', 'ship']);
+      expect(await call('GET', `/runs?parent=${encodeURIComponent(release)}&limit=1000`)).toMatchObject({ runs: [] });
+      expect(await call('GET', `${runPath(release)}/logs?after=0`)).toMatchObject({ logs: [] });
+      expect((await call<{ artifacts: { name: string }[] }>('GET', `${runPath(report)}/artifacts`)).artifacts.map((artifact) => artifact.name)).toEqual(['out/report.txt']);
+      const download = await fetch(`${ui.url}/v1${runPath(report)}/artifacts/${encodeURIComponent('out/report.txt')}`);
+      expect(await download.text()).toBe('hello from the run');
+      // The other pages' lists.
+      expect((await call<{ workflows: { workflow: string }[] }>('GET', '/workflows')).workflows.map((workflow) => workflow.workflow)).toContain('release');
+      expect(await call('GET', '/handlers')).toMatchObject({ handlers: expect.any(Array) as unknown });
+      expect(await call('GET', '/schedules')).toMatchObject({ schedules: expect.any(Array) as unknown });
+      // The page's actions: an approval with its form (runs/approve), a cancel, a rerun.
+      const approved = await call<{ approvals: { by: string }[] }>('POST', `${runPath(release)}/approvals/ask`, { decision: 'approve', values: { note: 'from the page' }, via: 'page' });
+      expect(approved.approvals.map((approval) => approval.by)).toEqual(['erin']);
+      expect(await call('POST', `${runPath(release)}/cancel`)).toMatchObject({ cancelled: true });
+      const rerun = await call<{ run: Run }>('POST', `${runPath(report)}/rerun`, {});
+      expect(rerun.run.rerunOf?.runId).toBe(report);
+
+      // The page itself, in a browser: titled with the Run's name, its key beside it; every call it
+      // makes answered (data-ready), and its signal form wakes the run.
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`${ui.url}${runPath(gate)}`);
+      await page.locator('.run-page[data-ready="true"]').waitFor();
+      expect(await page.locator('h1').innerText()).toBe(`Run gate-2 ${gate.split(':').at(-1) ?? ''}`);
+      expect(await page.title()).toBe('gate-2 waiting · Hyperspool');
+      expect(await page.locator('.error').count()).toBe(0);
+      await page.getByLabel('Name').fill('go');
+      await page.getByLabel('Payload (JSON, optional)').fill('"from the page"');
+      await page.getByRole('button', { name: 'Send signal' }).click();
+      await page.locator('.page-head [data-phase="succeeded"]').waitFor({ timeout: 60_000 });
+      await page.goto(`${ui.url}/runs`);
+      const row = page.locator(`table.runs tr[data-run="${gate}"]`);
+      await row.waitFor();
+      expect(await row.locator('td').first().innerText()).toBe(`gate-2 ${gate.split(':').at(-1) ?? ''}`);
+
+      // Another web page cannot act through it as the person, nor a rebound DNS name reach it.
+      const forged = await fetch(`${ui.url}/v1${runPath(gate)}/cancel`, { method: 'POST', headers: { Origin: 'http://evil.example', 'Content-Type': 'application/json' }, body: '{}' });
+      expect(forged.status).toBe(403);
+      expect(await forged.json()).toMatchObject({ error: { code: 'forbidden_origin' } });
+      const rebound = await new Promise<number>((resolve, reject) => {
+        plainRequest(`${ui.url}/runs`, { headers: { Host: 'evil.example' } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(rebound).toBe(403);
+    } finally {
+      ui.stop();
+    }
+  });
+
+  it('given a person the cluster knows but RBAC gives nothing in team-g, when they open spool ui, then the page loads and says, in words, what they may not do; the terminal says it too', async () => {
+    const olga = givenCertificatePerson(cluster, dir, 'olga');
+    const ui = await startUi(olga);
+    try {
+      const refusal = 'User "olga" cannot list resource "runs" in API group "api.hyperspool.dev" in the namespace "team-g"';
+      expect(ui.output()).toContain(refusal);
+      const answer = await fetch(`${ui.url}/v1/runs?limit=5`);
+      expect(answer.status).toBe(403);
+      expect(await answer.json()).toEqual({ error: { code: 'forbidden', message: expect.stringContaining(refusal) as unknown } });
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`${ui.url}/runs`);
+      const error = page.locator('.error');
+      await error.waitFor();
+      expect(await error.innerText()).toContain(refusal);
+      expect(await error.innerText()).toContain('Ask for access (the view or edit role in this namespace');
+      expect(await page.locator('h1').innerText()).toBe('Runs');
+    } finally {
+      ui.stop();
+    }
+  });
+
+  it("given a Handler and a Schedule in team-g, then spool handler list and spool schedule list show them to a person's client certificate and to the admin's", async () => {
+    const hyperspool = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-g' };
+    await cluster.custom.createNamespacedCustomObject({
+      ...hyperspool,
+      plural: 'handlers',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Handler', metadata: { name: 'on-invoice' }, spec: { event: 'invoice.sent', workflowRef: { name: 'gate' } } },
+    });
+    await cluster.custom.createNamespacedCustomObject({
+      ...hyperspool,
+      plural: 'schedules',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'nightly' }, spec: { cron: '0 3 * * *', workflowRef: { name: 'gate' } } },
+    });
+    for (const kubeconfig of [erin, cluster.plane.kubeconfigPath]) {
+      await eventually('the handler listed', async () => (await as(kubeconfig, 'handler', 'list')).output.match(/^on-invoice\s+invoice\.sent\s+gate/m), 30_000);
+      const schedules = await as(kubeconfig, 'schedule', 'list');
+      expect(schedules.code, schedules.output).toBe(0);
+      expect(schedules.output).toMatch(/^nightly\s/m);
+    }
   });
 
   it('believes the user headers only from kube-apiserver: a request to the operator without the front-proxy certificate is refused', async () => {
