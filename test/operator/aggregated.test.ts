@@ -299,7 +299,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
       // What the run page reads besides the run, on the pipeline with a gate.
       expect((await call<{ timeline: unknown[] }>('GET', `${runPath(release)}/timeline`)).timeline.length).toBeGreaterThan(0);
       expect((await call<{ approvals: { job: string }[] }>('GET', `${runPath(release)}/approvals`)).approvals.map((gateOf) => gateOf.job)).toEqual(['ask']);
-      expect((await call<{ vertices: { id: string }[] }>('GET', `${runPath(release)}/shape`)).vertices.map((vertex) => vertex.id).sort()).toEqual(['ask', 'ship']);
+      expect((await call<{ vertices: { name: string }[] }>('GET', `${runPath(release)}/shape`)).vertices.map((vertex) => vertex.name).sort()).toEqual(['ask', 'ship']);
       expect(await call('GET', `/runs?parent=${encodeURIComponent(release)}&limit=1000`)).toMatchObject({ runs: [] });
       expect(await call('GET', `${runPath(release)}/logs?after=0`)).toMatchObject({ logs: [] });
       expect((await call<{ artifacts: { name: string }[] }>('GET', `${runPath(report)}/artifacts`)).artifacts.map((artifact) => artifact.name)).toEqual(['out/report.txt']);

@@ -60,6 +60,8 @@ export async function startUiProxy({ target, port }: UiProxyOptions): Promise<Ui
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
+    // The page comes as text, for answerPage to mend its links.
+    if (outgoing.path === uiFilePath('/')) delete headers['accept-encoding'];
     const payload = outgoing.body === undefined ? undefined : JSON.stringify(outgoing.body);
     if (payload !== undefined) headers['content-type'] = 'application/json';
     const options: RequestOptions & { headers: Record<string, string> } = { method: outgoing.method, headers };
@@ -68,6 +70,7 @@ export async function startUiProxy({ target, port }: UiProxyOptions): Promise<Ui
     const upstream = (url.protocol === 'https:' ? request : plainRequest)(url, options, (answer) => {
       const status = answer.statusCode ?? 502;
       if (api && status >= 400 && answer.headers['content-type']?.includes('json')) return answerApiError(answer, status, res);
+      if (!api && answer.headers['content-type']?.startsWith('text/html')) return answerPage(answer, status, res);
       const passed: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers)) {
         if (value !== undefined && !HOP.has(name)) passed[name] = value;
@@ -122,6 +125,25 @@ function answerApiError(answer: IncomingMessage, status: number, res: ServerResp
     }
     const code = status === 401 ? 'unauthenticated' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : status === 503 ? 'unavailable' : (parsed.reason ?? 'error').toLowerCase();
     refuse(res, status, code, parsed.message ?? `the cluster answered ${status}`);
+  });
+}
+
+/**
+ * The page, with its links set back to this address: kube-apiserver's proxy rewrites the links of
+ * the HTML it proxies to the operator's own address (https://POD-IP:PORT/assets/...), which the
+ * browser could not reach and the page's Content-Security-Policy ('self') refuses.
+ */
+function answerPage(answer: IncomingMessage, status: number, res: ServerResponse): void {
+  let html = '';
+  answer.setEncoding('utf8');
+  answer.on('data', (chunk: string) => (html += chunk));
+  answer.on('end', () => {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !HOP.has(name) && name !== 'content-length' && name !== 'content-encoding') headers[name] = value;
+    }
+    res.writeHead(status, headers);
+    res.end(html.replace(/(href|src)="https?:\/\/[^/"]+\//g, '$1="/'));
   });
 }
 
