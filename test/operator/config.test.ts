@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { RbacAuthorizationV1Api, type V1ClusterRole, type V1Deployment, type V1Role } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type V1ClusterRole, type V1ClusterRoleBinding, type V1Deployment, type V1Role } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/operator/kube/metrics.js';
@@ -52,7 +52,7 @@ describe('config/ on a real kube-apiserver', () => {
   it('given config/default and config/prometheus, when built and applied with a server-side dry run, then the API server accepts every object, and every metric the alerts use is one the operator exports', () => {
     const install = build('config/default');
     expect(install.objects.map((o) => o.kind).sort()).toEqual(
-      ['APIService', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
+      ['APIService', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
     );
     const applied = kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], install.text).stdout;
     for (const object of install.objects) expect(applied).toContain(`${object.metadata.name} serverside-applied (server dry run)`);
@@ -119,13 +119,13 @@ describe('config/ on a real kube-apiserver', () => {
     // namespace, and the service proxy to the operator, by name only.
     const people = (name: string): string[] => grants((rbacObjects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as unknown as V1ClusterRole).rules);
     const crud = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-    const readApi = ['runs', 'runs/log', 'runs/journal', 'runs/artifacts'].map((res) => `api.hyperspool.dev/${res}:get`).concat('api.hyperspool.dev/runs:list');
+    // The aggregated API serves every /v1 route (src/operator/aggregated): view reads them all, edit does them all.
+    const readApi = ['get', 'list'].map((v) => `api.hyperspool.dev/*:${v}`);
     expect(people('hyperspool-edit')).toEqual(
       [
         ...['workflows', 'runs', 'handlers', 'schedules'].flatMap((res) => crud.map((v) => `hyperspool.dev/${res}:${v}`)),
         ...['events', 'state'].flatMap((res) => ['create', 'get', 'list', 'update', 'delete'].map((v) => `hyperspool.dev/${res}:${v}`)),
-        ...['runs/signal', 'runs/approve', 'runs/reject', 'runs/cancel', 'events'].map((res) => `api.hyperspool.dev/${res}:create`),
-        ...readApi,
+        ...['get', 'list', 'create', 'update', 'patch', 'delete'].map((v) => `api.hyperspool.dev/*:${v}`),
       ].sort(),
     );
     expect(people('hyperspool-view')).toEqual(
@@ -138,6 +138,10 @@ describe('config/ on a real kube-apiserver', () => {
     );
     const cli = rbacObjects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'hyperspool-cli') as unknown as V1ClusterRole;
     expect(cli.rules).toEqual([{ apiGroups: [''], resources: ['services/proxy'], resourceNames: ['hyperspool-operator', 'hyperspool-operator:http'], verbs: ['get', 'create'] }]);
+    // spool ui's files, nobody's data, to everyone signed in; nothing else.
+    expect(people('hyperspool-ui')).toEqual(['api.hyperspool.dev/ui:get']);
+    const ui = rbacObjects.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'hyperspool-ui') as unknown as V1ClusterRoleBinding;
+    expect([ui.roleRef.name, ui.subjects]).toEqual(['hyperspool-ui', [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }]]);
 
     // Sufficient: the operator acts only as its ServiceAccount, with config/rbac applied as it is
     // (support/cluster.ts does both for every operator test).
