@@ -263,7 +263,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
     const ui = startSpool(['ui', '--kubeconfig', kubeconfig, '-n', 'team-g', '--port', '0', '--no-open'], { cwd: dir, env: { SPOOL_SERVER: undefined } });
     void ui.done.then(() => undefined, () => undefined);
     const url = await eventually('spool ui to serve', () => Promise.resolve(/^(http:\/\/127\.0\.0\.1:\d+)\/runs$/m.exec(ui.output())?.[1] ?? (ui.output().startsWith('spool:') ? Promise.reject(new Error(ui.output())) : undefined)), 30_000);
-    return { url, output: ui.output, stop: () => process.kill(ui.pid, 'SIGTERM') };
+    return { url, output: () => ui.output(), stop: () => process.kill(ui.pid, 'SIGTERM') };
   };
 
   it("given a person's client-certificate kubeconfig with edit in team-g, when they open spool ui, then the page and every API call it makes answer through the aggregated API, the run page is titled with the Run's name, and its actions act (issue 34, items 1 and 5)", async () => {
