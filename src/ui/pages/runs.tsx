@@ -5,6 +5,7 @@ import { Awaiting, Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunName
 import { useNow, usePoll } from '../hooks.js';
 import { Link, type Location } from '../router.js';
 import { FilterBar, PhaseChips, apiQuery, filtered, filtersOf, href, orderOf } from './runs-filters.js';
+import { BulkBar, RowCheck, useSelection } from './runs-bulk.js';
 
 const PAGE_SIZE = 50;
 
@@ -14,8 +15,9 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
   // The key leaves out the time a span back from now is counted from: each read counts it anew.
   const key = apiQuery(filters, before, PAGE_SIZE, 0);
   // The first page follows new runs as they come; an older page holds still while it is read.
-  const { data, error } = usePoll(() => api.get<ResponseOf<'GET /runs'>>(`/runs?${apiQuery(filters, before, PAGE_SIZE, Date.now())}`), [key], 2000, () => !before);
+  const { data, error, reload } = usePoll(() => api.get<ResponseOf<'GET /runs'>>(`/runs?${apiQuery(filters, before, PAGE_SIZE, Date.now())}`), [key], 2000, () => !before);
   const now = useNow();
+  const selection = useSelection(data?.runs.map((run) => run.id) ?? [], key);
   useEffect(() => {
     if (data) performance.mark('spool:runs-rendered');
   }, [Boolean(data)]);
@@ -49,11 +51,15 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
           )}
         </Empty>
       )}
+      {data && data.runs.length > 0 && <BulkBar runs={data.runs} selection={selection} onDone={reload} />}
       {data && data.runs.length > 0 && (
         <table class="runs">
           <caption class="visually-hidden">Runs, {orderOf(filters.sort)}</caption>
           <thead>
             <tr>
+              <th scope="col" class="pick-col">
+                <span class="visually-hidden">Selected</span>
+              </th>
               <th scope="col">Run</th>
               <th scope="col">Workflow</th>
               <th scope="col">Phase</th>
@@ -67,6 +73,9 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
           <tbody>
             {data.runs.map((run) => (
               <tr key={run.id} data-run={run.id}>
+                <td class="pick-col">
+                  <RowCheck id={run.id} selection={selection} />
+                </td>
                 <td>
                   <RunName run={run} />
                 </td>
