@@ -149,6 +149,7 @@ export const API_ROUTES = [
     values: ['values'],
   },
   { method: 'GET', path: '/workflows', query: project },
+  { method: 'GET', path: '/workflows/:name', query: project },
   {
     method: 'GET',
     path: '/workflows/:name/stats',

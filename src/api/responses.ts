@@ -316,6 +316,16 @@ export const RESPONSES = {
     bucketMs: { type: 'integer', description: 'how long each slice of the window is' },
     buckets: listOf(RUN_STATS_BUCKET),
     durations: nullable({ ...DURATIONS, description: "created to finished, of the window's finished runs; null when none finished" }),
+  'GET /workflows/:name': shape({
+    workflow: WORKFLOW,
+    source: named('WorkflowSource', shape({
+      workflow: TEXT,
+      interpreter: TEXT,
+      script: { type: 'string', description: 'the script or document its last run ran' },
+      cwd: nullable({ type: 'string', description: 'where its last run was submitted from (spool dev)' }),
+      project: TEXT,
+    })),
+    form: nullable({ ...listOf(FORM_FIELD), description: 'a field per declared input; null: it declares no typed inputs, so its input is JSON' }),
   }),
   'POST /events': shape({ event: EVENT, runs: listOf({ type: 'string', description: 'the runs its handlers started' }) }),
   'GET /handlers': shape({ handlers: listOf(HANDLER) }),

@@ -1,14 +1,19 @@
-import { toApprovers, toRate, toRetry, positiveDuration } from '../pipeline/convert.js';
+import { toApprovers, toField, toRate, toRetry, positiveDuration } from '../pipeline/convert.js';
+import type { FormField } from '../pipeline/types.js';
+import type { RawFormField } from '../pipeline/raw.js';
 import { PipelineProblem, type DocumentPath } from '../pipeline/problem.js';
 import type { ExprValue, Graph, GraphNode, NodeType } from './types.js';
 
 /** The document as schema.json accepts it, before convert.ts expands shorthands. */
 export interface RawGraph {
   name?: string;
-  input?: Record<string, { description?: string; default?: unknown }>;
+  input?: Record<string, RawInput>;
   nodes: RawNode[];
   outputs?: Record<string, ExprValue>;
 }
+
+/** A declared input: a description and a default, and, for a typed form, a form field's type, bounds and options. */
+type RawInput = { description?: string; default?: unknown } & Partial<Omit<RawFormField, 'label' | 'default'>>;
 
 interface RawNode {
   id: string;
@@ -41,7 +46,25 @@ export function toGraph(raw: RawGraph): Graph {
   });
   const inputDefaults: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(raw.input ?? {})) if (spec.default !== undefined) inputDefaults[key] = spec.default;
-  return { name: raw.name ?? null, inputDefaults, nodes: raw.nodes.map(toNode), outputs: raw.outputs ?? {} };
+  return { name: raw.name ?? null, inputDefaults, inputForm: toInputForm(raw.input ?? {}), nodes: raw.nodes.map(toNode), outputs: raw.outputs ?? {} };
+}
+
+const FIELD_TYPES = ['string', 'number', 'boolean'];
+
+/**
+ * The form that starts a run (docs/graphs.md): a field per declared input, typed by its `type` or
+ * else by its default's. An input of neither (no type, an object or list default) has no field, so
+ * the graph has no typed form, and a person gives its input as JSON.
+ */
+function toInputForm(inputs: Record<string, RawInput>): FormField[] | null {
+  const form: FormField[] = [];
+  for (const [name, spec] of Object.entries(inputs)) {
+    const type = spec.type ?? typeof spec.default;
+    if (!FIELD_TYPES.includes(type)) return null;
+    const { description, default: fallback, ...field } = spec;
+    form.push(toField(name, { ...field, type: type as RawFormField['type'], ...(description ? { label: description } : {}), ...(fallback === undefined ? {} : { default: fallback as RawFormField['default'] }) }, ['input', name]));
+  }
+  return form.length > 0 ? form : null;
 }
 
 function toNode(raw: RawNode, index: number): GraphNode {

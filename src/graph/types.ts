@@ -1,5 +1,5 @@
 /** A graph document after validation (see schema.json and docs/graphs.md). */
-import type { Retry } from '../pipeline/types.js';
+import type { FormField, Retry } from '../pipeline/types.js';
 
 export const NODE_TYPES = ['http', 'script', 'call', 'approval', 'wait', 'sleep'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -36,6 +36,8 @@ export interface Graph {
   name: string | null;
   /** Declared inputs' defaults, used where the run's input leaves a key out. */
   inputDefaults: Record<string, unknown>;
+  /** The typed form its declared inputs make (convert.ts), or null: its input is given as JSON. */
+  inputForm: FormField[] | null;
   /** In document order. */
   nodes: GraphNode[];
   outputs: Record<string, ExprValue>;

@@ -87,6 +87,11 @@ export function toApprovers(raw: NonNullable<NonNullable<RawJob['approval']>['ap
 function toFormField(name: string, raw: RawFormField, path: DocumentPath): FormField {
   if (GATE_OUTPUTS.includes(name))
     throw new PipelineProblem(`form field '${name}' would hide the gate's own output of that name; pick another name`, path);
+  return toField(name, raw, path);
+}
+
+/** A typed field of a form (an approval's, or a graph's declared inputs): its default fits its type, options and bounds. */
+export function toField(name: string, raw: RawFormField, path: DocumentPath): FormField {
   if (raw.options && raw.type !== 'string')
     throw new PipelineProblem(`'options' belongs to a field of type string, not ${raw.type}`, [...path, 'options']);
   const fallback = raw.default ?? null;

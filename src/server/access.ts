@@ -29,7 +29,8 @@ export function accessOf(req: Request, defaultProject: string): Access | null {
       if (!id) return { verb: 'list', resource: collection, project };
       return { verb: read ?? (req.method === 'DELETE' ? 'delete' : 'update'), resource: collection, project, name: id };
     case 'workflows':
-      return { verb: 'list', resource: 'workflows', project };
+      // One workflow's answer holds its script, as a run's does; its stats are counts, as the list's.
+      return id && parts.length === 2 ? { verb: 'get', resource: 'workflows', project, name: id } : { verb: 'list', resource: 'workflows', project };
     // The gates waiting across the project's runs: as reading its runs.
     case 'approvals':
       return { verb: 'list', resource: 'runs', project };

@@ -4,17 +4,19 @@ import type { ResponseOf } from '../api/responses.js';
 import { answerGate, listGates } from './approvals.js';
 import { object, text } from './body.js';
 import type { ServerContext } from './context.js';
-import { badRequest } from './http-error.js';
+import { badRequest, notFound, unprocessable } from './http-error.js';
 import { callerWithGroups } from './caller.js';
 import { runShape } from './run-shape.js';
 import { loadRun, runViewIn } from './runs-routes.js';
 import { timeline } from './timeline.js';
 import { workflowStats } from './workflow-stats.js';
 import { waitingApprovals } from './waiting-approvals.js';
+import { startForm } from '../workflow-file/start-form.js';
 
 /**
  * What the run page reads besides the run itself (docs/api.md): its timeline, its shape, its approval gates
- * (and answering them), and the workflows runs were started from, with each one's runs over time.
+ * (and answering them), and the workflows runs were started from, with each one's runs over time and
+ * what starts another run of it.
  */
 export function runPageRoutes(ctx: ServerContext): Router {
   const router = Router();
@@ -70,6 +72,19 @@ export function runPageRoutes(ctx: ServerContext): Router {
 
   router.get('/workflows/:name/stats', async (req, res) => {
     res.json((await workflowStats(store, req, projectOf(req), ctx.now())) satisfies ResponseOf<'GET /workflows/:name/stats'>);
+  });
+
+  // What the page's Start run needs: the workflow as its last run ran it, and the form its declared inputs make.
+  router.get('/workflows/:name', async (req, res) => {
+    const found = (await store.listWorkflows(projectOf(req))).find((workflow) => workflow.name === req.params.name);
+    const last = found && (await store.getRun(found.lastRun.id));
+    if (!found || !last) throw notFound(`workflow ${req.params.name}`);
+    const source = { workflow: last.workflow, interpreter: last.interpreter, script: last.script, cwd: last.cwd, project: last.project };
+    res.json({
+      workflow: { ...found, lastRun: { ...found.lastRun, createdAt: found.lastRun.createdAt.toISOString() } },
+      source,
+      form: unprocessable('invalid_workflow', () => startForm(source)),
+    } satisfies ResponseOf<'GET /workflows/:name'>);
   });
 
   return router;

@@ -135,6 +135,13 @@ describe("the API's answers are the shapes src/api/responses.ts declares", { tim
     const backwards = await call<{ error: { message: string } }>('GET /workflows/:name/stats', { name: 'shapes.sh' }, undefined, '?since=2026-12-06&until=2026-12-05');
     expect([backwards.status, backwards.json.error.message]).toEqual([400, "'since' (2026-12-06T00:00:00.000Z) must be before 'until' (2026-12-05T00:00:00.000Z)"]);
     expect((await call('GET /workflows/:name/stats', { name: 'shapes.sh' }, undefined, '?since=2020-01-01&until=2026-01-01')).status).toBe(400);
+    expect((await call<{ form: unknown }>('GET /workflows/:name', { name: 'shapes.sh' })).json.form).toBeNull();
+    // A graph's typed inputs make its start form.
+    const graph = { workflow: 'shapes-graph.yaml', interpreter: 'graph', script: 'input:\n  n: { type: number, min: 1, required: true }\nnodes:\n  - { id: a, type: sleep, config: { duration: 1ms } }\n' };
+    expect((await call('POST /runs', {}, { ...graph, input: { n: 2 } })).status).toBe(201);
+    const started = await call<{ form: { name: string; type: string; min: number }[] }>('GET /workflows/:name', { name: 'shapes-graph.yaml' });
+    expect(started.json.form).toEqual([{ name: 'n', type: 'number', label: 'n', required: true, default: null, options: null, min: 1, max: null }]);
+    expect((await call('GET /workflows/:name', { name: 'no-such.sh' })).status).toBe(404);
     expect((await call('GET /runs/:id', { id: 'dev:default:run-0000000000000000' })).status).toBe(404);
   });
 

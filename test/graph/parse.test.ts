@@ -63,6 +63,22 @@ describe('a graph document', () => {
     expect(graph.inputDefaults).toEqual({ order: 'o-1' });
   });
 
+  it('given declared inputs, then each typed one, or one with a plain default, is a field of the start form; one with neither leaves the form to JSON', () => {
+    const sleep = '  - { id: a, type: sleep, config: { duration: 1s } }';
+    const typed = parseGraph(doc('input:', '  order: { description: Order, type: string, required: true }', '  amount: { type: number, min: 1, max: 500, default: 10 }', '  region: { options: [eu, us], default: eu }', '  rush: { default: false }', 'nodes:', sleep), 'g.yaml');
+    expect(typed.inputForm).toEqual([
+      { name: 'order', type: 'string', label: 'Order', required: true, default: null, options: null, min: null, max: null },
+      { name: 'amount', type: 'number', label: 'amount', required: false, default: 10, options: null, min: 1, max: 500 },
+      { name: 'region', type: 'string', label: 'region', required: false, default: 'eu', options: ['eu', 'us'], min: null, max: null },
+      { name: 'rush', type: 'boolean', label: 'rush', required: false, default: false, options: null, min: null, max: null },
+    ]);
+    expect(typed.inputDefaults).toEqual({ amount: 10, region: 'eu', rush: false });
+    expect(parseGraph(doc('input:', '  order: { default: o-1 }', '  items: { default: [1, 2] }', 'nodes:', sleep), 'g.yaml').inputForm).toBeNull();
+    expect(parseGraph(doc('input:', '  order: { description: the order }', 'nodes:', sleep), 'g.yaml').inputForm).toBeNull();
+    expect(parseGraph(doc('nodes:', sleep), 'g.yaml').inputForm).toBeNull();
+    expect(refusal(doc('input:', '  n: { type: number, max: 5, default: 9 }', 'nodes:', sleep))).toBe("UsageError: g.yaml:2:39: the default of form field 'n' (9) is outside its bounds (… to 5)");
+  });
+
   const node = (...lines: string[]) => doc('nodes:', ...lines);
   const CASES: [string, string, string][] = [
     ['not a map', '[1, 2]\n', "g.yaml:1:1: expected a graph: a map with nodes"],

@@ -5,15 +5,17 @@ import { RunLink, Time } from '../components.js';
 import { formatDuration } from '../format.js';
 import { approvalCount } from '../../api/approval-count.js';
 
-type Values = Record<string, string | number | boolean>;
+export type Values = Record<string, string | number | boolean>;
 
-function initial(form: FormField[]): Values {
+/** A form's values before anyone types: each field's default, or empty. */
+export function initial(form: FormField[]): Values {
   const values: Values = {};
   for (const field of form) values[field.name] = field.default ?? (field.type === 'boolean' ? false : '');
   return values;
 }
 
-function Field({ field, gateRun, value, onChange }: { field: FormField; gateRun: string; value: string | number | boolean; onChange: (value: string | number | boolean) => void }): JSX.Element {
+/** One typed field (string, number with bounds, boolean, a choice of options), labelled, marked when required. */
+export function Field({ field, gateRun, value, onChange }: { field: FormField; gateRun: string; value: string | number | boolean; onChange: (value: string | number | boolean) => void }): JSX.Element {
   // By the gate's run too: the Approvals page shows the forms of many gates at once.
   const id = `field-${gateRun}-${field.name}`;
   const label = (

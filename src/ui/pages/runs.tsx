@@ -5,6 +5,7 @@ import { Awaiting, Code, Duration, Empty, ErrorBox, Loading, PhaseBadge, RunName
 import { useNow, usePoll } from '../hooks.js';
 import { Link, type Location } from '../router.js';
 import { FilterBar, PhaseChips, apiQuery, filtered, filtersOf, href, orderOf } from './runs-filters.js';
+import { EmitEvent } from './emit-event.js';
 import { BulkBar, RowCheck, useSelection } from './runs-bulk.js';
 
 const PAGE_SIZE = 50;
@@ -34,6 +35,7 @@ export function RunsPage({ location }: { location: Location }): JSX.Element {
           </span>
         )}
       </div>
+      <EmitEvent />
       <FilterBar filters={filters} />
       <PhaseChips filters={filters} counts={data?.counts} />
       {error && <ErrorBox error={error} what="the runs" />}

@@ -1,12 +1,15 @@
 import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
 import { api, type ResponseOf } from '../api.js';
 import { Code, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
+import { StartRun } from './start-run.js';
 
 export function WorkflowsPage(): JSX.Element {
   const { data, error } = usePoll(() => api.get<ResponseOf<'GET /workflows'>>('/workflows'), [], 5000, () => true);
   const now = useNow();
+  const [starting, setStarting] = useState<string | null>(null);
   return (
     <section aria-labelledby="page-title">
       <Title text="Workflows">
@@ -22,8 +25,9 @@ export function WorkflowsPage(): JSX.Element {
           </p>
         </Empty>
       )}
+      {starting && <StartRun name={starting} key={starting} onClose={() => setStarting(null)} />}
       {data && data.workflows.length > 0 && (
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Workflow</th>
@@ -31,6 +35,9 @@ export function WorkflowsPage(): JSX.Element {
               <th scope="col" class="num">Runs</th>
               <th scope="col">Last run</th>
               <th scope="col">Started</th>
+              <th scope="col">
+                <span class="visually-hidden">Start</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -48,6 +55,11 @@ export function WorkflowsPage(): JSX.Element {
                 </td>
                 <td>
                   <Time iso={workflow.lastRun.createdAt} relative now={now} />
+                </td>
+                <td>
+                  <button type="button" onClick={() => setStarting(workflow.name)}>
+                    Start run…<span class="visually-hidden"> ({workflow.name})</span>
+                  </button>
                 </td>
               </tr>
             ))}
