@@ -316,6 +316,7 @@ export const RESPONSES = {
     bucketMs: { type: 'integer', description: 'how long each slice of the window is' },
     buckets: listOf(RUN_STATS_BUCKET),
     durations: nullable({ ...DURATIONS, description: "created to finished, of the window's finished runs; null when none finished" }),
+  }),
   'GET /workflows/:name': shape({
     workflow: WORKFLOW,
     source: named('WorkflowSource', shape({

@@ -7,7 +7,7 @@ import { accessOf } from '../../src/server/access.js';
 const request = (method: string, path: string): Request => ({ method, path, body: {}, query: {} }) as unknown as Request;
 
 describe('the access the workflows routes need', () => {
-  it('listing them, or one's stats, is list workflows; one workflow, whose answer holds its script, is get workflows with its name', () => {
+  it("listing them, or one workflow's stats, is list workflows; one workflow, whose answer holds its script, is get workflows with its name", () => {
     expect(accessOf(request('GET', '/workflows'), 'default')).toEqual({ verb: 'list', resource: 'workflows', project: 'default' });
     expect(accessOf(request('GET', '/workflows/refund.yaml/stats'), 'default')).toEqual({ verb: 'list', resource: 'workflows', project: 'default' });
     expect(accessOf(request('GET', '/workflows/refund.yaml'), 'default')).toEqual({ verb: 'get', resource: 'workflows', project: 'default', name: 'refund.yaml' });
