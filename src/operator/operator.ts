@@ -174,6 +174,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     runResources,
     env: CLUSTER_ENV,
     defaultProject: 'default',
+    triggersAreResources: true,
     now: () => new Date(),
     poke: () => controllers?.poke(),
     abortPass: (runId) => controllers?.abortPass(runId),

@@ -50,6 +50,11 @@ export interface ServerContext {
    * changes anything are refused.
    */
   loopbackOnly?: boolean;
+  /**
+   * On a cluster, Handlers and Schedules are resources the operator reconciles into the store: the
+   * API refuses to set, delete, suspend or resume them there, saying what to do with kubectl instead.
+   */
+  triggersAreResources?: boolean;
   /** Approval gates in Slack and Mattermost (src/server/chat); absent where none is set up. */
   chat?: ChatSettings;
   /**

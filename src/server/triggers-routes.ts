@@ -7,7 +7,7 @@ import { object, optionalNumber, optionalText, queryInteger, scriptSource, text 
 import type { Handler, ResponseOf, RunSummary, Schedule } from '../api/responses.js';
 import type { HandlerRecord, RunSummary as RunSummaryRecord, ScheduleRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
-import { badRequest, notFound, unprocessable } from './http-error.js';
+import { badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
 /** A stored handler as the list shows it (the store reads every field; its type leaves `runner` optional for writers). */
 const handlerView = (handler: HandlerRecord): Handler => ({ ...handler, runner: handler.runner ?? null });
@@ -79,14 +79,28 @@ export function triggersRoutes(ctx: ServerContext): Router {
     } satisfies ResponseOf<'GET /handlers/:name/events'>);
   });
 
-  router.put('/handlers/:name', async (req, res) => {
+  /**
+   * On a cluster the Handler or Schedule resource says what there is (the operator writes the store
+   * from it): a change made here would be overwritten, or would leave `kubectl get` saying otherwise.
+   */
+  const resourceOnCluster = (instead: (name: string) => string) => (req: Request<{ name: string }>, _res: Response, next: () => void) => {
+    if (!ctx.triggersAreResources) return next();
+    throw conflict('managed_by_resource', `on a cluster, ${instead(req.params.name)}`);
+  };
+  const handlerResource = resourceOnCluster((name) => `handler ${name} is a Handler resource: kubectl apply or delete it (docs/crds.md)`);
+  const scheduleResource = resourceOnCluster((name) => `schedule ${name} is a Schedule resource: kubectl apply or delete it (docs/crds.md)`);
+  const scheduleSuspension = resourceOnCluster(
+    (name) => `a Schedule's spec.suspend says whether it ticks: kubectl patch schedule ${name} --type merge -p '{"spec":{"suspend":true}}' (false to resume)`,
+  );
+
+  router.put('/handlers/:name', handlerResource, async (req, res) => {
     const body = object(req.body);
     const handler = { project: projectOf(body.project), name: req.params.name, eventType: text(body, 'eventType'), ...scriptSource(body) };
     await store.putHandler(handler);
     res.json({ handler } satisfies ResponseOf<'PUT /handlers/:name'>);
   });
 
-  router.delete('/handlers/:name', async (req, res) => {
+  router.delete('/handlers/:name', handlerResource, async (req, res) => {
     if (!(await store.deleteHandler(projectOf(req.query.project), req.params.name))) throw notFound(`handler ${req.params.name}`);
     res.json({ deleted: req.params.name } satisfies ResponseOf<'DELETE /handlers/:name'>);
   });
@@ -101,7 +115,7 @@ export function triggersRoutes(ctx: ServerContext): Router {
     res.json({ schedules: await schedulesOf(projectOf(req.query.project)) } satisfies ResponseOf<'GET /schedules'>);
   });
 
-  router.put('/schedules/:name', async (req, res) => {
+  router.put('/schedules/:name', scheduleResource, async (req, res) => {
     const body = object(req.body);
     const everyMs = optionalNumber(body, 'everyMs', 1);
     const cron = optionalText(body, 'cron');
@@ -120,7 +134,7 @@ export function triggersRoutes(ctx: ServerContext): Router {
     res.json({ schedule: { ...schedule, nextAt: schedule.nextAt.toISOString() } } satisfies ResponseOf<'PUT /schedules/:name'>);
   });
 
-  router.delete('/schedules/:name', async (req, res) => {
+  router.delete('/schedules/:name', scheduleResource, async (req, res) => {
     if (!(await store.deleteSchedule(projectOf(req.query.project), req.params.name))) throw notFound(`schedule ${req.params.name}`);
     res.json({ deleted: req.params.name } satisfies ResponseOf<'DELETE /schedules/:name'>);
   });
@@ -143,8 +157,8 @@ export function triggersRoutes(ctx: ServerContext): Router {
     if (!schedule) throw notFound(`schedule ${name}`);
     res.json({ schedule } satisfies ResponseOf<'POST /schedules/:name/suspend'>);
   };
-  router.post('/schedules/:name/suspend', suspension((project, name) => store.suspendSchedule(project, name, ctx.now())));
-  router.post('/schedules/:name/resume', suspension((project, name) => resumeSchedule(store, project, name, ctx.now())));
+  router.post('/schedules/:name/suspend', scheduleSuspension, suspension((project, name) => store.suspendSchedule(project, name, ctx.now())));
+  router.post('/schedules/:name/resume', scheduleSuspension, suspension((project, name) => resumeSchedule(store, project, name, ctx.now())));
 
   router.get('/state/:entity', async (req, res) => {
     res.json({ cells: await store.listCells(projectOf(req.query.project), `entity:${req.params.entity}`) } satisfies ResponseOf<'GET /state/:entity'>);
