@@ -45,11 +45,12 @@ export default tseslint.config(
           },
           {
             // The web UI is bundled for a browser (scripts/build-ui.mjs): of the rest of src, only
-            // the API's answers, which are plain schemas and the types derived from them, and how a
-            // gate's approval count reads (one plain function the CLI and chat messages share).
+            // the API's answers, which are plain schemas and the types derived from them, how a
+            // gate's approval count reads (one plain function the CLI and chat messages share), and
+            // which calls a rerun may start from (one list the engine shares).
             target: './src/ui',
             from: './src',
-            except: ['./ui', './api/responses.ts', './api/from-schema.ts', './api/approval-count.ts'],
+            except: ['./ui', './api/responses.ts', './api/from-schema.ts', './api/approval-count.ts', './api/rerun-from.ts'],
             message: "the web UI imports only src/ui and the API's answers (src/api/responses.ts)",
           },
           {

@@ -1,10 +1,9 @@
+import { RERUN_FROM_VERBS } from '../api/rerun-from.js';
 import { TerminalError } from '../common/errors.js';
 import type { Store } from '../store/store.js';
 import type { JournalEntry, RunRecord, ScriptSource } from '../store/types.js';
 import { submitRun, type Admitted, type Submission } from './admission.js';
 
-/** The calls a rerun can start from: a script's steps and an SDK's step functions. */
-const STEP_VERBS = ['step', 'step_fn'];
 
 export interface Rerun {
   /** The step to rerun from: the journal before its first call is copied; null reruns from the top. */
@@ -56,9 +55,9 @@ export async function rerunRun(store: Store, old: RunRecord, rerun: Rerun, now: 
  */
 export function rerunStart(old: Source, journal: Call[], fromStep: string): number {
   const calls = journal.filter((entry) => entry.kind === 'call');
-  const first = calls.find((entry) => STEP_VERBS.includes(entry.verb) && entry.name === fromStep);
+  const first = calls.find((entry) => RERUN_FROM_VERBS.includes(entry.verb) && entry.name === fromStep);
   if (!first) {
-    const steps = [...new Set(calls.filter((entry) => STEP_VERBS.includes(entry.verb)).map((entry) => entry.name))];
+    const steps = [...new Set(calls.filter((entry) => RERUN_FROM_VERBS.includes(entry.verb)).map((entry) => entry.name))];
     const reached = steps.length > 0 ? `it reached ${steps.join(', ')}` : 'it reached no step';
     // The script names it but the run never got there (it failed or waits before it), or no such step.
     if (mentions(old.script, fromStep)) throw refuse('step_not_reached', `step '${fromStep}' never ran in ${old.id}: ${reached}`);

@@ -87,6 +87,28 @@ describe('spool rerun of a spool dev run', () => {
     expect(((await getRun(dev.url, oldId)) as RunWithScript).reruns).toEqual([newId, again.id]);
   }, 300_000);
 
+  it('from a failed activity: it is retried in a new run, with an activity id of its own, and the step before it is the old run\'s', async () => {
+    const dir = tempDir();
+    const count = join(dir, 'count');
+    writeFiles(dir, {
+      'probe.sh': `spool step before -- sh -c 'echo ran >> ${count}'\nspool activity run probe --requires shell -- sh -c 'test -f up || exit 5; echo probed'\nspool step after -- echo after\n`,
+    });
+    const oldId = await submit(dev.url, dir, 'probe.sh');
+    await waitForRun(dev.url, oldId, ['failed']);
+    const oldJournal = await journalOf(dev.url, oldId);
+    writeFileSync(join(dir, 'up'), '');
+
+    const rerun = await cli(dev.url, dir, ['rerun', oldId, '--from-step', 'probe']);
+    expect(rerun.code, rerun.output).toBe(0);
+    const newId = rerun.output.trim();
+    await waitForRun(dev.url, newId, ['succeeded']);
+    expect(readFileSync(count, 'utf8')).toBe('ran\n');
+    const activityOf = (journal: JournalView[]) => journal.find((entry) => entry.verb === 'activity.run' && entry.kind === 'call')?.data.activityId;
+    expect(activityOf(await journalOf(dev.url, newId))).toBe(`${newId}/probe`);
+    expect(activityOf(oldJournal)).toBe(`${oldId}/probe`);
+    expect(await journalOf(dev.url, oldId)).toEqual(oldJournal);
+  });
+
   it('--latest runs the workflow file as it is now; without it, the script the old run was pinned to', async () => {
     const dir = tempDir();
     writeFiles(dir, { 'wf.sh': 'spool output set v "$(spool step one -- echo old)"\n' });

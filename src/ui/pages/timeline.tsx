@@ -1,5 +1,6 @@
 import { Component, type JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { RERUN_FROM_VERBS } from '../../api/rerun-from.js';
 import type { Run, TimelineEntry } from '../api.js';
 import { Empty, RunLink, Value } from '../components.js';
 import { formatClock, formatDuration, formatFullTime, plural } from '../format.js';
@@ -100,8 +101,8 @@ interface SliceProps {
   onRerun: ((step: string) => void) | undefined;
 }
 
-/** The calls a rerun can start from (engine/rerun.ts): a step's first call. */
-const rerunsFrom = (entry: TimelineEntry): boolean => (entry.verb === 'step' || entry.verb === 'step_fn') && entry.occurrence === 0;
+/** The calls a rerun can start from (engine/rerun.ts): a step's or an activity's first call. */
+const rerunsFrom = (entry: TimelineEntry): boolean => RERUN_FROM_VERBS.includes(entry.verb) && entry.occurrence === 0;
 
 /**
  * One slice of the timeline's lines. It draws again only when its own entries, the run's span or
