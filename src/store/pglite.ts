@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { UsageError } from '../common/errors.js';
 import { migrate } from './migrate.js';
@@ -81,6 +82,15 @@ const BYTEA_TEXT: Pick<PGliteOptions, 'serializers' | 'parsers'> = {
 };
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * PGlite's PostgreSQL is 9 MB of WebAssembly. V8 compiles it with its baseline compiler (Liftoff),
+ * then compiles the functions it finds hot again with TurboFan on background threads: in a `spool
+ * run` of a second or two that second compile was half the CPU and 100 MiB of the peak memory, and
+ * had not paid for itself after 150 steps (docs/benchmarks.md). Read when a module is compiled, so
+ * set before the first; it concerns WebAssembly only, and PGlite's is the only WebAssembly here.
+ */
+setFlagsFromString('--liftoff-only');
 
 /**
  * A new data directory (absent or empty) and an in-memory database start from the ready-made one
