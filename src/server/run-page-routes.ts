@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { RunRecord } from '../store/types.js';
 import type { ResponseOf } from '../api/responses.js';
 import { answerGate, listGates } from './approvals.js';
@@ -7,6 +7,7 @@ import type { ServerContext } from './context.js';
 import { badRequest, notFound, unprocessable } from './http-error.js';
 import { callerWithGroups } from './caller.js';
 import { runShape } from './run-shape.js';
+import { listedProject } from './listed-project.js';
 import { loadRun, runViewIn } from './runs-routes.js';
 import { timeline } from './timeline.js';
 import { workflowStats } from './workflow-stats.js';
@@ -57,12 +58,8 @@ export function runPageRoutes(ctx: ServerContext): Router {
     res.json({ run: await runViewIn(ctx, (await store.getRun(run.id)) ?? run), job: req.params.job, decision, values, approvals } satisfies ResponseOf<'POST /runs/:id/approvals/:job'>);
   });
 
-  // Where requests are authorized, a list was authorized for one project (accessOf): only it.
-  const projectOf = (req: Request): string | null =>
-    typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : null;
-
   router.get('/workflows', async (req, res) => {
-    const project = projectOf(req);
+    const project = listedProject(ctx, req);
     const workflows = (await store.listWorkflows(project)).map((workflow) => ({
       ...workflow,
       lastRun: { ...workflow.lastRun, createdAt: workflow.lastRun.createdAt.toISOString() },
@@ -71,12 +68,12 @@ export function runPageRoutes(ctx: ServerContext): Router {
   });
 
   router.get('/workflows/:name/stats', async (req, res) => {
-    res.json((await workflowStats(store, req, projectOf(req), ctx.now())) satisfies ResponseOf<'GET /workflows/:name/stats'>);
+    res.json((await workflowStats(store, req, listedProject(ctx, req), ctx.now())) satisfies ResponseOf<'GET /workflows/:name/stats'>);
   });
 
   // What the page's Start run needs: the workflow as its last run ran it, and the form its declared inputs make.
   router.get('/workflows/:name', async (req, res) => {
-    const found = (await store.listWorkflows(projectOf(req))).find((workflow) => workflow.name === req.params.name);
+    const found = (await store.listWorkflows(listedProject(ctx, req))).find((workflow) => workflow.name === req.params.name);
     const last = found && (await store.getRun(found.lastRun.id));
     if (!found || !last) throw notFound(`workflow ${req.params.name}`);
     const source = { workflow: last.workflow, interpreter: last.interpreter, script: last.script, cwd: last.cwd, project: last.project };

@@ -15,6 +15,7 @@ import { object, optionalNumber, optionalText, queryInteger, queryTime, scriptSo
 import type { Store } from '../store/store.js';
 import type { ResponseOf, Run, RunResource, RunWithScript } from '../api/responses.js';
 import type { ServerContext } from './context.js';
+import { listedProject } from './listed-project.js';
 import { callerOf } from './caller.js';
 import { HttpError, badRequest, conflict, notFound, unprocessable } from './http-error.js';
 
@@ -114,8 +115,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     const status = typeof req.query.status === 'string' ? req.query.status.split(',') : undefined;
     const unknown = status?.find((value) => !STATUSES.includes(value as RunStatus));
     if (unknown) throw badRequest(`unknown status '${unknown}'; use ${STATUSES.join(', ')}`);
-    // Where requests are authorized, a list was authorized for one project (accessOf): only it.
-    const project = typeof req.query.project === 'string' ? req.query.project : ctx.authorize ? ctx.defaultProject : undefined;
+    const project = listedProject(ctx, req);
     const given = (name: string): string | undefined => (typeof req.query[name] === 'string' && req.query[name] ? req.query[name] : undefined);
     const parent = given('parent');
     const before = given('before');

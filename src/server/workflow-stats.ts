@@ -19,7 +19,7 @@ const LONGEST_WINDOW = 400 * DAY;
  * last day by default) and the percentiles of how long its finished runs took, as the Workflows
  * page charts them. Runs other runs started count with those, as on the Workflows page.
  */
-export async function workflowStats(store: Store, req: Request, project: string | null, now: Date): Promise<ResponseOf<'GET /workflows/:name/stats'>> {
+export async function workflowStats(store: Store, req: Request, project: string | undefined, now: Date): Promise<ResponseOf<'GET /workflows/:name/stats'>> {
   const query = req.query as Record<string, unknown>;
   const until = queryTime(query, 'until') ?? now;
   const since = queryTime(query, 'since') ?? new Date(until.getTime() - DAY);

@@ -473,7 +473,7 @@ export class SqlStore implements Store {
     return queryRunStats(this.db, search, bucketMs);
   }
 
-  async listWorkflows(project: string | null): Promise<WorkflowSummary[]> {
+  async listWorkflows(project?: string): Promise<WorkflowSummary[]> {
     // A pipeline's jobs and items run as `name#job[i]`: they belong to their pipeline, not listed.
     const rows = await this.db.query<Row>(
       `select distinct on (workflow) workflow, interpreter, id, status, created_at,
@@ -481,7 +481,7 @@ export class SqlStore implements Store {
          from runs
         where ($1::text is null or project = $1) and parent_id is null
         order by workflow, created_at desc, id desc`,
-      [project],
+      [project ?? null],
     );
     return rows.map((row) => ({
       name: row.workflow as string,

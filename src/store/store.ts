@@ -90,7 +90,7 @@ export interface Store {
   /** Runs the search finds between `since` and `until`: created per slice of `bucketMs`, by status, and percentiles of how long the finished took. */
   runStats(search: RunSearch & { since: Date; until: Date }, bucketMs: number): Promise<RunStats>;
   /** The workflows that runs were started from (not counting runs other runs started). */
-  listWorkflows(project: string | null): Promise<WorkflowSummary[]>;
+  listWorkflows(project?: string): Promise<WorkflowSummary[]>;
   /** Copies a run's journal entries before `beforePosition` to another run (a rerun's prefix); answers how many. */
   copyJournal(fromRunId: string, toRunId: string, beforePosition: number): Promise<number>;
   /** The runs that reran this one, oldest first. */
