@@ -396,6 +396,90 @@ describe('the aggregated API on a real kube-apiserver', () => {
     }
   });
 
+  it("given a suspended Schedule, then spool schedule list, the Schedules page's API and kubectl get schedule agree (listed, suspended, no next tick), the page's Resume is refused with the kubectl patch that resumes it, and patched it ticks again (issue 34)", async () => {
+    await cluster.custom.createNamespacedCustomObject({
+      group: 'hyperspool.dev',
+      version: 'v1alpha1',
+      namespace: 'team-g',
+      plural: 'schedules',
+      body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', metadata: { name: 'paused' }, spec: { every: '1h', suspend: true, workflowRef: { name: 'gate' } } },
+    });
+    const admin = cluster.plane.kubeconfigPath;
+    const statusOf = async (): Promise<{ nextScheduleTime?: string; conditions?: { type: string; status: string; reason: string }[] }> =>
+      (JSON.parse((await kubectl(admin, 'get', 'schedule', 'paused', '-n', 'team-g', '-o', 'json')).stdout) as { status?: object }).status ?? {};
+    await eventually('paused listed as suspended', async () => /^paused\s+1h\s+suspended\s+0\s+gate/m.test((await as(erin, 'schedule', 'list')).output), 30_000);
+    const suspended = await statusOf();
+    expect(suspended.nextScheduleTime).toBeUndefined();
+    expect(suspended.conditions?.find((condition) => condition.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Suspended' });
+
+    const ui = await startUi(erin);
+    try {
+      type Listed = { schedules: { name: string; nextAt: string | null; suspendedAt: string | null }[] };
+      const listed = async (): Promise<Listed['schedules'][number] | undefined> =>
+        ((await (await fetch(`${ui.url}/v1/schedules`)).json()) as Listed).schedules.find((schedule) => schedule.name === 'paused');
+      expect(await listed()).toMatchObject({ nextAt: null, suspendedAt: expect.any(String) as unknown });
+      // The operator serves its API with triggersAreResources: spec.suspend decides, not the page.
+      const resume = await fetch(`${ui.url}/v1/schedules/paused/resume`, { method: 'POST' });
+      expect(resume.status).toBe(409);
+      expect(await resume.json()).toEqual({
+        error: { code: 'managed_by_resource', message: `on a cluster, a Schedule's spec.suspend says whether it ticks: kubectl patch schedule paused --type merge -p '{"spec":{"suspend":true}}' (false to resume)` },
+      });
+      expect((await listed())?.nextAt).toBeNull();
+
+      expect((await kubectl(admin, 'patch', 'schedule', 'paused', '-n', 'team-g', '--type', 'merge', '-p', '{"spec":{"suspend":false}}')).code).toBe(0);
+      const resumed = await eventually('paused ticking again', async () => {
+        const schedule = await listed();
+        return schedule?.nextAt && schedule;
+      }, 30_000);
+      expect(resumed.suspendedAt).toBeNull();
+      // Its next tick is counted from the resume: an hour on.
+      expect(Date.parse(resumed.nextAt ?? '') - Date.now()).toBeGreaterThan(50 * 60_000);
+      await eventually('kubectl get schedule to say the same next tick', async () => (await statusOf()).nextScheduleTime === new Date(resumed.nextAt ?? '').toISOString().replace(/\.\d{3}Z$/, 'Z'), 30_000);
+    } finally {
+      ui.stop();
+    }
+  });
+
+  it("given a run that keeps state, then a person with a certificate reads, changes and deletes its cells through the aggregated API's state, the next run reads the change, and a person RBAC gives nothing is refused", async () => {
+    await givenWorkflow(cluster, 'stock', 'stock.sh', 'if [ -z "$(spool state get apples --entity shop)" ]; then spool state set apples 7 --entity shop; fi\necho "apples: $(spool state get apples --entity shop)"\n');
+    await whenRunCreated(cluster, 'stock-1', 'stock');
+    await untilPhase('run stock-1', () => getRun(cluster, 'stock-1'), 'Succeeded', 60_000);
+    const shop = '/apis/api.hyperspool.dev/v1alpha1/namespaces/team-g/state/shop';
+    const read = async (path: string): Promise<unknown> => JSON.parse((await kubectl(erin, 'get', '--raw', path)).stdout) as unknown;
+    expect(await read(shop)).toEqual({ cells: [{ key: 'apples', value: '7', version: 1 }] });
+
+    writeFileSync(join(dir, 'apples.json'), JSON.stringify({ value: '3' }));
+    const replaced = await kubectl(erin, 'replace', '--raw', `${shop}/apples`, '-f', join(dir, 'apples.json'));
+    expect(replaced.stderr).toBe('');
+    expect(JSON.parse(replaced.stdout)).toEqual({ cell: { key: 'apples', value: '3', version: 2 } });
+    await whenRunCreated(cluster, 'stock-2', 'stock');
+    await untilPhase('run stock-2', () => getRun(cluster, 'stock-2'), 'Succeeded', 60_000);
+    expect((await as(erin, 'logs', 'stock-2')).output).toBe('apples: 3\n');
+
+    const stranger = givenCertificatePerson(cluster, dir, 'paul');
+    const refused = await kubectl(stranger, 'get', '--raw', `${shop}/apples`);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('User "paul" cannot get resource "state/apples" in API group "api.hyperspool.dev" in the namespace "team-g"');
+    expect(JSON.parse((await kubectl(erin, 'delete', '--raw', `${shop}/apples`)).stdout)).toEqual({ deleted: 'apples' });
+    const gone = await kubectl(erin, 'get', '--raw', `${shop}/apples`);
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain('NotFound');
+  });
+
+  it('serves the UI through kube-apiserver as spool dev serves it: the page asked again each time, its hashed assets cached for good', async () => {
+    const ui = await startUi(erin);
+    try {
+      const page = await fetch(`${ui.url}/runs`);
+      expect(page.headers.get('cache-control')).toBe('no-cache');
+      const asset = /src="(\/assets\/[^"]+\.js)"/.exec(await page.text())?.[1] ?? '';
+      const script = await fetch(`${ui.url}${asset}`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    } finally {
+      ui.stop();
+    }
+  });
+
   it('believes the user headers only from kube-apiserver: a request to the operator without the front-proxy certificate is refused', async () => {
     const port = Number(operator.listening.aggregated.split(':').pop());
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -71,11 +71,7 @@ export async function startUiProxy({ target, port }: UiProxyOptions): Promise<Ui
       const status = answer.statusCode ?? 502;
       if (api && status >= 400 && answer.headers['content-type']?.includes('json')) return answerApiError(answer, status, res);
       if (!api && answer.headers['content-type']?.startsWith('text/html')) return answerPage(answer, status, res);
-      const passed: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(answer.headers)) {
-        if (value !== undefined && !HOP.has(name)) passed[name] = value;
-      }
-      res.writeHead(status, passed);
+      res.writeHead(status, headersOf(answer, !api));
       answer.pipe(res);
     });
     upstream.on('error', (error) => refuse(res, 502, 'unavailable', `cannot reach the cluster at ${base.origin}: ${error.message}`));
@@ -138,13 +134,26 @@ function answerPage(answer: IncomingMessage, status: number, res: ServerResponse
   answer.setEncoding('utf8');
   answer.on('data', (chunk: string) => (html += chunk));
   answer.on('end', () => {
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !HOP.has(name) && name !== 'content-length' && name !== 'content-encoding') headers[name] = value;
-    }
-    res.writeHead(status, headers);
+    // Mended, the page has another length, and it came as text.
+    res.writeHead(status, headersOf(answer, true, ['content-length', 'content-encoding']));
     res.end(html.replace(/(href|src)="https?:\/\/[^/"]+\//g, '$1="/'));
   });
+}
+
+/**
+ * An answer's headers for the browser, without those of one hop (and `dropped`). kube-apiserver
+ * sets `Cache-Control: no-cache, private` on whatever it serves before its proxy adds the
+ * operator's own after it: a UI file keeps the operator's, so the page is asked for again each
+ * time and its hashed assets are cached for good, as `spool dev` serves them.
+ */
+function headersOf(answer: IncomingMessage, uiFile: boolean, dropped: string[] = []): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value !== undefined && !HOP.has(name) && !dropped.includes(name)) headers[name] = value;
+  }
+  const own = answer.headersDistinct['cache-control']?.at(-1);
+  if (uiFile && own) headers['cache-control'] = own;
+  return headers;
 }
 
 function readJson(req: IncomingMessage): Promise<unknown> {

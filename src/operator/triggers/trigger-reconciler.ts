@@ -1,5 +1,5 @@
 import { parseDuration } from '../../common/duration.js';
-import { checkCron, nextTick, type Cadence } from '../../engine/schedules.js';
+import { checkCron, nextTick, resumeSchedule, type Cadence } from '../../engine/schedules.js';
 import { ensureError } from '../../common/errors.js';
 import type { Store } from '../../store/store.js';
 import { HANDLER, SCHEDULE, type Handler, type Schedule, type Workflow } from '../api/generated.js';
@@ -55,8 +55,9 @@ export class TriggerReconciler {
     // A cadence that does not parse cannot change until the spec does: say so in Ready, tick
     // nothing, and do not fail the reconcile (its retries would only log the same error forever).
     const problem = cadenceProblem(schedule);
-    const resolved = schedule.spec.suspend || problem ? null : await this.source(namespace, schedule.spec.workflowRef.name);
+    const resolved = problem ? null : await this.source(namespace, schedule.spec.workflowRef.name);
     const source = resolved?.ready ? resolved.source : null;
+    const suspended = schedule.spec.suspend === true;
     const existing = (await store.listSchedules(namespace)).find((record) => record.name === name);
     if (!source) {
       if (existing) await store.deleteSchedule(namespace, name);
@@ -67,12 +68,17 @@ export class TriggerReconciler {
       const unchanged = existing && Object.entries(wanted).every(([key, value]) => JSON.stringify(existing[key as keyof typeof existing] ?? null) === JSON.stringify(value ?? null));
       if (!unchanged) {
         // A new schedule asked to run on create is due at once; its next ticks follow its cadence.
-        const first = !existing && schedule.spec.runOnCreate === true && !schedule.status?.lastScheduleTime;
+        const first = !existing && !suspended && schedule.spec.runOnCreate === true && !schedule.status?.lastScheduleTime;
         // Only a new cadence moves the next tick: the source holds the Workflow's script, and a
         // script rolled out daily must not push a daily tick back a day each time (keepNextAt).
         await store.putSchedule({ project: namespace, name, ...wanted, nextAt: first ? this.options.now() : nextTick(cadence, this.options.now()) }, { keepNextAt: true });
         this.options.poke();
       }
+      // A suspended Schedule keeps its record, suspended as `spool schedule suspend` leaves one on
+      // `spool dev`, so the lists show it (suspended, no next tick) and the executor ticks it not;
+      // resumed, its next tick is counted from then.
+      if (suspended) await store.suspendSchedule(namespace, name, this.options.now());
+      else if (existing?.suspendedAt) await resumeSchedule(store, namespace, name, this.options.now());
     }
     const record = (await store.listSchedules(namespace)).find((item) => item.name === name);
     const lastRun = record?.lastRunId ? await store.getRun(record.lastRunId) : null;
@@ -81,7 +87,7 @@ export class TriggerReconciler {
     const lastRunName = lastRun ? this.options.runName(lastRun.id) : null;
     const status = {
       // A suspended Schedule, or one that cannot tick, has no next tick.
-      nextScheduleTime: record ? apiTime(record.nextAt) : null,
+      nextScheduleTime: record && !record.suspendedAt ? apiTime(record.nextAt) : null,
       ...(record ? { skipped: record.skipped } : {}),
       ...(lastRun && lastRunName ? { lastRunName, lastScheduleTime: apiTime(lastRun.createdAt) } : {}),
     };
@@ -92,7 +98,8 @@ export class TriggerReconciler {
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, ...problem }, status);
       return { terminal: problem.message };
     }
-    if (!resolved) {
+    // (resolved is null only beside a problem, answered above.)
+    if (suspended || !resolved) {
       await writeReady(this.options.resources, SCHEDULE.plural, schedule, { ready: false, reason: 'Suspended', message: 'suspended' }, status);
       return {};
     }
