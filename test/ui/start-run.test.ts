@@ -2,12 +2,12 @@ import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getRun, submit, useDevServer, waitForRun } from '../support/dev.js';
 import { axeViolations } from '../support/axe.js';
-import { errorsOf, screenshot, useBrowser, waitForPhase, waitForText } from '../support/browser.js';
+import { errorsOf, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 
 /**
- * Start run on the Workflows page (docs/ui.md): a typed form from a graph's declared inputs, one
+ * Start run on the Workflows page and on a workflow's own page (docs/ui.md): a typed form from a graph's declared inputs, one
  * JSON box for a workflow that declares none; what is wrong said on the form in one line; the new
  * run's page opens.
  */
@@ -88,6 +88,31 @@ describe('start a run from the Workflows page', () => {
     expect(run.input).toEqual({ order: 'A-17', amount: 250, region: 'us', rush: true });
     expect(run.outputs).toMatchObject({ order: 'A-17', amount: '250' });
     expect(errorsOf(page)).toEqual([]);
+  }, 60_000);
+
+  it('given a workflow’s own page, Start run opens the same form there on every screen, and starts the run', async () => {
+    for (const screen of SCREENS) {
+      const page = await browser.page(screen);
+      await page.goto(`${dev.url}/workflows/refund.yaml`);
+      await waitForText(page.locator('main'), 'Runs over time');
+      await page.getByRole('button', { name: 'Start run… (refund.yaml)' }).click();
+      await waitForText(page.locator('.start-run'), 'Order');
+      expect(await page.evaluate(() => document.activeElement?.id), screen.name).toBe('start-title');
+      await page.getByLabel('Order').fill(`C-${screen.name}`);
+      expect(await sidewaysOverflow(page), screen.name).toBe(0);
+      expect(await smallButtons(page), screen.name).toEqual([]);
+      expect(await axeViolations(page), screen.name).toEqual([]);
+      if (screen === SCREENS[0]) {
+        await page.getByRole('button', { name: 'Start run', exact: true }).click();
+        const run = await waitForRun(dev.url, await newRunId(page));
+        expect(run.input).toEqual({ order: `C-${screen.name}`, amount: 10, region: 'eu', rush: false });
+      } else {
+        await page.getByRole('button', { name: 'Close' }).click();
+        expect(await page.locator('.start-run').count(), screen.name).toBe(0);
+      }
+      expect(errorsOf(page), screen.name).toEqual([]);
+      await page.context().close();
+    }
   }, 60_000);
 
   it('given a script that declares no inputs, the form is one JSON box: text that is not JSON is refused before sending, JSON starts the run', async () => {

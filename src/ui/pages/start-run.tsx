@@ -28,8 +28,17 @@ function invalidField(form: HTMLFormElement): string | null {
   return null;
 }
 
+/** What opens Start run for a workflow: on the Workflows page (a row each) and on the workflow's own page. */
+export function StartRunButton({ name, onClick }: { name: string; onClick: () => void }): JSX.Element {
+  return (
+    <button type="button" onClick={onClick}>
+      Start run…<span class="visually-hidden"> ({name})</span>
+    </button>
+  );
+}
+
 /**
- * Start run on the Workflows page: a new run of a workflow as its last run ran it, submitted through
+ * Start run on the Workflows page and a workflow's own page: a new run of a workflow as its last run ran it, submitted through
  * `POST /v1/runs`, with a form its declared inputs make (a graph's typed `input`), or else one JSON
  * box. What is wrong is said on the form in one line, before sending or as the server refused it;
  * the new run's page opens once it is made.

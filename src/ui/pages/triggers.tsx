@@ -4,7 +4,7 @@ import { api, type ResponseOf } from '../api.js';
 import { Code, Empty, ErrorBox, Loading, PhaseBadge, RunLink, Time, Title } from '../components.js';
 import { useNow, usePoll } from '../hooks.js';
 import { Link } from '../router.js';
-import { StartRun } from './start-run.js';
+import { StartRun, StartRunButton } from './start-run.js';
 
 export function WorkflowsPage(): JSX.Element {
   const { data, error } = usePoll(() => api.get<ResponseOf<'GET /workflows'>>('/workflows'), [], 5000, () => true);
@@ -57,9 +57,7 @@ export function WorkflowsPage(): JSX.Element {
                   <Time iso={workflow.lastRun.createdAt} relative now={now} />
                 </td>
                 <td>
-                  <button type="button" onClick={() => setStarting(workflow.name)}>
-                    Start run…<span class="visually-hidden"> ({workflow.name})</span>
-                  </button>
+                  <StartRunButton name={workflow.name} onClick={() => setStarting(workflow.name)} />
                 </td>
               </tr>
             ))}

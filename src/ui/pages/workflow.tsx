@@ -1,9 +1,11 @@
 import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
 import { api, PHASES, type Phase, type ResponseOf } from '../api.js';
 import { Duration, ErrorBox, Loading, PhaseBadge, Title } from '../components.js';
 import { formatTime, plural } from '../format.js';
 import { usePoll } from '../hooks.js';
 import { Link, navigate, type Location } from '../router.js';
+import { StartRun, StartRunButton } from './start-run.js';
 
 type Stats = ResponseOf<'GET /workflows/:name/stats'>;
 type Bucket = Stats['buckets'][number];
@@ -111,8 +113,9 @@ function Durations({ durations }: { durations: Stats['durations'] }): JSX.Elemen
   );
 }
 
-/** One workflow: its runs by phase over a window, and how long they take (`/workflows/NAME`). */
+/** One workflow: its runs by phase over a window, how long they take, and Start run (`/workflows/NAME`). */
 export function WorkflowPage({ name, location }: { name: string; location: Location }): JSX.Element {
+  const [starting, setStarting] = useState(false);
   const chosen = WINDOWS.find(([key]) => key === location.query.get('window')) ?? WINDOWS[1]!;
   const [key, , windowMs] = chosen;
   const { data, error } = usePoll(
@@ -133,6 +136,10 @@ export function WorkflowPage({ name, location }: { name: string; location: Locat
       <p>
         <Link href={`/runs?workflow=${encodeURIComponent(name)}`}>Its runs</Link> · <Link href="/workflows">All workflows</Link>
       </p>
+      <div class="buttons">
+        <StartRunButton name={name} onClick={() => setStarting(true)} />
+      </div>
+      {starting && <StartRun name={name} onClose={() => setStarting(false)} />}
       <div class="buttons window-choice" role="group" aria-label="Window">
         {WINDOWS.map(([each, label]) => (
           <button type="button" aria-pressed={each === key} onClick={() => navigate(`/workflows/${encodeURIComponent(name)}?window=${each}`, true)}>
