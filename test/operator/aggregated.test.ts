@@ -309,7 +309,14 @@ describe('the aggregated API on a real kube-apiserver', () => {
       const download = await fetch(`${ui.url}/v1${runPath(report)}/artifacts/${encodeURIComponent('out/report.txt')}`);
       expect(await download.text()).toBe('hello from the run');
       // The other pages' lists.
-      expect((await call<{ workflows: { name: string }[] }>('GET', '/workflows')).workflows.some((workflow) => workflow.name.startsWith('release'))).toBe(true);
+      const { workflows } = await call<{ workflows: { name: string }[] }>('GET', '/workflows');
+      // A Workflow's runs are named NAME/FILE on a cluster: one segment of the /v1 path, though kube-apiserver decodes its %2F.
+      const releaseWorkflow = workflows.find((workflow) => workflow.name.startsWith('release/'))?.name ?? '';
+      expect(releaseWorkflow).toMatch(/^release\/.+\.yaml$/);
+      const workflowPath = `/workflows/${encodeURIComponent(releaseWorkflow)}`;
+      expect((await call<{ workflow: { name: string } }>('GET', workflowPath)).workflow.name).toBe(releaseWorkflow);
+      expect((await call<{ buckets: unknown[] }>('GET', `${workflowPath}/stats?since=${new Date(Date.now() - hour).toISOString()}`)).buckets.length).toBeGreaterThan(0);
+      expect(await call('GET', '/approvals/waiting')).toMatchObject({ caller: { user: 'erin' } });
       expect(await call('GET', '/handlers')).toMatchObject({ handlers: expect.any(Array) as unknown });
       expect(await call('GET', '/schedules')).toMatchObject({ schedules: expect.any(Array) as unknown });
       // The page's actions: an approval with its form (runs/approve), a cancel, a rerun.

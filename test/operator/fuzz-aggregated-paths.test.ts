@@ -18,13 +18,30 @@ import { propertyRuns } from '../support/property.js';
 const PEOPLES_ROUTES = API_ROUTES.filter((route) => !NOT_PEOPLE.has(route.path.split('/')[1] ?? ''));
 
 const dnsLabel = fc.stringMatching(/^[a-z][a-z0-9-]{0,14}[a-z0-9]$/);
-const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,20}$/);
+/** A name not of a run: a workflow's on a cluster is NAME/FILE, a state key any text. */
+const name = fc.oneof(
+  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,20}$/),
+  fc.tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), fc.stringMatching(/^[a-z0-9._-]{1,10}$/)).map(([workflow, file]) => `${workflow}/${file}`),
+  fc.string({ minLength: 1, maxLength: 12 }).filter((text) => text !== '.' && text !== '..'),
+);
 /** Artifact names hold slashes, and any character. */
 const artifact = fc.array(fc.string({ minLength: 1, maxLength: 8 }).filter((part) => !part.includes('/')), { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/'));
 const runKey = fc.stringMatching(/^run-[a-z0-9]{16}$/);
 /** Query values the pages send (q, since, until, sort, counts...), with anything a person types in a search. */
 const query = fc.dictionary(fc.constantFrom('q', 'since', 'until', 'sort', 'counts', 'status', 'workflow', 'subject', 'parent', 'before', 'limit', 'after', 'all'), fc.string({ maxLength: 12 }), { maxKeys: 5 });
 const body = fc.dictionary(fc.constantFrom('name', 'payload', 'values', 'input', 'fromStep', 'type', 'subject', 'id', 'value'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+
+/**
+ * The path as the operator receives it from kube-apiserver, which decodes it (a `%2F` becomes a
+ * separator) and sends it on escaped as Go's URL.EscapedPath escapes a path.
+ */
+function throughKubeApiserver(path: string): string {
+  const decoded = decodeURIComponent(path);
+  return Array.from(new TextEncoder().encode(decoded), (byte) => {
+    const char = String.fromCharCode(byte);
+    return /[A-Za-z0-9\-_.~$&+,/:;=@]/.test(char) && byte < 0x80 ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }).join('');
+}
 
 const KUBE_VERBS: Record<string, [named: string, collection: string]> = { GET: ['get', 'list'], POST: ['create', 'create'], PUT: ['update', 'update'], DELETE: ['delete', 'deletecollection'] };
 
@@ -63,7 +80,7 @@ describe("the aggregated API's counterpart of each /v1 route", () => {
         const [path = '', aggregatedSearch = ''] = (aggregated?.path ?? '').split('?');
         expect(path.startsWith(`${PREFIX}/namespaces/${c.namespace}/`)).toBe(true);
 
-        const attributes = attributesOf(aggregated?.method ?? '', path.slice(PREFIX.length));
+        const attributes = attributesOf(aggregated?.method ?? '', throughKubeApiserver(path).slice(PREFIX.length));
         expect(attributes).not.toBeNull();
         if (!attributes) return;
         expect(attributes.namespace).toBe(c.namespace);

@@ -46,7 +46,7 @@ export async function aggregatedRequest(
 
   if (collection !== 'runs' || !id?.includes(':')) {
     const ns = (typeof project === 'string' && project) || query.get('project') || namespace;
-    return { method, path: withQuery(`${base(ns)}/${[collection, ...parts.slice(1)].map(encodeURIComponent).join('/')}`), ...sent };
+    return { method, path: withQuery(`${base(ns)}/${[encodeURIComponent(collection), ...parts.slice(1).map(encodeTwice)].join('/')}`), ...sent };
   }
   const run = `${base(projectOfRunId(id) || namespace)}/runs/${encodeURIComponent(await runName(id))}`;
   // A gate's answer is approve or reject, as RBAC tells them apart; the gate's job goes in the body.
@@ -58,6 +58,14 @@ export async function aggregatedRequest(
   const tail = route === undefined ? [] : [SUBRESOURCES[route] ?? route, ...rest.join('/').split('/').filter(Boolean)];
   return { method, path: withQuery([run, ...tail.map(encodeURIComponent)].join('/')), ...sent };
 }
+
+/**
+ * A name's segment, encoded once more than a path's: kube-apiserver decodes the path before it reads
+ * and proxies it, so a `/` in a name (a workflow's on a cluster is NAME/FILE, a state key may hold
+ * one) would become a separator there. The operator decodes them once more (request-path.ts,
+ * apiPathOf). A run's segments are not: its Run's name cannot hold one, and an artifact's, last, may.
+ */
+const encodeTwice = (part: string): string => encodeURIComponent(encodeURIComponent(part));
 
 /** The aggregated path of one of the web UI's files: its assets by name, and every page as the one index.html. */
 export function uiFilePath(pathname: string): string {

@@ -100,10 +100,25 @@ export function apiRequestOf(attributes: Attributes, runId: string | undefined, 
 function apiPathOf(attributes: Attributes, runId: string | undefined): string {
   const { resource, name, subresource, rest } = attributes;
   if (resource === UI_RESOURCE) return name === UI_INDEX ? '/' : `/assets/${encodeURIComponent(name ?? '')}`;
+  if (resource !== 'runs') return `/v1/${[resource, ...[name, subresource, ...rest].filter((part) => part !== undefined).map(decodedOnceMore)].map(encodeURIComponent).join('/')}`;
   const segments = [resource];
-  if (name) segments.push(resource === 'runs' && runId ? runId : name);
-  if (subresource) segments.push(resource === 'runs' ? (RUN_ALIASES[subresource] ?? subresource) : subresource);
+  if (name) segments.push(runId ?? name);
+  if (subresource) segments.push(RUN_ALIASES[subresource] ?? subresource);
   // One segment, as the routes take it: an artifact's name may hold slashes.
   if (rest.length > 0) segments.push(rest.join('/'));
   return `/v1/${segments.map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * A segment of a path not of a run, as the /v1 route takes it: encoded once more than the path
+ * (src/cli/cluster/aggregated-path.ts says why), so what kube-apiserver read as the name
+ * (`release%2Frelease.yaml`) is the workflow `release/release.yaml`. One that does not decode is
+ * taken as it is (and found by no route).
+ */
+function decodedOnceMore(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
