@@ -46,25 +46,35 @@ export function toGraph(raw: RawGraph): Graph {
   });
   const inputDefaults: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(raw.input ?? {})) if (spec.default !== undefined) inputDefaults[key] = spec.default;
-  return { name: raw.name ?? null, inputDefaults, inputForm: toInputForm(raw.input ?? {}), nodes: raw.nodes.map(toNode), outputs: raw.outputs ?? {} };
+  const inputs = raw.input ?? {};
+  return { name: raw.name ?? null, inputDefaults, inputForm: toInputForm(inputs), typedInputs: toTypedInputs(inputs), nodes: raw.nodes.map(toNode), outputs: raw.outputs ?? {} };
 }
 
 const FIELD_TYPES = ['string', 'number', 'boolean'];
 
+/** A declared input as a form field, typed by its `type` or else by its default's; null for neither (no type, an object or list default). */
+function inputField(name: string, spec: RawInput): FormField | null {
+  const type = spec.type ?? typeof spec.default;
+  if (!FIELD_TYPES.includes(type)) return null;
+  const { description, default: fallback, ...field } = spec;
+  return toField(name, { ...field, type: type as RawFormField['type'], ...(description ? { label: description } : {}), ...(fallback === undefined ? {} : { default: fallback as RawFormField['default'] }) }, ['input', name]);
+}
+
 /**
- * The form that starts a run (docs/graphs.md): a field per declared input, typed by its `type` or
- * else by its default's. An input of neither (no type, an object or list default) has no field, so
- * the graph has no typed form, and a person gives its input as JSON.
+ * The form that starts a run (docs/graphs.md): a field per declared input. An input without one
+ * makes the whole graph formless, and a person gives its input as JSON.
  */
 function toInputForm(inputs: Record<string, RawInput>): FormField[] | null {
-  const form: FormField[] = [];
-  for (const [name, spec] of Object.entries(inputs)) {
-    const type = spec.type ?? typeof spec.default;
-    if (!FIELD_TYPES.includes(type)) return null;
-    const { description, default: fallback, ...field } = spec;
-    form.push(toField(name, { ...field, type: type as RawFormField['type'], ...(description ? { label: description } : {}), ...(fallback === undefined ? {} : { default: fallback as RawFormField['default'] }) }, ['input', name]));
-  }
-  return form.length > 0 ? form : null;
+  const form = Object.entries(inputs).map(([name, spec]) => inputField(name, spec));
+  return form.length > 0 && form.every((field) => field !== null) ? form : null;
+}
+
+/** The inputs that declare a `type`, which a submitted run's input is held to (inputs.ts); one typed by its default only is not. */
+function toTypedInputs(inputs: Record<string, RawInput>): FormField[] {
+  return Object.entries(inputs)
+    .filter(([, spec]) => spec.type !== undefined)
+    .map(([name, spec]) => inputField(name, spec))
+    .filter((field) => field !== null);
 }
 
 function toNode(raw: RawNode, index: number): GraphNode {

@@ -38,6 +38,8 @@ export interface Graph {
   inputDefaults: Record<string, unknown>;
   /** The typed form its declared inputs make (convert.ts), or null: its input is given as JSON. */
   inputForm: FormField[] | null;
+  /** The declared inputs that give a `type` explicitly: a submitted run's input must fit them (inputs.ts). */
+  typedInputs: FormField[];
   /** In document order. */
   nodes: GraphNode[];
   outputs: Record<string, ExprValue>;

@@ -3,6 +3,7 @@ import { delimiter, join } from 'node:path';
 import { UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import type { ConcurrencyRule, Throttle } from '../engine/admission.js';
+import { graphInputProblem } from '../graph/inputs.js';
 import { parseGraph } from '../graph/parse.js';
 import { admissionRules } from '../pipeline/admission.js';
 import { parsePipeline } from '../pipeline/parse.js';
@@ -61,10 +62,14 @@ export function readWorkflowFile(file: string): { script: string; interpreter: s
 /**
  * What a document run asks of admission, read when it is submitted: a pipeline's concurrency and
  * throttle, from its input; a graph asks nothing, but is checked all the same, so a bad one is
- * refused at submit with its line and column.
+ * refused at submit with its line and column, and says what is wrong with an input its typed
+ * inputs do not take (`inputProblem`, which the API refuses with 400).
  */
-export function documentAdmission(text: string, file: string, input: unknown): { concurrency: ConcurrencyRule | null; throttle: Throttle | null } {
-  if (documentKind(text) === 'pipeline') return admissionRules(text, file, input);
-  parseGraph(text, file);
-  return { concurrency: null, throttle: null };
+export function documentAdmission(
+  text: string,
+  file: string,
+  input: unknown,
+): { concurrency: ConcurrencyRule | null; throttle: Throttle | null; inputProblem: string | null } {
+  if (documentKind(text) === 'pipeline') return { ...admissionRules(text, file, input), inputProblem: null };
+  return { concurrency: null, throttle: null, inputProblem: graphInputProblem(parseGraph(text, file).typedInputs, input) };
 }
