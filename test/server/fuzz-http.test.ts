@@ -137,6 +137,47 @@ const invalidRequest = fc
     return { what: bug === 'deep' ? `nesting ${depth} deep in ${field}` : `bytes ${bytes.toString('hex')} in ${field}`, bug, method, url, body: Buffer.concat([Buffer.from(head), middle, Buffer.from(tail)]) };
   });
 
+/** A graph whose typed inputs a run's input must fit (docs/graphs.md); `rush` is typed only by its default. */
+const TYPED_GRAPH = {
+  workflow: 'typed.yaml',
+  interpreter: 'graph',
+  script: `input:
+  order: { type: string, required: true }
+  amount: { type: number, min: 1, max: 500 }
+  region: { type: string, options: [eu, us] }
+  rush: { default: false }
+nodes:
+  - { id: pause, type: sleep, config: { duration: 1h } }
+`,
+};
+
+/** Whether an input fits TYPED_GRAPH's typed inputs, said here from the document, not by the server's code. */
+function fitsTypedGraph(input: unknown): boolean {
+  if (input === null) return false; // order is required
+  if (typeof input !== 'object' || Array.isArray(input)) return false;
+  const given = input as Record<string, unknown>;
+  const has = (key: string) => Object.prototype.hasOwnProperty.call(given, key);
+  if (typeof given.order !== 'string') return false;
+  if (has('amount') && !(typeof given.amount === 'number' && given.amount >= 1 && given.amount <= 500)) return false;
+  return !has('region') || given.region === 'eu' || given.region === 'us';
+}
+
+/** Inputs near and far from what TYPED_GRAPH takes: any JSON, or its keys with right, wrong and missing values. */
+const typedInput = fc.oneof(
+  anyValue,
+  fc.record(
+    {
+      order: fc.oneof(fc.string({ maxLength: 8 }), anyValue),
+      amount: fc.oneof(fc.integer({ min: -5, max: 600 }), fc.double({ noNaN: true, noDefaultInfinity: true }), anyValue),
+      region: fc.oneof(fc.constantFrom('eu', 'us', 'EU', 'mars', ''), anyValue),
+      rush: anyValue,
+      extra: anyValue,
+    },
+    { requiredKeys: [] },
+  ),
+  // A NUL anywhere is refused before the input is looked at (bad_request: PostgreSQL cannot store it).
+).filter((input) => !JSON.stringify(input ?? null).includes('\\u0000'));
+
 describe('the HTTP API, fuzzed', () => {
   it('never answers 5xx; a 4xx says why with a code, records nothing, and the server answers the next request', async () => {
     await fc.assert(
@@ -173,6 +214,28 @@ describe('the HTTP API, fuzzed', () => {
         await fetch(`${dev.url}/v1/${kind}/${encodeURIComponent(name)}`, { method: 'DELETE' });
     }
   }, 180_000);
+
+  it('holds a graph’s run input to its typed inputs: one that fits makes the run, any other is a 400 invalid_input naming the input, recording nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(typedInput, async (input) => {
+        const sent = JSON.parse(JSON.stringify({ ...TYPED_GRAPH, input })) as { input: unknown };
+        const before = await recorded();
+        const response = await fetch(`${dev.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sent) });
+        const text = await response.text();
+        const said = `input ${JSON.stringify(sent.input)} → ${response.status} ${text}`;
+        if (fitsTypedGraph(sent.input)) {
+          expect(response.status, said).toBe(201);
+          return;
+        }
+        expect(response.status, said).toBe(400);
+        const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+        expect(error.code, said).toBe('invalid_input');
+        expect(error.message, said).toMatch(/^(input '(order|amount|region)' (is required|must be) [^\n]+|the graph declares typed inputs \(order, amount, region\), so its input must be a JSON object, not [^\n]+)$/);
+        expect(await recorded(), said).toEqual(before);
+      }),
+      propertyRuns('a graph’s typed inputs', 150),
+    );
+  }, 120_000);
 
   it('refuses with a 4xx and a code, recording nothing, what no valid request holds: deep nesting, text that is not UTF-8, an empty idempotency key', async () => {
     const skipped: string[] = [];
