@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { cliOk, getRun, useDevServer, waitForRun } from '../support/dev.js';
-import { errorsOf, useBrowser, waitForText } from '../support/browser.js';
+import { axeViolations } from '../support/axe.js';
+import { errorsOf, screenshot, useBrowser, waitForText, SCREENS } from '../support/browser.js';
+import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 
 /** Emitting an event from the runs list (docs/ui.md): through POST /v1/events, naming the runs its handlers started. */
@@ -36,6 +38,28 @@ describe('emit an event from the runs list', () => {
     await page.getByLabel('Type').fill('nobody.listens');
     await page.getByRole('button', { name: 'Emit' }).click();
     await waitForText(page.locator('.event-answer'), 'started no run');
+    expect(errorsOf(page)).toEqual([]);
+  }, 30_000);
+});
+
+describe.each(SCREENS)('the Emit an event form on a screen $name', (screen) => {
+  it('fits the width with its answer and its refusal, its buttons are large enough, and axe finds nothing serious', async () => {
+    const page = await browser.page(screen);
+    await page.goto(`${dev.url}/runs`);
+    await page.getByText('Emit an event').click();
+    await page.getByLabel('Type').fill('nobody.listens');
+    await page.getByLabel('Subject (optional)').fill('order-18');
+    await page.getByLabel('Payload (JSON)').fill('{"order": 18}');
+    await page.getByRole('button', { name: 'Emit' }).click();
+    await waitForText(page.locator('.event-answer'), 'started no run');
+    expect(await sidewaysOverflow(page)).toBe(0);
+    expect(await smallButtons(page)).toEqual([]);
+    expect(await axeViolations(page)).toEqual([]);
+    if (screen.width === 360 && screen.colorScheme === 'dark') await screenshot(page, 'ui-emit-event', page.locator('.emit-event'));
+    await page.getByLabel('Payload (JSON)').fill('{"order": ');
+    await page.getByRole('button', { name: 'Emit' }).click();
+    await waitForText(page.locator('.emit-event .form-error'), 'The payload is not JSON');
+    expect(await axeViolations(page)).toEqual([]);
     expect(errorsOf(page)).toEqual([]);
   }, 30_000);
 });
