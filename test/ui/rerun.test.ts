@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { getRun, journalOf, submit, useDevServer, waitForRun } from '../support/dev.js';
-import { errorsOf, runPage, useBrowser, waitForPhase, waitForText } from '../support/browser.js';
+import { axeViolations } from '../support/axe.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
+import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 import type { RunWithScript } from '../../src/api/responses.js';
 
@@ -63,4 +65,35 @@ describe('rerun from the run page', () => {
     await waitForText(page.locator('.summary .rerun-of'), 'from the top');
     expect(errorsOf(page)).toEqual([]);
   }, 120_000);
+});
+
+describe('Rerun and "Rerun from here" on every screen', () => {
+  it('are offered, fit the width and are large enough, axe finds nothing serious, and on a 360 px phone in the dark scheme "Rerun from here" opens the rerun', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'random.sh': SCRIPT });
+    const oldId = await submit(dev.url, dir, 'random.sh');
+    await waitForRun(dev.url, oldId, ['succeeded']);
+    for (const screen of SCREENS) {
+      const page = await browser.page(screen);
+      await page.goto(runPage(dev.url, oldId));
+      await waitForPhase(page, 'succeeded');
+      const fromTwo = page.locator('.timeline tr[data-name="two"]').getByRole('button', { name: 'Rerun from here' });
+      await fromTwo.waitFor();
+      await page.getByRole('button', { name: 'Rerun', exact: true }).waitFor();
+      expect(await sidewaysOverflow(page), screen.name).toBe(0);
+      expect(await smallButtons(page), screen.name).toEqual([]);
+      expect(await axeViolations(page), screen.name).toEqual([]);
+      if (screen.width === 360 && screen.colorScheme === 'dark') {
+        await fromTwo.click();
+        await page.waitForURL((url) => decodeURIComponent(url.pathname) !== `/runs/${oldId}`);
+        await waitForPhase(page, 'succeeded');
+        await waitForText(page.locator('.summary .rerun-of'), 'from step two');
+        expect(await sidewaysOverflow(page), screen.name).toBe(0);
+        expect(await axeViolations(page), screen.name).toEqual([]);
+        await screenshot(page, 'ui-rerun-phone', page.locator('.summary'));
+      }
+      expect(errorsOf(page), screen.name).toEqual([]);
+      await page.context().close();
+    }
+  }, 60_000);
 });
