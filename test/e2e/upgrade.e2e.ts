@@ -55,8 +55,9 @@ const PASSWORD = 'hyperspool-upgrade';
 
 /** The runs left in flight across the upgrade: each script, and what it awaits before the upgrade. */
 const SCRIPTS = {
-  // Long enough to sleep through the install of the other runs and the upgrade; it wakes after.
-  sleeper: 'spool step before -- echo slept\nspool sleep 150s\nspool step after -- echo woke\n',
+  // Long enough to sleep through the install of the other runs and the upgrade (about 40 s on a
+  // quiet node, the test's first file), so it wakes after; the test checks it still slept then.
+  sleeper: 'spool step before -- echo slept\nspool sleep 100s\nspool step after -- echo woke\n',
   waiter:
     'spool step before -- echo waiting\npayload=$(spool wait signal go --timeout 1h)\nspool step after -- echo "got $payload"\n',
   // The bare lease stays held until the run ends (after its signal).
@@ -243,6 +244,7 @@ patches:
       await applyRelease('current', join(repo, 'test', 'e2e', 'deploy'));
       const newPods = await operatorRolledOut(cluster, 'hyperspool/operator:dev');
       expect(newPods.filter((pod) => oldPods.has(pod.metadata.name))).toEqual([]);
+      expect((await run('sleeper-1')).status?.awaiting, 'the sleeper woke before the upgrade ended: lengthen its sleep').toMatch(/^timer /);
 
       // Both new replicas migrated at start; the advisory lock let one apply each migration the previous release lacked.
       // A replica that restarted (an operator exits when a dependency it checks at start is not up

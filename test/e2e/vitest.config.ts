@@ -9,6 +9,7 @@
 // and the images and imports them, once for all the files.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { UpgradeFirst } from './support/upgrade-first.js';
 
 export default defineConfig({
   test: {
@@ -20,6 +21,7 @@ export default defineConfig({
     // tried (2026-12-05): on 2 cores each took three times as long and artifacts' waits timed out.
     maxWorkers: 1,
     fileParallelism: false,
+    sequence: { sequencer: UpgradeFirst },
     testTimeout: 300_000,
     hookTimeout: 600_000,
     reporters: ['default', 'json'],
