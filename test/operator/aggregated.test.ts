@@ -383,7 +383,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
     }
   });
 
-  it("given a Handler and a Schedule in team-g, then spool handler list and spool schedule list show them to a person's client certificate and to the admin's", async () => {
+  it("given a Handler and a Schedule in team-g, then spool handler list and spool schedule list show them to a person's client certificate and to the admin's, and spool schedule trigger starts a run of it", async () => {
     const hyperspool = { group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-g' };
     await cluster.custom.createNamespacedCustomObject({
       ...hyperspool,
@@ -401,6 +401,14 @@ describe('the aggregated API on a real kube-apiserver', () => {
       expect(schedules.code, schedules.output).toBe(0);
       expect(schedules.output).toMatch(/^nightly\s/m);
     }
+    // Trigger now, as the Schedules page's button does: a run of the Schedule, its Run labelled so.
+    const triggered = await as(erin, 'schedule', 'trigger', 'nightly');
+    expect([triggered.code, triggered.output]).toEqual([0, expect.stringMatching(/^k8s:team-g:run-[a-z0-9]{16}\n$/)]);
+    const started = await eventually('the Run of the triggered run', async () => {
+      const runs = JSON.parse((await kubectl(cluster.plane.kubeconfigPath, 'get', 'runs', '-n', 'team-g', '-l', 'hyperspool.dev/schedule=nightly', '-o', 'json')).stdout) as { items: { status?: { runId?: string } }[] };
+      return runs.items.find((item) => item.status?.runId === triggered.output.trim());
+    }, 30_000);
+    expect(started.status?.runId).toBe(triggered.output.trim());
   });
 
   it("given a suspended Schedule, then spool schedule list, the Schedules page's API and kubectl get schedule agree (listed, suspended, no next tick), the page's Resume is refused with the kubectl patch that resumes it, and patched it ticks again (issue 34)", async () => {

@@ -404,8 +404,8 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const { schedule: created } = await (await target(options)).api<ResponseOf<'PUT /schedules/:name'>>('PUT', `/schedules/${encodeURIComponent(String(options.name))}`, body);
     out(`schedule ${created.name}: next run at ${created.nextAt}\n`);
   });
+  // On a cluster too (schedules/trigger through the aggregated API), as the Schedules page's Trigger now.
   withServer(schedule.command('trigger <name>').description('start a run of a schedule now; its next tick stays where it was')).action(async (name: string, options: Options) => {
-    notOnCluster(options, `a Schedule's run is a Run of its Workflow: kubectl create one (or set spec.runOnCreate)`);
     const { run } = await (await target(options)).api<ResponseOf<'POST /schedules/:name/trigger'>>('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
     out(`${run}\n`);
   });
