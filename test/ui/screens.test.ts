@@ -46,12 +46,15 @@ describe.each(SCREENS)('on a screen $name', (screen) => {
     expect(errorsOf(page)).toEqual([]);
   }, 60_000);
 
-  it('the saga’s run page fits the width, its timeline’s Call and Result are readable, and its buttons are large enough', async () => {
+  it('the saga’s run page fits the width, its timeline’s Call and Result are readable (the failed step’s stderr on its row), and its buttons are large enough', async () => {
     const page = await browser.page(screen);
     await page.goto(runPage(dev.url, saga));
     await waitForPhase(page, 'failed');
     const car = page.locator('.timeline tr[data-name="book-car"]');
     await waitForText(car, 'exit 1');
+    // Issue 33, item 5: the failed step's stderr on its row, seen on this screen.
+    expect(await car.locator('.stderr-tail').textContent()).toBe(' no cars left');
+    expect(await car.locator('.stderr-tail').isVisible()).toBe(true);
     await page.locator('pre.log').waitFor();
     expect(await sidewaysOverflow(page)).toBe(0);
     for (const cell of ['td.call', 'td.result']) {
