@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalLog, getRun, startDev, submit, waitForRun } from '../support/dev.js';
-import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
 import { childrenOf, jobsThatRan, waitForChild, type Dev } from '../pipeline-run/pipeline-support.js';
 
@@ -140,4 +140,28 @@ describe('approvals on the run page', () => {
     expect(await gate.textContent()).toContain('Reasonlate');
     expect(errorsOf(page)).toEqual([]);
   }, 120_000);
+});
+
+describe('a gate on every screen', () => {
+  it('keeps back a number below its min, and Reject… asks once more, leaving the gate waiting when kept', async () => {
+    const { id, page: first } = await openWaitingGate('refund-form.yaml', FORM, 'ask', '--input', '{"order": 1044}');
+    await first.context().close();
+    for (const screen of SCREENS) {
+      const page = await browser.page(screen);
+      await page.goto(runPage(dev.url, id));
+      const gate = page.locator('[data-gate="ask"]');
+      const amount = gate.getByLabel('Amount (EUR)');
+      await amount.fill('-5000');
+      await gate.getByRole('button', { name: 'Approve' }).click();
+      expect(await amount.evaluate((input: HTMLInputElement) => input.validity.rangeUnderflow), screen.name).toBe(true);
+      await gate.getByRole('button', { name: 'Reject…' }).click();
+      const confirm = gate.getByRole('group', { name: 'Reject this approval?' });
+      await waitForText(confirm, 'The whole run is cancelled');
+      await confirm.getByRole('button', { name: 'Keep waiting' }).click();
+      await gate.getByRole('button', { name: 'Approve' }).waitFor();
+      expect((await getRun(dev.url, id)).status, screen.name).toBe('waiting');
+      expect(errorsOf(page), screen.name).toEqual([]);
+      await page.context().close();
+    }
+  }, 60_000);
 });
