@@ -481,7 +481,7 @@ describe('the aggregated API on a real kube-apiserver', () => {
     expect(gone.stderr).toContain('NotFound');
   });
 
-  it('serves the UI through kube-apiserver as spool dev serves it: the page asked again each time, its hashed assets cached for good', async () => {
+  it('serves the UI through kube-apiserver as spool dev serves it: the page asked again each time, its hashed assets cached for good, a HEAD answered as its GET', async () => {
     const ui = await startUi(erin);
     try {
       const page = await fetch(`${ui.url}/runs`);
@@ -490,6 +490,9 @@ describe('the aggregated API on a real kube-apiserver', () => {
       const script = await fetch(`${ui.url}${asset}`);
       expect(script.status).toBe(200);
       expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      // curl -I: the page's headers, no body.
+      const head = await fetch(`${ui.url}/runs`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type'), head.headers.get('cache-control'), await head.text()]).toEqual([200, 'text/html; charset=utf-8', 'no-cache', '']);
     } finally {
       ui.stop();
     }

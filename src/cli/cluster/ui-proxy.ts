@@ -53,7 +53,9 @@ export async function startUiProxy({ target, port }: UiProxyOptions): Promise<Ui
       if (!aggregated) return refuse(res, 404, 'not_found', `${method} ${path} is not served through spool ui`);
       outgoing = aggregated;
     } else {
-      outgoing = { method, path: uiFilePath(path.split('?')[0] ?? '/') };
+      // The aggregated API serves the UI's files to GET only; a HEAD (curl -I) gets the GET's
+      // headers, and Node sends no body to a HEAD.
+      outgoing = { method: 'GET', path: uiFilePath(path.split('?')[0] ?? '/') };
     }
     const headers: Record<string, string> = {};
     for (const name of PASSED) {
