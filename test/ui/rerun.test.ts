@@ -3,6 +3,8 @@ import { getRun, journalOf, submit, useDevServer, waitForRun } from '../support/
 import { axeViolations } from '../support/axe.js';
 import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { tempDir, writeFiles } from '../support/spool.js';
 import type { RunWithScript } from '../../src/api/responses.js';
 
@@ -95,5 +97,37 @@ describe('Rerun and "Rerun from here" on every screen', () => {
       expect(errorsOf(page), screen.name).toEqual([]);
       await page.context().close();
     }
+  }, 60_000);
+});
+
+describe('retrying a failed activity from the run page', () => {
+  it('given a run whose activity failed, when its cause is gone and "Rerun from here" is clicked on the activity, then the new run runs it again and succeeds, keeping the step before it', async () => {
+    const dir = tempDir();
+    const ready = join(dir, 'feed.ready');
+    writeFiles(dir, {
+      'feed.sh': `before=$(spool step before -- sh -c 'echo "$(od -An -N8 -tx8 /dev/urandom | tr -d " ")"')
+spool output set before "$before"
+feed=$(spool activity run fetch --requires shell -- sh -c 'test -e "$1" || { echo "the feed is not ready" >&2; exit 3; }; echo fed' _ ${JSON.stringify(ready)})
+spool output set feed "$feed"
+`,
+    });
+    const oldId = await submit(dev.url, dir, 'feed.sh');
+    const old = await waitForRun(dev.url, oldId, ['failed']);
+    writeFileSync(ready, '');
+
+    const page = await browser.page({ width: 360, colorScheme: 'dark' });
+    await page.goto(runPage(dev.url, oldId));
+    await waitForPhase(page, 'failed');
+    const fetchRow = page.locator('.timeline tr[data-name="fetch"]').first();
+    await waitForText(fetchRow, 'exit 3');
+    await fetchRow.getByRole('button', { name: 'Rerun from here' }).click();
+    await page.waitForURL((url) => decodeURIComponent(url.pathname) !== `/runs/${oldId}`);
+    await waitForPhase(page, 'succeeded');
+    await waitForText(page.locator('.summary .rerun-of'), 'from step fetch');
+    const newId = decodeURIComponent(new URL(page.url()).pathname).slice('/runs/'.length);
+    const fresh = await getRun(dev.url, newId);
+    expect(fresh.outputs).toEqual({ before: old.outputs.before, feed: 'fed' });
+    expect((await getRun(dev.url, oldId)).status).toBe('failed');
+    expect(errorsOf(page)).toEqual([]);
   }, 60_000);
 });
