@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { getRun, submit, useDevServer, waitForRun } from '../support/dev.js';
 import { axeViolations } from '../support/axe.js';
-import { errorsOf, screenshot, useBrowser, waitForText } from '../support/browser.js';
+import { errorsOf, screenshot, useBrowser, waitForText, SCREENS } from '../support/browser.js';
 import { smallButtons, sidewaysOverflow } from '../support/page-checks.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 import type { RunWithScript } from '../../src/api/responses.js';
@@ -91,4 +91,27 @@ describe('bulk actions on the runs list', () => {
     await waitForText(page.locator('.bulk-count'), 'None selected');
     expect(errorsOf(page)).toEqual([]);
   }, 30_000);
+});
+
+describe('the bulk bar on every screen', () => {
+  it('with runs chosen and Cancel asking, fits the width, its buttons are large enough, and axe finds nothing serious; Keep them changes nothing', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'waits.sh': 'spool wait signal go --timeout 1h\n' });
+    const ids = [await submit(dev.url, dir, 'waits.sh'), await submit(dev.url, dir, 'waits.sh')];
+    await Promise.all(ids.map((id) => waitForRun(dev.url, id, ['waiting'])));
+    for (const screen of SCREENS) {
+      const page = await browser.page(screen);
+      await page.goto(`${dev.url}/runs`);
+      for (const id of ids) await page.getByRole('checkbox', { name: `Select run ${short(id)}` }).check();
+      await page.getByRole('button', { name: 'Cancel 2…' }).click();
+      await page.getByRole('button', { name: 'Yes, cancel them' }).waitFor();
+      expect(await sidewaysOverflow(page), screen.name).toBe(0);
+      expect(await smallButtons(page), screen.name).toEqual([]);
+      expect(await axeViolations(page), screen.name).toEqual([]);
+      await page.getByRole('button', { name: 'Keep them' }).click();
+      expect(errorsOf(page), screen.name).toEqual([]);
+      await page.context().close();
+    }
+    for (const id of ids) expect((await getRun(dev.url, id)).status).toBe('waiting');
+  }, 60_000);
 });
