@@ -139,7 +139,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       const waitingNow = error instanceof ArtifactsUnreachableError ? 'the artifact store' : 'the database';
       if (failedBefore > 0 && waitingNow === waitingFor) return;
       waitingFor = waitingNow;
-      log.error(`${waitingFor} cannot be reached; waiting for it (not ready until it answers)`, error instanceof ArtifactsUnreachableError ? error : (ensureError(error).cause ?? error));
+      // Where the database was looked for, so a newcomer whose PostgreSQL never started (a claim
+      // Pending without a StorageClass, an image not pulled) knows which pod to look at.
+      const hint = waitingFor === 'the database' ? `: is PostgreSQL running at ${databaseAddress(options.databaseUrl)}?` : '';
+      log.error(`${waitingFor} cannot be reached; waiting for it (not ready until it answers)${hint}`, error instanceof ArtifactsUnreachableError ? error : (ensureError(error).cause ?? error));
     },
   });
   const store = timingJournalWrites(reached, (seconds) => metrics.journalWrite.observe(seconds));
@@ -359,4 +362,14 @@ async function serveAggregatedApi(
       server.closeAllConnections();
     },
   };
+}
+
+/** Where a database URL points (host, port and database), without its user or password. */
+function databaseAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return 'the address DATABASE_URL gives';
+  }
 }

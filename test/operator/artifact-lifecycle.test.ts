@@ -50,7 +50,12 @@ describe('artifact lifecycle on a cluster', () => {
     expect(lines.filter((line) => line.includes('the artifact store cannot be reached; waiting for it'))).toHaveLength(1);
     await s3.serveAgain();
     await eventually('the operator waiting for PostgreSQL', async () => (await readiness()) === '503 not ready: waiting for the database', 30_000);
-    expect(lines.filter((line) => line.includes('the database cannot be reached; waiting for it'))).toHaveLength(1);
+    const waiting = lines.filter((line) => line.includes('the database cannot be reached; waiting for it'));
+    expect(waiting).toHaveLength(1);
+    // Where it looked, without the URL's user (or password).
+    const database = new URL(cluster.postgres.url);
+    expect(waiting[0]).toContain(`is PostgreSQL running at ${database.hostname}:${database.port}${database.pathname}?`);
+    expect(waiting[0]).not.toContain(`${database.username}@`);
     await cluster.postgres.start();
     operator = await starting;
     // Leading comes before the informers' first sync, which readiness also waits for.
