@@ -143,22 +143,23 @@ describe('approvals on the run page', () => {
 });
 
 describe('a gate on every screen', () => {
-  it('keeps back a number below its min, and Reject… asks once more, leaving the gate waiting when kept', async () => {
+  it('asks once more on Reject…, leaving the gate waiting when kept, and keeps back a number below its min', async () => {
     const { id, page: first } = await openWaitingGate('refund-form.yaml', FORM, 'ask', '--input', '{"order": 1044}');
     await first.context().close();
     for (const screen of SCREENS) {
       const page = await browser.page(screen);
       await page.goto(runPage(dev.url, id));
       const gate = page.locator('[data-gate="ask"]');
+      await gate.getByRole('button', { name: 'Reject…' }).click();
+      const confirm = gate.getByRole('group', { name: 'Reject this approval?' });
+      await waitForText(confirm, 'The whole run is cancelled');
+      if (screen.width === 360 && screen.colorScheme === 'dark') await screenshot(page, 'approval-reject-phone', gate);
+      await confirm.getByRole('button', { name: 'Keep waiting' }).click();
+      await gate.getByRole('button', { name: 'Approve' }).waitFor();
       const amount = gate.getByLabel('Amount (EUR)');
       await amount.fill('-5000');
       await gate.getByRole('button', { name: 'Approve' }).click();
       expect(await amount.evaluate((input: HTMLInputElement) => input.validity.rangeUnderflow), screen.name).toBe(true);
-      await gate.getByRole('button', { name: 'Reject…' }).click();
-      const confirm = gate.getByRole('group', { name: 'Reject this approval?' });
-      await waitForText(confirm, 'The whole run is cancelled');
-      await confirm.getByRole('button', { name: 'Keep waiting' }).click();
-      await gate.getByRole('button', { name: 'Approve' }).waitFor();
       expect((await getRun(dev.url, id)).status, screen.name).toBe('waiting');
       expect(errorsOf(page), screen.name).toEqual([]);
       await page.context().close();
