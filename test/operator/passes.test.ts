@@ -419,6 +419,27 @@ describe('a Run on a real kube-apiserver', () => {
     });
     expect(events.items.map((event) => event.reason)).toEqual(['Invalid']);
   });
+
+  it('given a graph whose typed inputs a Run’s input does not fit, then the Run fails at once naming the input, and one that fits is admitted', async () => {
+    const graph = 'input:\n  amount: { type: number, max: 500 }\nnodes:\n  - { id: pause, type: sleep, config: { duration: 1h } }\n';
+    await givenWorkflow(cluster, 'typed', 'typed.yaml', graph);
+    const withInput = (name: string, input: unknown) =>
+      cluster.custom.createNamespacedCustomObject({
+        group: 'hyperspool.dev',
+        version: 'v1alpha1',
+        namespace: cluster.namespace,
+        plural: 'runs',
+        body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name }, spec: { workflowRef: { name: 'typed' }, input } },
+      });
+    await withInput('typed-over', { amount: 900 });
+    await withInput('typed-fits', { amount: 20 });
+    const failed = await eventually('typed-over Failed', async () => {
+      const run = await getRun(cluster, 'typed-over');
+      return run.status?.phase === 'Failed' && run;
+    });
+    expect(failed.status?.conditions).toEqual([expect.objectContaining({ reason: 'Invalid', message: "spec.input: input 'amount' must be at most 500, not 900" })]);
+    expect(await eventually('typed-fits admitted', async () => (await getRun(cluster, 'typed-fits')).status?.runId)).toMatch(/^k8s:/);
+  });
 });
 
 describe('a pass whose pod dies', () => {
