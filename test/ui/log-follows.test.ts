@@ -1,7 +1,7 @@
 import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { submit, useDevServer, waitForRun } from '../support/dev.js';
-import { errorsOf, runPage, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 
 /**
@@ -56,6 +56,8 @@ spool wait signal end >/dev/null
       await waitForText(log, 'second 200');
       await expect.poll(() => atBottom(log)).toBe(true);
     });
+    const phoneDark = pages[SCREENS.findIndex((screen) => screen.width === 360 && screen.colorScheme === 'dark')];
+    if (phoneDark) await screenshot(phoneDark, 'run-log-follows-phone', phoneDark.locator('pre.log'));
 
     // Scrolled up to read: new lines no longer pull the box down.
     await onEvery((log) => log.evaluate((box: HTMLElement) => box.scrollTo(0, 0)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getRun, poll, submit, useDevServer, waitForRun } from '../support/dev.js';
-import { errorsOf, runPage, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
+import { errorsOf, runPage, screenshot, useBrowser, waitForPhase, waitForText, SCREENS } from '../support/browser.js';
 import { tempDir, writeFiles } from '../support/spool.js';
 
 /**
@@ -51,6 +51,7 @@ spool sleep 2h
       expect(await time.textContent()).toBe(local);
       expect(await time.getAttribute('title')).toBe(`${wake.slice(0, 19).replace('T', ' ')} UTC`);
       expect(await page.locator('.summary .awaiting').textContent()).not.toContain(wake);
+      if (screen === SCREENS[0]) await screenshot(page, 'run-details');
 
       await page.goto(`${dev.url}/runs`);
       const row = page.locator(`table.runs tr[data-run="${id}"]`);

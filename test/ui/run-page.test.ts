@@ -173,6 +173,7 @@ spool step probe -- echo "probed $region"
     const response = await page.goto(`${dev.url}/runz`);
     expect(response?.status()).toBe(404);
     await waitForText(page.locator('h1'), 'No such page');
+    await screenshot(page, 'no-such-page');
     await page.getByRole('link', { name: 'runs', exact: true }).click();
     await page.waitForURL(`${dev.url}/runs`);
     expect(errorsOf(page)).toEqual([]);
