@@ -27,7 +27,9 @@ export function unprocessable<T>(code: string, check: () => T): T {
   try {
     return check();
   } catch (error) {
-    if (error instanceof SpoolError && !(error instanceof HttpError) && error.kind === 'usage') throw new HttpError(422, code, error.message);
+    // A refusal with a code of its own (a graph's `invalid_input`) keeps it, and its kind's status.
+    if (error instanceof SpoolError && !(error instanceof HttpError) && error.kind === 'usage' && error.code === KINDS.usage.wire)
+      throw new HttpError(422, code, error.message);
     throw error;
   }
 }

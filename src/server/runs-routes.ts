@@ -65,17 +65,6 @@ export async function loadRun(store: Store, id: string): Promise<RunRecord> {
   return run;
 }
 
-/**
- * What a document run asks of admission (a pipeline's concurrency and throttle), null for a script;
- * a document that is not valid is a 422, an input its graph's typed inputs do not take a 400.
- */
-function admissionOf(source: ScriptSource, input: unknown): ReturnType<typeof documentAdmission> | null {
-  if (!runsInProcess(source)) return null;
-  const rules = unprocessable('invalid_pipeline', () => documentAdmission(source.script, source.workflow, input));
-  if (rules.inputProblem) throw new HttpError(400, 'invalid_input', rules.inputProblem);
-  return rules;
-}
-
 export function runsRoutes(ctx: ServerContext): Router {
   const router = Router();
   const { store } = ctx;
@@ -100,7 +89,7 @@ export function runsRoutes(ctx: ServerContext): Router {
       throw badRequest(`no checkout '${checkout}': upload the bundle with POST /v1/checkouts first`);
     }
     // A pipeline's own concurrency and throttle come from its document, filled in from the input.
-    const rules = admissionOf(source, input);
+    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => documentAdmission(source.script, source.workflow, input)) : null;
     const { run, created, cancelled } = await submitRun(
       store,
       {
@@ -167,7 +156,7 @@ export function runsRoutes(ctx: ServerContext): Router {
     const body = object(req.body ?? {});
     const input = 'input' in body ? body.input : old.input;
     const source = body.latest === true ? latestSource(old) : { workflow: old.workflow, interpreter: old.interpreter, script: old.script, cwd: old.cwd, runner: old.runner };
-    const rules = admissionOf(source, input);
+    const rules = runsInProcess(source) ? unprocessable('invalid_pipeline', () => documentAdmission(source.script, source.workflow, input)) : null;
     const fromStep = optionalText(body, 'fromStep');
     // The bundle (`--with DIR`) goes with the rerun, given before the run exists as a submit's is;
     // the step is checked first, so a refused rerun leaves no copy behind.

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { UsageError } from '../common/errors.js';
+import { TerminalError, UsageError } from '../common/errors.js';
 import { readTextFile } from '../common/text-file.js';
 import type { ConcurrencyRule, Throttle } from '../engine/admission.js';
 import { graphInputProblem } from '../graph/inputs.js';
@@ -62,14 +62,12 @@ export function readWorkflowFile(file: string): { script: string; interpreter: s
 /**
  * What a document run asks of admission, read when it is submitted: a pipeline's concurrency and
  * throttle, from its input; a graph asks nothing, but is checked all the same, so a bad one is
- * refused at submit with its line and column, and says what is wrong with an input its typed
- * inputs do not take (`inputProblem`, which the API refuses with 400).
+ * refused at submit with its line and column; an input its typed inputs do not take is refused
+ * too, as `invalid_input` (a 400 from the API, the Run's failure on a cluster).
  */
-export function documentAdmission(
-  text: string,
-  file: string,
-  input: unknown,
-): { concurrency: ConcurrencyRule | null; throttle: Throttle | null; inputProblem: string | null } {
-  if (documentKind(text) === 'pipeline') return { ...admissionRules(text, file, input), inputProblem: null };
-  return { concurrency: null, throttle: null, inputProblem: graphInputProblem(parseGraph(text, file).typedInputs, input) };
+export function documentAdmission(text: string, file: string, input: unknown): { concurrency: ConcurrencyRule | null; throttle: Throttle | null } {
+  if (documentKind(text) === 'pipeline') return admissionRules(text, file, input);
+  const problem = graphInputProblem(parseGraph(text, file).typedInputs, input);
+  if (problem) throw new TerminalError('usage', problem, { code: 'invalid_input' });
+  return { concurrency: null, throttle: null };
 }

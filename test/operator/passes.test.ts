@@ -437,7 +437,7 @@ describe('a Run on a real kube-apiserver', () => {
       const run = await getRun(cluster, 'typed-over');
       return run.status?.phase === 'Failed' && run;
     });
-    expect(failed.status?.conditions).toEqual([expect.objectContaining({ reason: 'Invalid', message: "spec.input: input 'amount' must be at most 500, not 900" })]);
+    expect(failed.status?.conditions).toEqual([expect.objectContaining({ reason: 'Invalid', message: "input 'amount' must be at most 500, not 900" })]);
     expect(await eventually('typed-fits admitted', async () => (await getRun(cluster, 'typed-fits')).status?.runId)).toMatch(/^k8s:/);
   });
 });

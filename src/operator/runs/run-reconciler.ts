@@ -117,7 +117,7 @@ export class RunReconciler {
     const namespace = resource.metadata.namespace ?? 'default';
     const input = resource.spec.input ?? null;
     if (resource.spec.rerunOf) return this.admitRerun(resource, runId, workflow, source);
-    const rules = admissionRules(source, workflow, input);
+    const rules = runsInProcess(source) ? documentAdmission(source.script, workflow.spec.filename, input) : null;
     const { run } = await submitRun(
       this.options.store,
       {
@@ -154,7 +154,7 @@ export class RunReconciler {
     if (!old) throw new TerminalError('usage', `spec.rerunOf names ${name}, which is neither a Run admitted in namespace ${namespace} nor a run in the store`);
     const source = useLatest ? latest : { workflow: old.workflow, interpreter: old.interpreter, script: old.script, cwd: old.cwd, runner: old.runner };
     const input = resource.spec.input ?? old.input;
-    const rules = admissionRules(source, workflow, input);
+    const rules = runsInProcess(source) ? documentAdmission(source.script, workflow.spec.filename, input) : null;
     const rerun = { fromStep: fromStep ?? null, source, input, admission: { runId, env: CLUSTER_ENV, concurrency: rules?.concurrency ?? null } };
     const { run } = await rerunRun(store, old, rerun, this.options.now());
     this.options.poke();
@@ -226,16 +226,4 @@ export class RunReconciler {
     });
     return again;
   }
-}
-
-/**
- * What a document run asks of admission (a pipeline's concurrency and throttle), null for a script.
- * A Run whose input its graph's typed inputs do not take fails, saying which input and why, as
- * `POST /v1/runs` refuses it (a document with a mistake fails it too, from documentAdmission).
- */
-function admissionRules(source: ScriptSource, workflow: Workflow, input: unknown): ReturnType<typeof documentAdmission> | null {
-  if (!runsInProcess(source)) return null;
-  const rules = documentAdmission(source.script, workflow.spec.filename, input);
-  if (rules.inputProblem) throw new TerminalError('usage', `spec.input: ${rules.inputProblem}`);
-  return rules;
 }
