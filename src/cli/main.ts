@@ -11,8 +11,14 @@ const verb = args[0] ?? '';
 const HELP_WORDS = new Set(['--help', '-h', 'help']);
 const inScriptHelp = process.env.SPOOL_SOCKET !== undefined && HELP_WORDS.has(verb);
 const inScript = SCRIPT_VERBS.has(verb) || (verb === 'event' && process.env.SPOOL_SOCKET !== undefined);
+// A script's `spool` or `spool --` is a mistake in the script: one line, not the whole help a
+// person at a terminal gets.
+const noVerbInScript = process.env.SPOOL_SOCKET !== undefined && args.every((arg) => arg === '--');
 
-if (inScriptHelp) {
+if (noVerbInScript) {
+  process.stderr.write("spool: no verb given; 'spool --help' lists the verbs a script can call\n");
+  process.exitCode = 2;
+} else if (inScriptHelp) {
   const { inScriptHelp: help } = await import('./script/parse.js');
   process.stdout.write(help());
 } else if (inScript) {

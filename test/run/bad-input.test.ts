@@ -34,6 +34,8 @@ const countRuns = (): Promise<number> =>
 describe('a bad in-script call', () => {
   it.each([
     ['an unknown verb', `spool frobnicate`, /^spool: unknown command 'frobnicate'/],
+    ['no verb', `spool`, /^spool: no verb given; 'spool --help' lists the verbs a script can call$/],
+    ['only --', `spool --`, /^spool: no verb given; 'spool --help' lists the verbs a script can call$/],
     ['an unknown flag', `spool step a --lable x -- true`, /^spool step: Unknown option '--lable'/],
     ['a duration in words', `spool sleep 5 minutes`, /^spool sleep: unexpected argument 'minutes'/],
     ['a duration with an unknown unit', `spool sleep 5x`, /^spool sleep: bad duration '5x'/],
