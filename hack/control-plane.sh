@@ -51,16 +51,18 @@ service_ip=10.96.0.1
 # does not reach it) and has a pid file. A pid is only trusted while /proc says it still runs the
 # same binary, so a stale pid file can never kill an unrelated process.
 
-stop_process() { # name: SIGTERM, then SIGKILL if it has not exited within 10s
+stop_process() { # name [--kill]: SIGTERM, then SIGKILL if it has not exited within 10s; --kill: SIGKILL at once
   local pid i
   pid=$(pid_of "$1") || { rm -f "$dir/$1.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  if [ "${2:-}" != --kill ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      alive "$pid" || break
+      sleep 0.1
+    done
+  fi
   kill -KILL "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  while alive "$pid"; do sleep 0.05; done
   rm -f "$dir/$1.pid"
 }
 
@@ -234,9 +236,13 @@ cmd_down() {
   flock 9
   # The watchdog first (unless it is what runs this), so that it does not start a second `down`.
   local watchdog
-  if watchdog=$(pid_of watchdog) && [ "$watchdog" != $$ ]; then stop_process watchdog; fi
-  stop_process kube-apiserver
-  stop_process etcd
+  # Purged, nothing of the servers is kept, so nothing is worth a graceful stop: kube-apiserver
+  # took about 4 s to drain, for each test file that starts a plane.
+  local how=
+  [ "${1:-}" = --purge ] && how=--kill
+  if watchdog=$(pid_of watchdog) && [ "$watchdog" != $$ ]; then stop_process watchdog $how; fi
+  stop_process kube-apiserver $how
+  stop_process etcd $how
   rm -f "$dir/watchdog.pid"
   if [ "${1:-}" = --purge ]; then
     rm -rf "$dir"

@@ -85,11 +85,11 @@ stop_processes() { # seconds name...: SIGTERM to all at once, SIGKILL to those s
   [ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
   for pid in "${pids[@]}"; do
     for ((i = 0; i < seconds * 10; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.1
     done
     kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    while alive "$pid"; do sleep 0.05; done
   done
   for name in "$@"; do rm -f "$dir/$name.pid"; done
 }

@@ -18,6 +18,13 @@ pid_of() { # name -> pid, if that process still runs
   esac && echo "$pid"
 }
 
+alive() { # pid: it runs and is not a zombie. The servers' parent exits once they are started, so
+  # a killed one stays a zombie until init reaps it (1-2 s here), and kill -0 still finds it.
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 tail_log() { tail -n 30 "$logs/$1.log" >&2 2>/dev/null || true; }
 
 wait_until() { # name seconds command...: until the command succeeds; fails early if NAME exits
