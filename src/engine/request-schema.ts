@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import { onFirstUse } from '../common/on-first-use.js';
 import { MAX_DURATION_MS } from '../common/duration.js';
 import { UsageError } from '../common/errors.js';
 import { jsonValueProblem } from '../common/json-text.js';
@@ -138,7 +139,8 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
 };
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
-const validators = new Map(Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, ajv.compile(schema)]));
+// Each compiled when a request first needs it: a pass calls a few verbs of the thirty.
+const validators = new Map(Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, onFirstUse(() => ajv.compile(schema))]));
 
 /** The schema a request is checked against: its verb's, or the variant its fields choose. */
 function schemaOf(request: Record<string, unknown>): string {
@@ -160,7 +162,7 @@ export function checkRequest(request: unknown): void {
   if (typeof fields.verb !== 'string') throw new UsageError('a request names its verb as a string (docs/protocol.md)');
   const problem = jsonValueProblem(fields);
   if (problem !== null) throw new UsageError(`bad ${oneLine(String(fields.verb))} request: ${problem}`);
-  const validate = validators.get(schemaOf(fields));
+  const validate = validators.get(schemaOf(fields))?.();
   if (!validate) return;
   const valid: boolean = validate(fields);
   // Read from the request, not from `fields`: the validator's type guard narrows a failed one to never.

@@ -47,13 +47,14 @@ const failed = (error: string, output: unknown = null): NodeResult => ({ status:
  * read in `scope` (nodeScope). What a graph's runner does for each node, and what a script's
  * `spool call-node` can do for one.
  */
-export async function runNode(host: NodeHost, spec: NodeSpec, scope: ExpressionScope, index?: number): Promise<NodeResult> {
+/** `beforeSend`: what an http node awaits before it sends its request (a fan_out's rate). */
+export async function runNode(host: NodeHost, spec: NodeSpec, scope: ExpressionScope, index?: number, beforeSend?: () => Promise<void>): Promise<NodeResult> {
   const name = index === undefined ? spec.id : `${spec.id}[${index}]`;
   const config = resolve(spec.config, scope) as Record<string, unknown>;
   try {
     switch (spec.type) {
       case 'http':
-        return await httpNode(host, name, config, spec.retry, spec.timeoutMs);
+        return await httpNode(host, name, config, spec.retry, spec.timeoutMs, beforeSend);
       case 'sleep':
         await callOk(host, { verb: 'sleep', ms: parseDuration(String(config.duration)) });
         return { status: 'succeeded', output: null, error: null };

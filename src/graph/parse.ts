@@ -1,4 +1,5 @@
 import { Ajv } from 'ajv';
+import { onFirstUse } from '../common/on-first-use.js';
 import { checkDependencies } from '../pipeline/graph.js';
 import { PipelineProblem } from '../pipeline/problem.js';
 import { readYaml } from '../pipeline/read-yaml.js';
@@ -9,9 +10,9 @@ import { toGraph, type RawGraph } from './convert.js';
 import schema from './schema.json' with { type: 'json' };
 import type { Graph } from './types.js';
 
-// Compiled once, as the pipeline schema is (src/pipeline/schema-check.ts says why these options).
-const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strict: true });
-const validate = ajv.compile<RawGraph>(schema);
+// Compiled once, when a graph is first read, as the pipeline schema is (src/pipeline/schema-check.ts
+// says why these options).
+const validator = onFirstUse(() => new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strict: true }).compile<RawGraph>(schema));
 const GRAPH_DOCUMENT: DocumentKind = { name: 'graph', shape: 'a map with nodes', definitions: definitionsOf(schema) };
 
 /**
@@ -21,6 +22,7 @@ const GRAPH_DOCUMENT: DocumentKind = { name: 'graph', shape: 'a map with nodes',
  */
 export function parseGraph(text: string, file: string): Graph {
   const source = readYaml(text, file);
+  const validate = validator();
   try {
     if (!validate(source.data)) throw problemFor(validate.errors ?? [], source.data, GRAPH_DOCUMENT);
     const graph = toGraph(source.data);

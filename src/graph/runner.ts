@@ -6,8 +6,8 @@ import type { RunRecord } from '../store/types.js';
 import { evaluate, stringify, truthy } from '../pipeline/expressions.js';
 import type { ExpressionScope } from '../pipeline/types.js';
 import { parseGraphExpression } from './expressions.js';
-import { runFanOut, type FanOutHost } from './fan-out.js';
-import { Suspended, callOk, type NodeResult } from './node-host.js';
+import { runFanOut } from './fan-out.js';
+import { Suspended, callOk, type NodeHost, type NodeResult } from './node-host.js';
 import { nodeScope, runNode } from './nodes.js';
 import { parseGraph } from './parse.js';
 import type { Graph, GraphNode } from './types.js';
@@ -26,12 +26,17 @@ interface NodeState {
  * depends on have ended, one node at a time in document order (a fan_out's http items run
  * together); a node after a failed one is skipped, as is one whose `if` is false.
  */
+/** A node host that knows whether its pass is replaying: a replayed node's line is not printed again. */
+interface GraphHost extends NodeHost {
+  readonly replaying: boolean;
+}
+
 export class GraphRunner {
   private readonly states = new Map<string, NodeState>();
   private readonly scope: ExpressionScope & { nodes: Record<string, { output: unknown; status: string }> };
 
   constructor(
-    private readonly host: FanOutHost,
+    private readonly host: GraphHost,
     private readonly graph: Graph,
     private readonly print: (text: string) => void,
   ) {
@@ -97,7 +102,7 @@ export async function runGraphPass(
   // A pass made by the caller: a replay's (engine/replay-pass.ts).
   const pass = options.pass ?? (await Pass.start(store, run, host, options.lenient));
   const fd = options.output === 'inherit' ? 1 : options.output;
-  const nodeHost: FanOutHost = {
+  const nodeHost: GraphHost = {
     handle: (request) => pass.handle(request),
     run,
     host,

@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { onFirstUse } from '../common/on-first-use.js';
 import type { NextFunction, Request, Response } from 'express';
 import { API_ROUTES, type ApiRoute, type Fields } from '../api/requests.js';
 import { checkValueSize, maxValueBytes } from '../engine/limits.js';
@@ -30,8 +31,8 @@ interface CompiledRoute {
   route: ApiRoute;
   pattern: RegExp;
   params: string[];
-  body?: ValidateFunction;
-  query: ValidateFunction;
+  body?: () => ValidateFunction;
+  query: () => ValidateFunction;
 }
 
 const compiled: CompiledRoute[] = API_ROUTES.map((route: ApiRoute) => {
@@ -42,12 +43,14 @@ const compiled: CompiledRoute[] = API_ROUTES.map((route: ApiRoute) => {
   });
   // The calls route carries a protocol request, whose own schema the engine checks.
   const openBody = route.path.endsWith('/calls');
+  const { body } = route;
   return {
     route,
     pattern: new RegExp(`^${source}/?$`),
     params,
-    ...(route.body ? { body: ajv.compile(objectSchema(withProject(route.body), openBody)) } : {}),
-    query: ajv.compile(objectSchema(withProject(route.query ?? {}))),
+    // Compiled when the route is first asked for: a server answers a few of its routes' dozens.
+    ...(body ? { body: onFirstUse(() => ajv.compile(objectSchema(withProject(body), openBody))) } : {}),
+    query: onFirstUse(() => ajv.compile(objectSchema(withProject(route.query ?? {})))),
   };
 });
 const checkName = ajv.compile(NAME_RULE);
@@ -90,14 +93,16 @@ export function checkApiRequests(req: Request, _res: Response, next: NextFunctio
         `'${name}' in the path ${describeError(null, checkName.errors?.[0]).replace(/^the value /, '')}`,
       );
   });
-  if (!entry.query(req.query)) throw badRequest(`query: ${describeError(label(entry.route), entry.query.errors?.[0])}`);
+  const query = entry.query();
+  if (!query(req.query)) throw badRequest(`query: ${describeError(label(entry.route), query.errors?.[0])}`);
   const body: unknown = req.body ?? {};
-  if (entry.body) {
+  const checkBody = entry.body?.();
+  if (checkBody) {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw badRequest('the request body must be a JSON object');
     const problem = jsonValueProblem(body);
     if (problem !== null) throw badRequest(problem);
-    if (!entry.body(body)) throw badRequest(describeError(label(entry.route), entry.body.errors?.[0]));
+    if (!checkBody(body)) throw badRequest(describeError(label(entry.route), checkBody.errors?.[0]));
     const nul = fieldWithNul(body);
     if (nul !== null) throw badRequest(NUL_MESSAGE(nul));
     const limit = maxValueBytes();

@@ -6,6 +6,8 @@ export interface Received {
   path: string;
   key: string | null;
   body: string;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 /**
@@ -26,7 +28,7 @@ export async function startKeyServer() {
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://x');
       const key = request.headers['idempotency-key'];
-      const entry = { path: url.pathname, key: typeof key === 'string' ? key : null, body: Buffer.concat(chunks).toString('utf8') };
+      const entry = { path: url.pathname, key: typeof key === 'string' ? key : null, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       received.push(entry);
       const seen = received.filter((other) => other.path === entry.path && other.key === entry.key).length;
       inFlight += 1;

@@ -73,7 +73,7 @@ describe("the replay verifier's checks", () => {
   it('given a call-node, then one key sent again after a fault holds, and a second key, or a second send with no fault, does not', () => {
     const node: Workflow = { seed: 0, ops: [{ kind: 'call-node', id: 'o0' }], checkoutFile: Buffer.alloc(0) };
     const charged = [entry(1, 'call', 'step_fn', 'node o0'), entry(1, 'result', 'step_fn', 'node o0')];
-    const sent = (key: string): Received => ({ path: '/o0', key, body: '' });
+    const sent = (key: string): Received => ({ path: '/o0', key, body: '', at: 0 });
     const answer = Buffer.from('{"status":200,"headers":{},"body":{"key":"spool-a","seen":1}}\n');
     const broken = (h: History): string[] => check(node, h, null).map((each) => `${each.invariant}: ${each.detail}`);
     expect(broken(history(charged, [[charged[0] as JournalEntry]], [[1, answer, 0]], [sent('spool-a'), sent('spool-a')]))).toEqual([]);
