@@ -25,6 +25,7 @@ import type {
   RunRecord,
   RunPage,
   RunState,
+  RunStates,
   RunPageFilter,
   RunSearch,
   RunStats,
@@ -276,14 +277,34 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
-  async listUnfinishedRunStates(idPrefix: string): Promise<RunState[]> {
+  async listUnfinishedRunStates(idPrefix: string): Promise<RunStates> {
     // runs_due (status, wake_at) keeps this to the unfinished runs, however large the archive.
-    const rows = await this.db.query<Row>(
+    return this.runStatesRead(
       `select id, status, awaiting, wait, passes, error from runs
         where status in ('pending', 'running', 'waiting') and starts_with(id, $1)`,
       [idPrefix],
     );
-    return rows.map(toRunState);
+  }
+
+  async listRunStatesChangedSince(idPrefix: string, since: Date): Promise<RunStates> {
+    // runs_updated (updated_at) keeps this to the runs changed, however many there are.
+    return this.runStatesRead(
+      `select id, status, awaiting, wait, passes, error from runs where updated_at >= $2 and starts_with(id, $1)`,
+      [idPrefix, since],
+    );
+  }
+
+  /**
+   * Run states and the database's time of their read: now(), the start of the transaction both
+   * are in, so before the read's snapshot. A change the read did not see has an updated_at at or
+   * after it, unless its own transaction began before this one (which the caller's overlap covers).
+   */
+  private runStatesRead(sql: string, params: unknown[]): Promise<RunStates> {
+    return this.db.transaction(async (tx) => {
+      const [clock] = await tx.query<{ now: unknown }>('select now()');
+      const rows = await tx.query<Row>(sql, params);
+      return { states: rows.map(toRunState), readAt: date(clock?.now) };
+    });
   }
 
   async listEventWaiters(project: string, type: string): Promise<string[]> {
@@ -398,7 +419,7 @@ export class SqlStore implements Store {
 
   async recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]> {
     const rows = await this.db.query<Row>(
-      `update runs set status = 'waiting', awaiting = 'redispatch', wait = null, wake_at = $1
+      `update runs set status = 'waiting', awaiting = 'redispatch', wait = null, wake_at = $1, updated_at = now()
         where status = 'running' and ($2::text[] is null or id = any($2)) returning id`,
       [now, ids ?? null],
     );

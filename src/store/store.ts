@@ -20,6 +20,7 @@ import type {
   RunSearch,
   RunStats,
   RunState,
+  RunStates,
   RunStatus,
   RunSummary,
   WorkflowSummary,
@@ -47,9 +48,15 @@ export interface Store {
   updateRunUnlessCancelled(id: string, patch: RunPatch): Promise<RunRecord | null>;
   /**
    * The unfinished runs whose id starts with `idPrefix`, with only what their state is made of (no
-   * script, input or outputs): cheap enough to read every second for thousands of runs.
+   * script, input or outputs), and the database's time of the read.
    */
-  listUnfinishedRunStates(idPrefix: string): Promise<RunState[]>;
+  listUnfinishedRunStates(idPrefix: string): Promise<RunStates>;
+  /**
+   * The runs whose id starts with `idPrefix` whose state was written at or after `since` (in the
+   * database's time: a `readAt` of an earlier read), finished ones too, and the time of this read.
+   * Its cost follows the runs changed, not the runs there are.
+   */
+  listRunStatesChangedSince(idPrefix: string, since: Date): Promise<RunStates>;
   /**
    * Per project, since when its oldest open-ended wait has lasted: a waiting run with no wake time
    * (a wait without a timeout: signal, event, approval, lease, child) since it was suspended (its

@@ -52,6 +52,15 @@ export interface RerunOf {
 /** A run's state without its script, input and outputs (Store.listUnfinishedRunStates). */
 export type RunState = Pick<RunRecord, 'id' | 'status' | 'awaiting' | 'wait' | 'passes' | 'error'>;
 
+/**
+ * Run states as one read found them, and when: the database's time of that read, which the next
+ * read of what changed starts from (never a replica's clock, which differs from the others').
+ */
+export interface RunStates {
+  states: RunState[];
+  readAt: Date;
+}
+
 export interface NewRun {
   id: string;
   project: string;

@@ -126,7 +126,16 @@ describe.each([
     ['claimActivity (the executor, every tick)', (s) => s.claimActivity(['shell'], now)],
     ['dueSchedules (the executor, every tick)', (s) => s.dueSchedules(now)],
     ['recoverInterruptedRuns (a new leader)', (s) => s.recoverInterruptedRuns(now)],
-    ['listUnfinishedRunStates (the operator)', (s) => s.listUnfinishedRunStates('k8s:p3:')],
+    ['listUnfinishedRunStates (the operator, its full sweep)', (s) => s.listUnfinishedRunStates('k8s:p3:')],
+    [
+      'listRunStatesChangedSince (the operator, its sweep every second)',
+      async (s) => {
+        const { readAt } = await s.listUnfinishedRunStates('k8s:p3:');
+        await s.updateRun(id(4242), { error: null });
+        const changed = await s.listRunStatesChangedSince('k8s:', readAt);
+        expect(changed.states.map((state) => state.id)).toEqual([id(4242)]);
+      },
+    ],
   ];
 
   it('has the layout it is named for', async () => {

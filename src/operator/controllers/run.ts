@@ -13,6 +13,7 @@ import { expiredRuns, type Expired } from '../runs/retention.js';
 import { RunReconciler } from '../runs/run-reconciler.js';
 import { isFinishedPhase } from '../runs/run-status.js';
 import { runIdentity } from '../runs/store-born.js';
+import { UnfinishedRunStates } from '../runs/unfinished-run-states.js';
 import type { WorkflowCheckout } from '../workflow-checkout.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import { queueKey, type ControllerContext } from './context.js';
@@ -41,6 +42,8 @@ export class RunController {
   private readonly reconciler: RunReconciler;
   /** Runs whose Run resource was deleted, until their cancellation is in the store: never mirrored again. */
   private readonly deletedRuns = new Set<string>();
+  /** Every unfinished run's state in the store, read at a cost that follows what changed. */
+  private readonly storeStates: UnfinishedRunStates;
   /** Per admitted unfinished run, its state in the store at the last sweep. */
   private sweptStates = new Map<string, string>();
   /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
@@ -53,6 +56,7 @@ export class RunController {
     private readonly options: RunControllerOptions,
   ) {
     const { store, resources, events, metrics, log, now } = context;
+    this.storeStates = new UnfinishedRunStates(store, `${CLUSTER_ENV}:`);
     this.reconciler = new RunReconciler({
       store,
       resources,
@@ -161,10 +165,10 @@ export class RunController {
    */
   async sweep(): Promise<void> {
     const { metrics, store, informers } = this.context;
-    // One light query for every unfinished run: a Run is reconciled when its run changed since the
-    // last sweep (or finished, or left the store), not every second. With a thousand Runs asleep,
-    // reconciling each every second (a read of its whole record) kept the work queue full for good.
-    const states = new Map((await store.listUnfinishedRunStates(`${CLUSTER_ENV}:`)).map((state) => [state.id, JSON.stringify(state)]));
+    // A Run is reconciled when its run changed since the last sweep (or finished, or left the
+    // store), not every second. With a thousand Runs asleep, reconciling each every second (a read
+    // of its whole record) kept the work queue full for good.
+    const states = await this.storeStates.read();
     const swept = new Map<string, string>();
     const withResource = new Set<string>();
     const phases = new Map<string, Map<string, number>>();
