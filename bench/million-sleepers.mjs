@@ -171,6 +171,9 @@ async function timeCalls(name, call) {
 async function hotQueries(someRun) {
   const now = new Date();
   const project = someRun.split(':')[1];
+  // What a sweep asks a second after the last one: the changes since 5 s (its overlap) before that read.
+  const since = new Date((await store.listUnfinishedRunStates(`k8s:${project}:`)).readAt.getTime() - 6_000);
+  log(`the sweep every second reads ${(await store.listRunStatesChangedSince('k8s:', since)).states.length} runs changed in the last 6 s`);
   const calls = [
     ['listDueRuns (executor, every tick)', () => store.listDueRuns(now, 16)],
     ['nextDueAt (executor, every tick)', () => store.nextDueAt()],
@@ -190,7 +193,8 @@ async function hotQueries(someRun) {
     ['recoverInterruptedRuns (a new leader)', () => store.recoverInterruptedRuns(now)],
     ['openWaitsSince (the operator, each metrics scrape)', () => store.openWaitsSince(now)],
     [`listUnfinishedRunStates of one project (k8s:${project}:)`, () => store.listUnfinishedRunStates(`k8s:${project}:`)],
-    ['listUnfinishedRunStates, all (the operator, its sweep every second)', () => store.listUnfinishedRunStates('k8s:')],
+    ["listUnfinishedRunStates, all (the operator's full sweep: a new leader's first, then every minute)", () => store.listUnfinishedRunStates('k8s:')],
+    ["listRunStatesChangedSince, all (the operator's sweep every second)", () => store.listRunStatesChangedSince('k8s:', since)],
   ];
   const results = [];
   for (const [name, call] of calls) results.push(await timeCalls(name, call));

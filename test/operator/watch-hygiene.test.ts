@@ -1,7 +1,10 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cancelRun } from '../../src/engine/cancel.js';
 import type { Operator } from '../../src/operator/operator.js';
+import { SqlStore } from '../../src/store/sql-store.js';
+import type { RunStates } from '../../src/store/types.js';
 import {
   untilPhase,
   eventually,
@@ -11,11 +14,13 @@ import {
   startKubelet,
   whenRunCreated,
   type Cluster,
+  type RunResource,
 } from './support/cluster.js';
 
 /**
  * The leader's caches hold what it still acts on: finished Jobs and pods stay on the API server
- * (the last pass's Job for kubectl logs, until its TTL or its Run goes) but not in its memory.
+ * (the last pass's Job for kubectl logs, until its TTL or its Run goes) but not in its memory; and
+ * its sweep reads the runs that changed, not every run asleep.
  */
 describe("the operator's informer caches", () => {
   let cluster: Cluster;
@@ -103,5 +108,61 @@ describe("the operator's informer caches", () => {
     const runId = (await getRun(cluster, 'nap-0')).status?.runId ?? '';
     await cancelRun(operator.store, runId, new Date(), 'cancelled through another replica');
     await untilPhase('run nap-0', () => getRun(cluster, 'nap-0'), 'Cancelled', 10_000);
+  });
+
+  it('given runs asleep in the store for an hour, then a new leader reads them all once, its sweeps after read only the runs changed, and a change behind it is still seen, even one whose transaction began before a sweep read and committed after it', async () => {
+    const SLEEPERS = 60;
+    await givenWorkflow(cluster, 'asleep', 'asleep.sh', 'spool wait signal never\n');
+    const ids = Array.from({ length: SLEEPERS }, (_, i) => `k8s:team-w:run-asleep${String(i).padStart(10, '0')}`);
+    const admin = new pg.Client({ connectionString: cluster.postgres.url });
+    await admin.connect();
+    const full = vi.spyOn(SqlStore.prototype, 'listUnfinishedRunStates');
+    const changed = vi.spyOn(SqlStore.prototype, 'listRunStatesChangedSince');
+    try {
+      // Written by a replica an hour ago (a Handler's runs): no write of theirs is recent.
+      await admin.query(
+        `insert into runs (id, project, workflow, interpreter, script, status, wait, created_at, updated_at)
+         select id, 'team-w', 'asleep/asleep.sh', 'bash -eu', 'spool wait signal never', 'waiting',
+                '{"kind": "signal", "name": "never"}'::jsonb, now() - interval '1 hour', now() - interval '1 hour'
+           from unnest($1::text[]) as id`,
+        [ids],
+      );
+      await operator.close();
+      operator = await cluster.startLeader('op-sweep');
+      // Its first sweep reads every unfinished run, so each of these store-born runs gets its Run.
+      await eventually('a Run for every run asleep', async () => {
+        const runs = (await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: 'team-w', plural: 'runs' })) as { items: RunResource[] };
+        return runs.items.filter((run) => ids.includes(run.status?.runId ?? '') && run.status?.phase === 'Waiting').length === SLEEPERS;
+      }, 30_000);
+      const fullReads = full.mock.calls.length;
+      expect(fullReads).toBeGreaterThanOrEqual(1);
+
+      const reads = (): RunStates[] => changed.mock.settledResults.flatMap((result) => (result.type === 'fulfilled' ? [result.value] : []));
+      const readsAfter = async (count: number): Promise<RunStates[]> => eventually(`${count} more sweeps`, async () => reads().length >= count && reads());
+      const sweepsBefore = reads().length;
+      const quiet = (await readsAfter(sweepsBefore + 5)).slice(sweepsBefore);
+      // None of the runs asleep was read again (each sweep reads what changed in its last seconds only).
+      for (const read of quiet) expect(read.states.filter((state) => ids.includes(state.id))).toEqual([]);
+      expect(full.mock.calls.length).toBe(fullReads);
+
+      // A run cancelled through another replica: in the store only, which the next sweep reads.
+      await cancelRun(operator.store, ids[0]!, new Date(), 'cancelled through another replica');
+      await untilPhase('the first run asleep', () => getRun(cluster, ids[0]!.split(':')[2]!), 'Cancelled', 5_000);
+
+      // A write whose transaction began before a sweep's read and commits after it: its updated_at
+      // (its transaction's start) is older than that read, which the next read's overlap still covers.
+      await admin.query('begin');
+      await admin.query(`update runs set status = 'cancelled', error = 'cancelled slowly', finished_at = now(), updated_at = now() where id = $1`, [ids[1]]);
+      await readsAfter(changed.mock.calls.length + 1);
+      await admin.query('commit');
+      // Well before the next full read (a minute on): a sweep or two.
+      await untilPhase('the second run asleep', () => getRun(cluster, ids[1]!.split(':')[2]!), 'Cancelled', 5_000);
+      expect(full.mock.calls.length).toBe(fullReads);
+    } finally {
+      await admin.query('rollback').catch(() => undefined);
+      await admin.end();
+      full.mockRestore();
+      changed.mockRestore();
+    }
   });
 });
