@@ -391,6 +391,34 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.recoverInterruptedRuns(now)).toEqual([]);
         expect(await store.startPass('a')).toMatchObject({ status: 'running', passes: 2 });
       });
+
+      it("reads the unfinished runs' states, then those written since that read (finished ones too), each read with the database's time of it", async () => {
+        const ids = (read: { states: { id: string; status: string }[] }) => read.states.map((state) => `${state.id} ${state.status}`).sort();
+        await store.createRun(newRun('k8s:p1:asleep'));
+        await store.updateRun('k8s:p1:asleep', { status: 'waiting', wait: { kind: 'signal', name: 'go' } });
+        await store.createRun(newRun('k8s:p1:going'));
+        await store.createRun(newRun('k8s:p1:done'));
+        await store.updateRun('k8s:p1:done', { status: 'succeeded' });
+        await store.createRun(newRun('local:p1:elsewhere'));
+        const full = await store.listUnfinishedRunStates('k8s:');
+        expect(ids(full)).toEqual(['k8s:p1:asleep waiting', 'k8s:p1:going pending']);
+        expect((await store.listRunStatesChangedSince('k8s:', full.readAt)).states).toEqual([]);
+
+        await store.updateRun('k8s:p1:going', { status: 'failed', error: 'boom' });
+        await store.updateRun('local:p1:elsewhere', { status: 'failed' });
+        const changed = await store.listRunStatesChangedSince('k8s:', full.readAt);
+        expect(changed.states).toEqual([{ id: 'k8s:p1:going', status: 'failed', awaiting: null, wait: null, passes: 0, error: 'boom' }]);
+        expect(changed.readAt.getTime()).toBeGreaterThan(full.readAt.getTime());
+
+        // Every write of a run's state counts: a pass started, and one recovered after its leader went.
+        await store.startPass('k8s:p1:asleep');
+        const started = await store.listRunStatesChangedSince('k8s:', changed.readAt);
+        expect(ids(started)).toEqual(['k8s:p1:asleep running']);
+        await store.recoverInterruptedRuns(new Date(), ['k8s:p1:asleep']);
+        expect(ids(await store.listRunStatesChangedSince('k8s:', started.readAt))).toEqual(['k8s:p1:asleep waiting']);
+        // From an earlier point, everything written since it.
+        expect(ids(await store.listRunStatesChangedSince('k8s:', full.readAt))).toEqual(['k8s:p1:asleep waiting', 'k8s:p1:going failed']);
+      });
     });
 
     describe('the runs list', () => {
