@@ -62,6 +62,8 @@ export interface OperatorOptions {
   maxRunningPasses?: number;
   leaseDurationSeconds?: number;
   sweepMs?: number;
+  /** How often the sweep reads every unfinished run, not only those changed since its last read (every minute unless set). */
+  fullSweepEveryMs?: number;
   resyncPeriodMs?: number;
   version?: string;
   /** Where the operator's JSON log lines go (stderr unless given; tests read them). */
@@ -226,6 +228,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       metrics,
       jobs: options.jobs,
       ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),
+      ...(options.fullSweepEveryMs ? { fullSweepEveryMs: options.fullSweepEveryMs } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       runTtlSeconds: options.runTtlSeconds ?? null,
       ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),

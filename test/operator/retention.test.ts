@@ -34,8 +34,9 @@ describe('retention of Run resources (ttlSecondsAfterFinished, history limits)',
 
   beforeAll(async () => {
     cluster = await startCluster('team-r');
-    // The operator's default keeps Runs an hour: longer than this file runs.
-    operator = await cluster.startLeader('op-retention', { host: hostAddressForProxy(), runTtlSeconds: 3600 });
+    // The operator's default keeps Runs an hour: longer than this file runs. A run that left the
+    // store (below) is seen by a full sweep, every minute unless set: every 2 s here.
+    operator = await cluster.startLeader('op-retention', { host: hostAddressForProxy(), runTtlSeconds: 3600, fullSweepEveryMs: 2_000 });
     await exposeOperator(cluster, operator);
     dir = tempDir('spool-retention-');
     cluster.kubectl('apply', '-f', 'config/rbac/user_roles.yaml');

@@ -43,6 +43,8 @@ export interface ControllersOptions {
    * resource, and how soon what waits for a ConfigMap looks again (1 s unless set).
    */
   sweepMs?: number;
+  /** How often the sweep reads every unfinished run, not only those changed since its last read (every minute unless set). */
+  fullSweepEveryMs?: number;
   /** How long a ConfigMap read for a Workflow's scriptFrom is kept (5 s unless set). */
   configMapCacheMs?: number;
   resyncPeriodMs?: number;
@@ -158,6 +160,7 @@ export class Controllers {
       lookAgainMs,
       passes: () => this.executor,
       artifactsGone: () => this.artifactSweeper?.poke(),
+      ...(options.fullSweepEveryMs ? { fullSweepEveryMs: options.fullSweepEveryMs } : {}),
     }));
     const workflows = new WorkflowController(context, readConfigMap, lookAgainMs);
     const handlers = new HandlerController(context, triggers);

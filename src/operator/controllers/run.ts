@@ -31,6 +31,8 @@ export interface RunControllerOptions {
   lookAgainMs: number;
   /** A Run was deleted: its artifacts go now rather than at the next minute's sweep. */
   artifactsGone: () => void;
+  /** How often the sweep reads every unfinished run, not only those changed since its last read (every minute unless set). */
+  fullSweepEveryMs?: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export class RunController {
     private readonly options: RunControllerOptions,
   ) {
     const { store, resources, events, metrics, log, now } = context;
-    this.storeStates = new UnfinishedRunStates(store, `${CLUSTER_ENV}:`);
+    this.storeStates = new UnfinishedRunStates(store, `${CLUSTER_ENV}:`, options.fullSweepEveryMs);
     this.reconciler = new RunReconciler({
       store,
       resources,

@@ -13,8 +13,11 @@ import { TERMINAL_STATUSES } from '../../store/types.js';
  */
 const OVERLAP_MS = 5_000;
 
-/** How often every unfinished run is read whole: what left the store (retention) or outlasted the overlap. */
-const FULL_READ_EVERY_MS = 60_000;
+/**
+ * How often every unfinished run is read whole: what the reads of changes cannot see (a run that
+ * left the store, a write that outlasted the overlap, a database whose clock went back on failover).
+ */
+export const FULL_READ_EVERY_MS = 60_000;
 
 /**
  * Every unfinished run's state in the store, which the operator's sweep compares its Runs with:
@@ -32,11 +35,12 @@ export class UnfinishedRunStates {
   constructor(
     private readonly store: Store,
     private readonly idPrefix: string,
+    private readonly fullReadEveryMs = FULL_READ_EVERY_MS,
   ) {}
 
   async read(): Promise<ReadonlyMap<string, string>> {
     const started = performance.now();
-    if (this.readAt === null || started - this.lastFullRead >= FULL_READ_EVERY_MS) {
+    if (this.readAt === null || started - this.lastFullRead >= this.fullReadEveryMs) {
       const { states, readAt } = await this.store.listUnfinishedRunStates(this.idPrefix);
       this.states = new Map(states.map((state) => [state.id, JSON.stringify(state)]));
       this.readAt = readAt;

@@ -84,6 +84,8 @@ export interface OperatorOverrides {
   /** --artifacts and its S3 flags (keys from the test process's environment). */
   artifacts?: ArtifactsFlags;
   artifactSweepEveryMs?: number;
+  /** How often the sweep reads every unfinished run (every minute unless given). */
+  fullSweepEveryMs?: number;
 }
 
 export async function startCluster(namespace: string): Promise<Cluster> {
@@ -144,6 +146,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         ...(overrides.runTtlSeconds !== undefined ? { runTtlSeconds: overrides.runTtlSeconds } : {}),
         ...(overrides.artifacts ? { artifacts: overrides.artifacts } : {}),
         ...(overrides.artifactSweepEveryMs ? { artifactSweepEveryMs: overrides.artifactSweepEveryMs } : {}),
+        ...(overrides.fullSweepEveryMs ? { fullSweepEveryMs: overrides.fullSweepEveryMs } : {}),
       });
       operators.push(operator);
       return operator;
