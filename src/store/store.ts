@@ -19,7 +19,6 @@ import type {
   RunRecord,
   RunSearch,
   RunStats,
-  RunState,
   RunStates,
   RunStatus,
   RunSummary,

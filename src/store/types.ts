@@ -49,7 +49,7 @@ export interface RerunOf {
   fromStep: string | null;
 }
 
-/** A run's state without its script, input and outputs (Store.listUnfinishedRunStates). */
+/** A run's state without its script, input and outputs (Store.listUnfinishedRunStates, listRunStatesChangedSince). */
 export type RunState = Pick<RunRecord, 'id' | 'status' | 'awaiting' | 'wait' | 'passes' | 'error'>;
 
 /**
