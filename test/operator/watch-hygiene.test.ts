@@ -138,9 +138,10 @@ describe("the operator's informer caches", () => {
       expect(fullReads).toBeGreaterThanOrEqual(1);
 
       const reads = (): RunStates[] => changed.mock.settledResults.flatMap((result) => (result.type === 'fulfilled' ? [result.value] : []));
-      const readsAfter = async (count: number): Promise<RunStates[]> => eventually(`${count} more sweeps`, async () => reads().length >= count && reads());
+      /** The reads of what changed, once there are `count` of them. */
+      const untilReads = (count: number): Promise<RunStates[]> => eventually(`${count} reads of what changed`, () => Promise.resolve(reads().length >= count && reads()));
       const sweepsBefore = reads().length;
-      const quiet = (await readsAfter(sweepsBefore + 5)).slice(sweepsBefore);
+      const quiet = (await untilReads(sweepsBefore + 5)).slice(sweepsBefore);
       // None of the runs asleep was read again (each sweep reads what changed in its last seconds only).
       for (const read of quiet) expect(read.states.filter((state) => ids.includes(state.id))).toEqual([]);
       expect(full.mock.calls.length).toBe(fullReads);
@@ -153,7 +154,7 @@ describe("the operator's informer caches", () => {
       // (its transaction's start) is older than that read, which the next read's overlap still covers.
       await admin.query('begin');
       await admin.query(`update runs set status = 'cancelled', error = 'cancelled slowly', finished_at = now(), updated_at = now() where id = $1`, [ids[1]]);
-      await readsAfter(changed.mock.calls.length + 1);
+      await untilReads(changed.mock.calls.length + 1);
       await admin.query('commit');
       // Well before the next full read (a minute on): a sweep or two.
       await untilPhase('the second run asleep', () => getRun(cluster, ids[1]!.split(':')[2]!), 'Cancelled', 5_000);
