@@ -54,6 +54,13 @@ export default tseslint.config(
             message: "the web UI imports only src/ui and the API's answers (src/api/responses.ts)",
           },
           {
+            // The pass pod's agent starts on every cold pass's path: none of the CLI (commander),
+            // the server or the operator comes with it.
+            target: './src/agent',
+            from: ['./src/cli', './src/server', './src/operator'],
+            message: "the pod's agent imports neither the CLI, the server nor the operator (its start is on every cold pass's path)",
+          },
+          {
             target: './src/cli/script',
             from: './src',
             except: ['./cli/script', './common', './engine/protocol.ts'],

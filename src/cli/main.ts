@@ -14,6 +14,9 @@ const inScript = SCRIPT_VERBS.has(verb) || (verb === 'event' && process.env.SPOO
 // A script's `spool` or `spool --` is a mistake in the script: one line, not the whole help a
 // person at a terminal gets.
 const noVerbInScript = process.env.SPOOL_SOCKET !== undefined && args.every((arg) => arg === '--');
+// A pass Job's `spool agent --socket S --control C` starts without the control CLI: the agent's
+// start is on every cold pass's path.
+const podAgent = verb === 'agent' ? await import('../agent/remote/agent-process.js').then((agent) => agent.podAgentOf(args)) : null;
 
 if (noVerbInScript) {
   process.stderr.write("spool: no verb given; 'spool --help' lists the verbs a script can call\n");
@@ -21,6 +24,8 @@ if (noVerbInScript) {
 } else if (inScriptHelp) {
   const { inScriptHelp: help } = await import('./script/parse.js');
   process.stdout.write(help());
+} else if (podAgent) {
+  process.exitCode = await podAgent.run();
 } else if (inScript) {
   const { runScriptVerb } = await import('./script/run-verb.js');
   process.exitCode = await runScriptVerb(args);

@@ -39,6 +39,8 @@ const CASES: [what: string, file: string, text: string, rule: string, reported: 
   ["the web UI may import the API's answers", 'src/ui/api.ts', importing('Run', '../api/responses.js', 'type '), ZONE, false],
   ['the web UI may not import the route table (it brings ajv and the engine)', 'src/ui/api.ts', importing('API_ROUTES', '../api/requests.js'), ZONE, true],
   ['the web UI may not import the server', 'src/ui/api.ts', importing('runView', '../server/runs-routes.js'), ZONE, true],
+  ["the pod's agent may not import the control CLI", 'src/agent/remote/agent-process.ts', importing('isCluster', '../../cli/control/target.js'), ZONE, true],
+  ["the pod's agent may import common", 'src/agent/remote/agent-process.ts', importing('oneLine', '../../common/one-line.js'), ZONE, false],
   ['the in-script client may not import the control CLI', 'src/cli/script/client.ts', importing('isCluster', '../control/target.js'), ZONE, true],
 ];
 

@@ -58,6 +58,12 @@ describe('a Run on a real kube-apiserver', () => {
     // No probe holds the script container back (a probe's period was most of a second of every
     // pass's start): `spool pass` waits for the agent's control socket itself.
     expect(agent?.startupProbe).toBeUndefined();
+    // The runner image's NODE_OPTIONS (the SDK's resolve hook, for scripts) is not the agent's: its
+    // loader thread was most of a tenth of a second of every cold pass's start.
+    const nodeOptions = agent?.env?.find((variable) => variable.name === 'NODE_OPTIONS');
+    expect(nodeOptions).toBeDefined();
+    // Set and empty: the API server leaves an empty value out, which a container gets as ''.
+    expect(nodeOptions?.value ?? '').toBe('');
     // The script container runs the Workflow's image with the static client the agent's postStart
     // copies in from the runner image (any image will do); the agent runs the runner image.
     expect(pod?.containers[0]?.command?.slice(0, 2)).toEqual(['/spool/bin/spool', 'pass']);

@@ -49,6 +49,7 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
   const calls = new AgentSocket(server, stop);
   await calls.listen(options.socket);
   await listen(control, options.control);
+  server.warmUp();
   return {
     async close() {
       await calls.close();

@@ -100,17 +100,10 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .description("serve a pass's spool socket in its pod (the native sidecar), sending calls to the operator")
     .requiredOption('--socket <path>', 'the spool socket')
     .requiredOption('--control <path>', "the pass runner's socket")
+    // Reached for what the Job does not run (bin/spool starts the Job's own call straight in runPodAgent).
     .action(async (options: { socket: string; control: string }) => {
-      const { servePodAgent } = await import('../../agent/remote/pod-agent.js');
-      const agent = await servePodAgent({
-        ...options,
-        server: required(process.env.SPOOL_SERVER, 'SPOOL_SERVER'),
-        runId: required(process.env.SPOOL_RUN_ID, 'SPOOL_RUN_ID'),
-        pass: Number(required(process.env.SPOOL_PASS, 'SPOOL_PASS')),
-        tokenFile: required(process.env.SPOOL_TOKEN_FILE, 'SPOOL_TOKEN_FILE'),
-      });
-      await waitForStop();
-      await agent.close();
+      const { runPodAgent } = await import('../../agent/remote/agent-process.js');
+      setExit(await runPodAgent(options));
     });
 
   program

@@ -89,6 +89,9 @@ export function buildPassJob(run: RunRecord, owner: JobOwner, settings: PassJobS
                 { name: 'SPOOL_RUN_ID', value: run.id },
                 { name: 'SPOOL_PASS', value: String(run.passes) },
                 { name: 'SPOOL_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
+                // The runner image's NODE_OPTIONS loads the TypeScript SDK's resolve hook for
+                // scripts; in the agent it only cost a loader thread on every cold pass's path.
+                { name: 'NODE_OPTIONS', value: '' },
               ],
               volumeMounts: [...shared, { name: 'client', mountPath: CLIENT_DIR }, { name: 'token', mountPath: TOKEN_DIR, readOnly: true }],
               securityContext: RESTRICTED_CONTAINER,
