@@ -1,15 +1,18 @@
-import { CronExpressionParser } from 'cron-parser';
+import type * as CronParser from 'cron-parser';
+import { loadWhenUsed } from '../common/load-when-used.js';
 import { UsageError } from '../common/errors.js';
 import { newRunId } from '../common/ids.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type ScheduleRecord } from '../store/types.js';
+
+const cronParser = loadWhenUsed<typeof CronParser>('cron-parser');
 
 export type Cadence = { everyMs: number; cron: null } | { everyMs: null; cron: string };
 
 /** Refuses a cron expression that does not parse, with the parser's reason. */
 export function checkCron(expression: string): void {
   try {
-    CronExpressionParser.parse(expression);
+    cronParser().CronExpressionParser.parse(expression);
   } catch (error) {
     throw new UsageError(`bad cron expression '${expression}': ${(error as Error).message}`);
   }
@@ -17,7 +20,7 @@ export function checkCron(expression: string): void {
 
 /** The first tick strictly after `after`; ticks missed while nothing ran are not made up. */
 export function nextTick(cadence: Cadence, after: Date, previous?: Date): Date {
-  if (cadence.cron !== null) return CronExpressionParser.parse(cadence.cron, { currentDate: after }).next().toDate();
+  if (cadence.cron !== null) return cronParser().CronExpressionParser.parse(cadence.cron, { currentDate: after }).next().toDate();
   let next = (previous ?? after).getTime() + cadence.everyMs;
   if (next <= after.getTime()) next = after.getTime() + cadence.everyMs;
   return new Date(next);

@@ -1,8 +1,6 @@
 import type { PassHost } from '../engine/pass.js';
 import type { RunOutcome } from '../engine/settle.js';
 import { GRAPH, runsInProcess } from '../common/workflow-file.js';
-import { runGraphPass } from '../graph/runner.js';
-import { runPipelinePass } from '../pipeline/coordinator.js';
 import type { Store } from '../store/store.js';
 import type { RunRecord } from '../store/types.js';
 import { runPass, type ScriptOutput } from './local-pass.js';
@@ -41,7 +39,9 @@ export async function startPass(store: Store, run: RunRecord, host: PassHost, pl
   try {
     const lenient = place.lenient ? { lenient: true } : {};
     if (!runsInProcess(run)) return await runPass(store, run, host, { output, signal, ...lenient, ...(place.freshDir ? { freshDir: true } : {}) });
-    const runDocument = run.interpreter === GRAPH ? runGraphPass : runPipelinePass;
+    // Loaded for a document's pass only: a script's pass has no use for them or for the YAML
+    // parser they bring, and every `spool run` of a script loaded them (about 100 ms).
+    const runDocument = run.interpreter === GRAPH ? (await import('../graph/runner.js')).runGraphPass : (await import('../pipeline/coordinator.js')).runPipelinePass;
     return await runDocument(store, run, host, { output: output.stdout, ...lenient });
   } finally {
     await output.close?.();

@@ -1,4 +1,5 @@
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import type { YAMLError } from 'yaml';
+import { yaml } from '../common/yaml.js';
 import { usageAt, type YamlSource } from './source-location.js';
 
 /**
@@ -7,10 +8,10 @@ import { usageAt, type YamlSource } from './source-location.js';
  * error, but the first is the one worth fixing.
  */
 export function readYaml(text: string, file: string): YamlSource {
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   // logLevel 'error': a map or list used as a key is stringified by toJS and refused as an unknown
   // key; the library's warning about it would be a second and third line on stderr.
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
+  const document = yaml().parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
   const [error] = document.errors;
   if (error) throw usageAt(file, lineCounter, error.pos[0], describe(error, text));
   let data: unknown;

@@ -1,4 +1,5 @@
-import { Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Scalar } from 'yaml';
+import type { Document, LineCounter, Node, Scalar } from 'yaml';
+import { yaml } from '../common/yaml.js';
 import { UsageError } from '../common/errors.js';
 import { oneLine } from '../common/one-line.js';
 import type { PipelineProblem } from './problem.js';
@@ -31,7 +32,7 @@ function offsetOf(source: YamlSource, problem: PipelineProblem): number {
   // A key, or the key that holds a map: a map's own start is its first key, which says less.
   if (problem.target !== 'value') return start(last.key ?? last.value) ?? 0;
   const value = last.value;
-  if (problem.offset !== undefined && isScalar(value))
+  if (problem.offset !== undefined && yaml().isScalar(value))
     return offsetInScalar(source.text, value, problem.offset) ?? start(value) ?? 0;
   return start(value ?? last.key) ?? 0;
 }
@@ -47,13 +48,13 @@ function walk(document: Document.Parsed, path: readonly (string | number)[]): { 
   const nodes: Hop[] = [];
   let node: unknown = document.contents;
   for (const key of path) {
-    if (isAlias(node)) node = node.resolve(document);
-    if (isMap(node)) {
+    if (yaml().isAlias(node)) node = node.resolve(document);
+    if (yaml().isMap(node)) {
       const pair = node.items.find((item) => keyText(item.key) === String(key));
       if (!pair) return { found: false, nodes };
       nodes.push({ key: pair.key as Node, value: (pair.value as Node | null) ?? null });
       node = pair.value;
-    } else if (isSeq(node) && typeof key === 'number' && node.items[key] !== undefined) {
+    } else if (yaml().isSeq(node) && typeof key === 'number' && node.items[key] !== undefined) {
       nodes.push({ key: null, value: node.items[key] as Node });
       node = node.items[key];
     } else {
@@ -65,8 +66,8 @@ function walk(document: Document.Parsed, path: readonly (string | number)[]): { 
 
 /** A key as the data knows it: a scalar's value, or a map or list as toJS writes it (`[ a ]`). */
 function keyText(key: unknown): string {
-  if (isScalar(key)) return String(key.value);
-  const alone = new Document();
+  if (yaml().isScalar(key)) return String(key.value);
+  const alone = new (yaml().Document)();
   alone.contents = key as Node;
   return alone.toString().trimEnd();
 }

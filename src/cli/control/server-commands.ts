@@ -1,5 +1,4 @@
 import { approvalCount } from '../../api/approval-count.js';
-import { stringify as stringifyYaml } from 'yaml';
 import { LogPrinter } from './log-format.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
@@ -12,6 +11,7 @@ import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
 import { RUN_SORTS, type GateAnswerView, type JournalEntry, type ResponseOf } from '../../api/responses.js';
 import { runsSearchQuery } from './runs-search.js';
+import { yaml } from '../../common/yaml.js';
 import type { RequestOf } from '../../api/requests.js';
 
 type ClusterModule = typeof import('../cluster/cluster-runs.js');
@@ -168,7 +168,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     };
     const first = await rows();
     if (format === 'json') return json(first.json);
-    if (format === 'yaml') return out(stringifyYaml(first.json));
+    if (format === 'yaml') return out(yaml().stringify(first.json));
     if (format === 'name') return out(first.rows.map((row) => `${row[0] ?? ''}\n`).join(''));
     if (format === 'wide') return out(table([...headers, 'ERROR'], first.rows));
     out(table(headers, first.rows.map((row) => row.slice(0, headers.length))));
