@@ -1,11 +1,15 @@
 import { spawn } from 'node:child_process';
+import { writeSync } from 'node:fs';
 import { KILL_GRACE_MS, signalGroup } from '../agent/script-process.js';
+import { StderrTail } from '../common/stderr-tail.js';
 import type { ActivityRecord, ActivityResult } from '../store/types.js';
 
 /**
- * Runs one attempt of an activity's command, capturing stdout; stderr goes where the host says.
- * Output past the recorded-result limit ends the attempt (exit 1, with a line saying why) rather
- * than growing in memory and then in the store. An abort (its run was cancelled) ends the command.
+ * Runs one attempt of an activity's command, capturing stdout; stderr goes where the host says as
+ * it comes, its tail kept for a failed attempt's result (with spool's own line when it was spool
+ * that ended it). Output past the recorded-result limit ends the attempt (exit 1, with a line
+ * saying why) rather than growing in memory and then in the store. An abort (its run was
+ * cancelled) ends the command.
  */
 export function runActivityAttempt(
   activity: ActivityRecord,
@@ -18,7 +22,7 @@ export function runActivityAttempt(
     // A process group of its own, as a script's: ending the attempt ends every command it started.
     const child = spawn(program ?? 'false', args, {
       cwd: activity.cwd ?? process.cwd(),
-      stdio: ['ignore', 'pipe', stderr],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
       detached: true,
     });
@@ -30,6 +34,14 @@ export function runActivityAttempt(
     signal?.addEventListener('abort', cancel, { once: true });
     // What it left behind goes with it: a process holding its stdout would keep 'close' from coming.
     child.once('exit', () => signalGroup(child.pid, 'SIGKILL'));
+    const tail = new StderrTail();
+    /** What the command (or spool, about it) says on stderr: passed on where the host says, and kept. */
+    const say = (chunk: Buffer): void => {
+      tail.add(chunk);
+      if (stderr === 'inherit') process.stderr.write(chunk);
+      else writeSync(stderr, chunk);
+    };
+    child.stderr?.on('data', say);
     const chunks: Buffer[] = [];
     let size = 0;
     let overLimit = false;
@@ -43,22 +55,26 @@ export function runActivityAttempt(
       overLimit = true;
       chunks.length = 0;
       signalGroup(child.pid, 'SIGKILL');
-      process.stderr.write(
-        `spool: activity ${activity.name} printed over the ${maxBytes}-byte limit for a recorded result; ` +
-          `write the output to a file and record its path or an id instead\n`,
+      say(
+        Buffer.from(
+          `spool: activity ${activity.name} printed over the ${maxBytes}-byte limit for a recorded result; ` +
+            `write the output to a file and record its path or an id instead\n`,
+        ),
       );
     });
     child.once('error', (error) => {
       signal?.removeEventListener('abort', cancel);
-      process.stderr.write(`spool: activity ${activity.name}: ${error.message}\n`);
-      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt });
+      say(Buffer.from(`spool: activity ${activity.name}: ${error.message}\n`));
+      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt, ...tail.field() });
     });
     child.once('close', (code, ended) => {
       signal?.removeEventListener('abort', cancel);
+      const exitCode = overLimit ? 1 : (code ?? (ended ? 128 + 9 : 1));
       resolve({
         stdout: Buffer.concat(chunks).toString('utf8'),
-        exitCode: overLimit ? 1 : (code ?? (ended ? 128 + 9 : 1)),
+        exitCode,
         attempts: activity.attempt,
+        ...(exitCode !== 0 ? tail.field() : {}),
       });
     });
   });

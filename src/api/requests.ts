@@ -1,5 +1,5 @@
 import { MAX_DURATION_MS } from '../common/duration.js';
-import { NAME_RULE, PROJECT_RULE } from '../engine/request-schema.js';
+import { NAME_RULE, PROJECT_RULE, STDERR_TAIL } from '../engine/request-schema.js';
 import { RECORDED_INTERPRETERS } from '../common/workflow-file.js';
 import type { FromSchema } from './from-schema.js';
 import { RUN_SORTS } from './responses.js';
@@ -228,7 +228,11 @@ export const API_ROUTES = [
   {
     method: 'POST',
     path: '/agent/runs/:run/activities/:name/attempts/:attempt',
-    body: { required: { stdout: { type: 'string' }, exitCode: { type: 'integer', minimum: 0, maximum: 255 } } },
+    body: {
+      required: { stdout: { type: 'string' }, exitCode: { type: 'integer', minimum: 0, maximum: 255 } },
+      // A failed attempt's: the end of its command's stderr, for people (never a wait's answer).
+      optional: { stderrTail: STDERR_TAIL },
+    },
   },
 ] as const satisfies readonly ApiRoute[];
 

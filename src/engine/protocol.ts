@@ -16,8 +16,7 @@ export type DoneRequest =
   | { verb: 'done'; position: number; stdoutBase64: string; exitCode: number; stderrTail?: string }
   | { verb: 'done'; position: number; value: unknown };
 
-/** How much of a failed command's stderr its result keeps (the clients cut it; the agent checks it). */
-export const STDERR_TAIL_BYTES = 1024;
+export { STDERR_TAIL_BYTES } from '../common/stderr-tail.js';
 export type SleepRequest = { verb: 'sleep'; ms: number };
 export type WaitSignalRequest = { verb: 'wait.signal'; name: string; timeoutMs?: number };
 export type WaitEventRequest = { verb: 'wait.event'; type: string; timeoutMs?: number };

@@ -65,7 +65,7 @@ const activity = (name: string) =>
 
 const entity = { entity: NAME_RULE };
 /** A failed command's stderr tail: STDERR_TAIL_BYTES of bytes, as text (U+FFFD, three bytes, for what was not UTF-8). */
-const STDERR_TAIL = { type: 'string', maxLength: STDERR_TAIL_BYTES };
+export const STDERR_TAIL = { type: 'string', maxLength: STDERR_TAIL_BYTES } as const;
 
 export const REQUEST_SCHEMAS: Record<string, object> = {
   step: verb('step', { name: NAME_RULE }, { label: { type: 'string', maxLength: 1024 } }),

@@ -8,7 +8,8 @@ import { object } from './body.js';
 import { HttpError, badRequest } from './http-error.js';
 
 /**
- * An activity attempt's pod reports its command's stdout and exit code here, once. The result is
+ * An activity attempt's pod reports its command's stdout and exit code here, once, and for a
+ * failed attempt the end of its stderr (checked against API_ROUTES before the route sees it). The result is
  * recorded only while that attempt is the one running (the store's conditional update), so a
  * second report, a late one from a superseded attempt, or the same report reaching two replicas
  * lands once; the pod is told 409 and nothing changes.
@@ -40,7 +41,7 @@ export function activityReportRoutes(ctx: ServerContext): Router {
       );
     }
     const body = object(req.body);
-    const { stdout, exitCode } = body;
+    const { stdout, exitCode, stderrTail } = body;
     if (
       typeof stdout !== 'string' ||
       typeof exitCode !== 'number' ||
@@ -59,7 +60,7 @@ export function activityReportRoutes(ctx: ServerContext): Router {
       (await settleActivityAttempt(
         ctx.store,
         activity,
-        { kind: 'result', result: { stdout, exitCode, attempts: attempt } },
+        { kind: 'result', result: { stdout, exitCode, attempts: attempt, ...failedTail(exitCode, stderrTail) } },
         ctx.now(),
       ));
     if (!landed)
@@ -74,4 +75,9 @@ export function activityReportRoutes(ctx: ServerContext): Router {
   });
 
   return router;
+}
+
+/** A tail is kept only beside a failure, as a step's is (commands.ts). */
+function failedTail(exitCode: number, tail: unknown): { stderrTail?: string } {
+  return exitCode !== 0 && typeof tail === 'string' && tail ? { stderrTail: tail } : {};
 }

@@ -121,6 +121,8 @@ export interface ActivityResult {
   stdout: string;
   exitCode: number;
   attempts: number;
+  /** A failed attempt's stderr tail (common/stderr-tail.ts), for people: a wait never returns it. */
+  stderrTail?: string;
 }
 
 export interface ActivityRecord {

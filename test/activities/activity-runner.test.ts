@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,6 +49,20 @@ describe('an activity attempt', () => {
     expect(result).toMatchObject({ stdout: '' });
     for (let i = 0; i < 40 && alive(child); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(alive(child)).toBe(false);
+  });
+
+  it('given a command that fails writing to stderr, then its stderr reaches where the host says as it was written, and the result keeps its tail as text', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'activity-'));
+    const log = openSync(join(dir, 'stderr.log'), 'w');
+    try {
+      const failed = await runActivityAttempt(activity('echo partial; printf "raw \\000 \\377\\nupstream said 503\\n" >&2; exit 3'), log, 1024);
+      expect(failed).toEqual({ stdout: 'partial\n', exitCode: 3, attempts: 1, stderrTail: 'raw \uFFFD \uFFFD\nupstream said 503' });
+      // A success keeps none, whatever it said.
+      expect(await runActivityAttempt(activity('echo fine >&2'), log, 1024)).toEqual({ stdout: '', exitCode: 0, attempts: 1 });
+    } finally {
+      closeSync(log);
+    }
+    expect(readFileSync(join(dir, 'stderr.log'))).toEqual(Buffer.from('raw \0 \xff\nupstream said 503\nfine\n', 'latin1'));
   });
 
   it('given a command that leaves a process behind holding its output, then the attempt ends with the command, with what it printed', async () => {

@@ -276,10 +276,12 @@ describe("the agents' answers are the shapes src/api/responses.ts declares", { t
     expect((await call('GET /agent/runs/:run/passes/:pass', pass, undefined, '', { url })).status).toBe(401);
   });
 
-  it("given an activity's attempt running on a pod, then its report answers its shape", async () => {
+  it("given an activity's attempt running on a pod, then its report of a failure answers its shape and keeps its stderr tail", async () => {
     const attempt = { run: runId, name: 'build', attempt: '1' };
-    const { status } = await call('POST /agent/runs/:run/activities/:name/attempts/:attempt', attempt, { stdout: 'built', exitCode: 0 }, '', { url, token: 'attempt-token' });
+    const report = { stdout: 'built', exitCode: 2, stderrTail: 'bad \uFFFD input\nno account 42' };
+    const { status } = await call('POST /agent/runs/:run/activities/:name/attempts/:attempt', attempt, report, '', { url, token: 'attempt-token' });
     expect(status).toBe(200);
+    expect((await store.getActivity(activityId(runId, 'build')))?.result).toEqual({ stdout: 'built', exitCode: 2, attempts: 1, stderrTail: 'bad \uFFFD input\nno account 42' });
   });
 });
 

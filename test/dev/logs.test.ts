@@ -4,7 +4,7 @@ import { startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool logs`: the run's output, and on request when each line came and where each pass began;
- * `spool status`: which call a running run is in, and which step a failed one failed at.
+ * `spool status`: which call a running run is in, and which step or activity a failed one failed at.
  */
 const dev = useDevServer();
 
@@ -50,6 +50,16 @@ describe('spool logs', () => {
     const id = await submit(dev.url, dir, 'car.sh');
     expect((await waitForRun(dev.url, id)).status).toBe('failed');
     expect((await cliOk(dev.url, dir, ['status', id])).match(/^failedStep\s+(.*)$/m)?.[1]).toBe('book-car (exit 4): no cars left');
+  });
+
+  it("given a run whose activity failed, then spool status names the activity, its exit code and its stderr's last line where it names a failed step", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'fetch.sh': `spool activity submit fetch -- sh -c 'echo "upstream said 503" >&2; exit 3'\nspool activity wait fetch\n` });
+    const id = await submit(dev.url, dir, 'fetch.sh');
+    expect((await waitForRun(dev.url, id)).status).toBe('failed');
+    const status = await cliOk(dev.url, dir, ['status', id]);
+    expect(status.match(/^failedActivity\s+(.*)$/m)?.[1]).toBe('fetch (exit 3): upstream said 503');
+    expect(status).not.toMatch(/^failedStep/m);
   });
 
   it("given a long step, then what it prints reaches spool logs while it runs, and a cancel keeps what it printed", async () => {

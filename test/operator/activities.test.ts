@@ -41,7 +41,8 @@ const RETRY = `rates="$(spool activity run fetch-rates --requires shell \\
 spool step store -- echo "stored $rates"
 `;
 
-const WRONG_INPUT = `spool activity run check --requires shell --attempts 5 --backoff 1s --retry-on-exit 75 -- sh -c 'exit 64'\n`;
+// Its stderr says why, over a NUL and a byte that is not UTF-8: the report keeps the tail as text.
+const WRONG_INPUT = `spool activity run check --requires shell --attempts 5 --backoff 1s --retry-on-exit 75 -- sh -c 'printf "raw \\000 \\377 bytes\\nno account 42\\n" >&2; exit 64'\n`;
 const SLOW = `spool activity run slow --requires shell -- sh -c 'sleep 4; echo "slept in attempt $SPOOL_ATTEMPT"'\n`;
 const BOTH = `spool activity submit render --requires shell --requires gpu -- echo never\n`;
 const GPU = `spool activity submit train --requires gpu -- echo never\necho not reached\n`;
@@ -241,11 +242,23 @@ describe('activities on a cluster', () => {
       );
       expect(results.map((entry) => entry.data)).toEqual([{ stdout: '1.0842\n', exitCode: 0, attempts: 3 }]);
 
-      // Exit 64 is not one --retry-on-exit names: the first attempt is the last.
+      // Exit 64 is not one --retry-on-exit names: the first attempt is the last. The pod reported its
+      // stderr's tail: the Run's message says why, the wait's answer stays as it was.
       const check = await runEnds('check-1');
       expect(check.status?.phase).toBe('Failed');
+      expect(check.status?.message).toBe("script exited 64 (activity 'check' exited 64: no account 42)");
       expect(await logOf('check-1')).toContain('spool: activity check failed with exit 64 after 1 attempt');
       expect(await attemptJobs('check-1')).toHaveLength(1);
+      const checked = (await operator.store.readJournal(check.status?.runId ?? '')).find(
+        (entry) => entry.verb === 'activity.run' && entry.kind === 'result',
+      );
+      expect(checked?.data).toEqual({
+        stdout: '',
+        exitCode: 64,
+        attempts: 1,
+        stderr: 'spool: activity check failed with exit 64 after 1 attempt',
+        stderrTail: 'raw \uFFFD \uFFFD bytes\nno account 42',
+      });
     } finally {
       await pods.stop();
     }

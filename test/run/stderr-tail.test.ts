@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { failureDetail } from '../../src/operator/runs/failure-detail.js';
 import { linesOf, processesMentioning, recorded, removeTempDirs, runIdOf, spool, tempDir, withStore, writeFiles } from '../support/spool.js';
@@ -17,7 +18,7 @@ describe("a failed step's stderr tail", () => {
         `spool step ok -- sh -c 'echo fine >&2; echo out'`,
         `spool step car -- sh -c 'echo trying; echo "no cars left" >&2; exit 3' || true`,
         `spool step long -- sh -c 'for i in $(seq 1 200); do echo "line $i of the long complaint" >&2; done; exit 1' || true`,
-        `spool step bytes -- sh -c 'printf "bad \\377 byte\\n" >&2; exit 2' || true`,
+        `spool step bytes -- sh -c 'printf "bad \\377 \\000 byte\\n" >&2; exit 2' || true`,
         'spool sleep 1s',
         'echo after',
         '',
@@ -38,7 +39,39 @@ describe("a failed step's stderr tail", () => {
     expect(Buffer.byteLength(long)).toBeLessThanOrEqual(1024);
     expect(long.startsWith('line ')).toBe(true);
     expect(long.endsWith('line 200 of the long complaint')).toBe(true);
-    expect(results.get('bytes')?.stderrTail).toBe('bad \uFFFD byte');
+    expect(results.get('bytes')?.stderrTail).toBe('bad \uFFFD \uFFFD byte');
+  });
+
+  it("given an activity whose command writes to stderr (a NUL, a byte that is not UTF-8) and exits 3, then its wait keeps the tail beside its result, answers as before on each pass, and the Run's message names the activity", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      'act.sh': [
+        `spool activity submit fetch -- sh -c 'echo partial; printf "raw \\000 \\377 bytes\\n" >&2; echo "upstream said 503" >&2; exit 3'`,
+        // What the wait answers, on the first pass and on the replay after the sleep, each to a file.
+        'mkdir -p waits',
+        'spool activity wait fetch > "waits/$(ls waits | wc -l | tr -d " ")" 2>&1 || true',
+        'spool sleep 1s',
+        'exit 1',
+        '',
+      ].join('\n'),
+    });
+    const { code, output } = await spool(['run', 'act.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+    expect(code).toBe(1);
+    // The command's stderr reached spool run's as it came.
+    expect(linesOf(output)).toContain('upstream said 503');
+    const id = runIdOf(output);
+    const answered = 'partial\nspool: activity fetch failed with exit 3 after 1 attempt\n';
+    expect([readFileSync(`${dir}/waits/0`, 'utf8'), readFileSync(`${dir}/waits/1`, 'utf8')]).toEqual([answered, answered]);
+    const { journal } = await recorded(`${dir}/data`, id);
+    expect(journal.find((entry) => entry.kind === 'result' && entry.verb === 'activity.wait')?.data).toEqual({
+      stdout: 'partial\n',
+      exitCode: 3,
+      attempts: 1,
+      stderr: 'spool: activity fetch failed with exit 3 after 1 attempt',
+      stderrTail: 'raw \uFFFD \uFFFD bytes\nupstream said 503',
+    });
+    const message = await withStore(`${dir}/data`, async (store) => failureDetail(store, (await store.getRun(id))!));
+    expect(message).toBe("script exited 1 (activity 'fetch' exited 3: upstream said 503)");
   });
 
   it('given a step that leaves a process in the background holding its stderr, then the step ends with its command, not with that process', async () => {

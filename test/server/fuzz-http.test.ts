@@ -56,7 +56,7 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
   'PUT /state/:entity/:key': { value: 'v' },
   'POST /agent/runs/:run/passes/:pass/logs': { text: 'x' },
   'POST /agent/runs/:run/passes/:pass/exit': { code: 0, signal: null },
-  'POST /agent/runs/:run/activities/:name/attempts/:attempt': { stdout: 'x', exitCode: 0 },
+  'POST /agent/runs/:run/activities/:name/attempts/:attempt': { stdout: 'x', exitCode: 3, stderrTail: 'no account 42' },
 };
 
 const anyValue = fc.oneof(

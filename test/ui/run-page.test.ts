@@ -151,6 +151,25 @@ spool step probe -- echo "probed $region"
     expect(errorsOf(page)).toEqual([]);
   }, 60_000);
 
+  // After the runs list's test, which counts the runs before it.
+  it("given a run whose activity failed writing to stderr, then the activity's row shows its exit code and its stderr's last line, as a failed step's does", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'fetch.sh': `spool activity run fetch -- sh -c 'echo partial; echo "retrying upstream" >&2; echo "upstream said 503" >&2; exit 3'\n` });
+    const id = await submit(dev.url, dir, 'fetch.sh');
+    expect((await waitForRun(dev.url, id)).status).toBe('failed');
+
+    const page = await browser.page();
+    await page.goto(runPage(dev.url, id));
+    await waitForPhase(page, 'failed');
+    const fetch = page.locator('.timeline tr[data-name="fetch"]');
+    await waitForText(fetch, 'exit 3');
+    expect(await fetch.getAttribute('class')).toContain('failed');
+    expect(await fetch.locator('.stderr-tail').textContent()).toBe(' upstream said 503');
+    // The whole tail in its title.
+    expect(await fetch.locator('.stderr-tail').getAttribute('title')).toBe('retrying upstream\nupstream said 503');
+    expect(errorsOf(page)).toEqual([]);
+  }, 60_000);
+
   it('a run that does not exist gets a page that says "No such run", and the page stops asking after the 404', async () => {
     const page = await browser.page();
     const asked: string[] = [];

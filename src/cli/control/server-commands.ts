@@ -6,7 +6,7 @@ import { formatDuration, parseDuration } from '../../common/duration.js';
 import { SpoolError, UsageError, ensureError } from '../../common/errors.js';
 import { runPath } from './http.js';
 import { age, journalTable, table } from './format.js';
-import { lastFailedStep } from '../../engine/failed-step.js';
+import { lastFailedCommand } from '../../engine/failed-command.js';
 import { isCluster, targetOf, type Target } from './target.js';
 import { runsInProcess } from '../../common/workflow-file.js';
 import { RUN_SORTS, type GateAnswerView, type JournalEntry, type ResponseOf } from '../../api/responses.js';
@@ -196,12 +196,12 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       const running = inProgress(journal);
       if (running) shown.running = running;
     }
-    // A failed run says which step failed last and the end of what it wrote to stderr.
+    // A failed run says which step or activity failed last and the end of what it wrote to stderr.
     if (shown.status === 'failed') {
       const { journal } = await to.api<ResponseOf<'GET /runs/:id/journal'>>('GET', `${runPath(id)}/journal`);
-      // `book-car (exit 1): no cars left`
-      const failed = lastFailedStep(journal);
-      if (failed) shown.failedStep = `${failed.name} (exit ${failed.exitCode})${failed.said ? `: ${failed.said}` : ''}`;
+      // `failedStep  book-car (exit 1): no cars left`, `failedActivity  fetch (exit 3): 503 from upstream`
+      const failed = lastFailedCommand(journal);
+      if (failed) shown[failed.what === 'step' ? 'failedStep' : 'failedActivity'] = `${failed.name} (exit ${failed.exitCode})${failed.said ? `: ${failed.said}` : ''}`;
     }
     for (const [key, value] of Object.entries(shown)) if (value !== null && value !== undefined) out(`${key.padEnd(15)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
     // What the run stored with `spool artifact put` (docs/artifacts.md); `GET /v1/runs/:id/artifacts/:name` downloads one.

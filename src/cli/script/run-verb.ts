@@ -5,8 +5,9 @@ import type { Readable } from 'node:stream';
 import { exitCodeOf } from '../../common/errors.js';
 import { oneLine } from '../../common/one-line.js';
 import { bytesField } from '../../common/output-bytes.js';
+import { StderrTail, tailOf } from '../../common/stderr-tail.js';
 import type { Answer, ArtifactPart } from '../../engine/protocol.js';
-import { EXIT, STDERR_TAIL_BYTES } from '../../engine/protocol.js';
+import { EXIT } from '../../engine/protocol.js';
 import { extractCheckout, receiveArtifact, sendArtifact, sourceSize, type TransferEnd } from './artifact-transfer.js';
 import { AgentClient, AgentUnavailable } from './client.js';
 import { parseScriptCall } from './parse.js';
@@ -34,25 +35,6 @@ type CommandResult = ({ stdout: string } | { stdoutBase64: string }) & { exitCod
 /** How long a command's stderr is read after the command ended (sdk/go/cmd/spool/command.go's stderrGrace). */
 const STDERR_GRACE_MS = 250;
 
-/** The end of what a command wrote to stderr, as text, for a failed step's result (DoneRequest). */
-class StderrTail {
-  private bytes = Buffer.alloc(0);
-  private cut = false;
-
-  add(chunk: Buffer): void {
-    const all = Buffer.concat([this.bytes, chunk]);
-    this.cut ||= all.length > STDERR_TAIL_BYTES;
-    this.bytes = all.subarray(Math.max(0, all.length - STDERR_TAIL_BYTES));
-  }
-
-  /** Bytes that are not UTF-8 become U+FFFD; a line the cut began in the middle of is dropped. */
-  text(): string {
-    let text = this.bytes.toString('utf8');
-    if (this.cut && text.includes('\n')) text = text.slice(text.indexOf('\n') + 1);
-    return text.trim();
-  }
-}
-
 /** The step's own variables: its idempotency key, and with tracing on its span (TRACEPARENT, docs/tracing.md). */
 function runCommand(command: string[], answer: { idempotencyKey?: string; traceparent?: string }): Promise<CommandResult> {
   return new Promise((resolve) => {
@@ -76,10 +58,7 @@ function runCommand(command: string[], answer: { idempotencyKey?: string; tracep
     child.once('error', (error: NodeJS.ErrnoException) => {
       const message = `spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}`;
       process.stderr.write(`${message}\n`);
-      // Cut as a tail is: a program's name may be longer than the tail keeps.
-      const tail = new StderrTail();
-      tail.add(Buffer.from(message));
-      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: tail.text() });
+      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: tailOf(message) });
     });
     // Done once the command has exited and its stdout is closed (as before: stdout is the result),
     // and its stderr has closed too or STDERR_GRACE_MS have passed: a process the command left in
@@ -96,9 +75,8 @@ function runCommand(command: string[], answer: { idempotencyKey?: string; tracep
       await Promise.race([stderrClosed, new Promise((settle) => (timer = setTimeout(settle, STDERR_GRACE_MS)))]);
       clearTimeout(timer);
       (child.stderr as { unref?: () => void } | null)?.unref?.();
-      const tail = exitCode !== 0 ? stderr.text() : '';
       // Bytes as printed: what is not plain text goes as base64, so a replay gives back the same bytes.
-      resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode, ...(tail ? { stderrTail: tail } : {}) });
+      resolve({ ...bytesField('stdout', Buffer.concat(chunks)), exitCode, ...(exitCode !== 0 ? stderr.field() : {}) });
     });
   });
 }

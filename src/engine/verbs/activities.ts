@@ -63,6 +63,10 @@ export async function activitySubmit(pass: Pass, request: ActivitySubmitRequest)
   return { ...OK, replayed: reached.call !== null };
 }
 
+/**
+ * What a wait records of a final activity. A failed one's last attempt's stderr tail goes beside the
+ * answer, for people (the run page, `spool status`, a Run's message): commandAnswer never returns it.
+ */
 function resultOf(activity: ActivityRecord): Record<string, unknown> {
   const result = activity.result ?? { stdout: '', exitCode: 1, attempts: activity.attempt };
   const failed = result.exitCode !== 0;
@@ -72,6 +76,7 @@ function resultOf(activity: ActivityRecord): Record<string, unknown> {
     exitCode: result.exitCode,
     attempts: result.attempts,
     ...(failed ? { stderr: `spool: activity ${activity.name} failed with exit ${result.exitCode} after ${attempts}` } : {}),
+    ...(failed && result.stderrTail ? { stderrTail: result.stderrTail } : {}),
   };
 }
 

@@ -20,8 +20,9 @@ import (
 const reportFor = 60 * time.Second
 
 // runActivityAttempt is `spool activity-attempt -- COMMAND...`, the command of an activity
-// attempt's pod on a cluster: it runs COMMAND with stderr passed through (the pod's log) and
-// stdout captured, then reports the stdout and exit code to the operator at
+// attempt's pod on a cluster: it runs COMMAND with stderr passed through (the pod's log, its tail
+// kept) and stdout captured, then reports the stdout and exit code (and a failed command's stderr
+// tail, for people) to the operator at
 // $SPOOL_ACTIVITY_REPORT with the pod's token ($SPOOL_TOKEN_FILE). It exits 0 once the result is
 // recorded, whatever the command's code (the result is the command's; the pod's is the report's),
 // and non-zero when the report failed, so the operator tries the activity again.
@@ -39,8 +40,8 @@ func runActivityAttempt(args []string) int {
 	if err != nil || limit <= 0 {
 		limit = 1 << 20
 	}
-	stdout, code := runCaptured(args[1:], limit)
-	if err := report(url, tokenFile, stdout, code); err != nil {
+	result := runCaptured(args[1:], limit)
+	if err := report(url, tokenFile, result); err != nil {
 		fmt.Fprintf(os.Stderr, "spool activity-attempt: %s\n", err)
 		return 1
 	}
@@ -67,39 +68,49 @@ func (b *limitedBuffer) String() string { return b.buf.String() }
 
 // runCaptured runs the command as spool run does an activity's: stdin empty, stdout captured (an
 // output over the limit ends the attempt with exit 1 and a line saying why), the exit code as a
-// shell has it (128+N for a signal, 127 for a command not found).
-func runCaptured(command []string, limit int) (string, int) {
+// shell has it (128+N for a signal, 127 for a command not found), and for a failed command the
+// tail of its stderr, or spool's own line when it was spool that ended it.
+func runCaptured(command []string, limit int) commandResult {
 	path, err := lookPath(command[0], os.Getenv("PATH"))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "spool: activity command %s: %s\n", command[0], execMessage(err))
-		return "", 127
+		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", command[0], execMessage(err)), 127)
 	}
 	out := &limitedBuffer{limit: limit}
-	cmd := &exec.Cmd{Path: path, Args: command, Stdout: out, Stderr: os.Stderr, Env: os.Environ()}
+	cmd := &exec.Cmd{Path: path, Args: command, Stdout: out, Env: os.Environ()}
+	stderr := teeStderr(cmd)
 	err = cmd.Run()
+	stderr.finish()
 	if out.over {
-		fmt.Fprintf(os.Stderr, "spool: the activity printed over the %d-byte limit for a recorded result; write the output to a file and record its path or an id instead\n", limit)
-		return "", 1
+		return failedToRun(fmt.Sprintf("spool: the activity printed over the %d-byte limit for a recorded result; write the output to a file and record its path or an id instead", limit), 1)
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-			return out.String(), 128 + int(status.Signal())
+			return commandResult{[]byte(out.String()), 128 + int(status.Signal()), stderr.text()}
 		}
-		return out.String(), exit.ExitCode()
+		return commandResult{[]byte(out.String()), exit.ExitCode(), stderr.text()}
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "spool: activity command %s: %s\n", command[0], err)
-		return "", 126
+		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", command[0], err), 126)
 	}
-	return out.String(), 0
+	return commandResult{[]byte(out.String()), 0, ""}
+}
+
+// failedToRun is an attempt spool ended: its line printed, and kept as its tail.
+func failedToRun(message string, code int) commandResult {
+	fmt.Fprintln(os.Stderr, message)
+	return commandResult{nil, code, tailOf(message)}
 }
 
 // report sends the result until an answer says where it stands: an error or a 503 (no leader
 // yet) is tried again, which is safe since a second report of the same attempt is answered 409.
 // A 409 means the attempt is over (its result is recorded, or a newer attempt superseded it).
-func report(url, tokenFile, stdout string, code int) error {
-	body, _ := json.Marshal(map[string]any{"stdout": stdout, "exitCode": code})
+func report(url, tokenFile string, result commandResult) error {
+	fields := map[string]any{"stdout": string(result.stdout), "exitCode": result.exitCode}
+	if result.exitCode != 0 && result.stderrTail != "" {
+		fields["stderrTail"] = result.stderrTail
+	}
+	body, _ := json.Marshal(fields)
 	deadline := time.Now().Add(reportFor)
 	for delay := 100 * time.Millisecond; ; delay = min(delay*2, 2*time.Second) {
 		token, err := os.ReadFile(tokenFile)

@@ -58,12 +58,15 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 		stdout   string
 		exitCode float64
 		stderr   string
+		// The stderr tail a failed attempt reports (nil: none is sent).
+		tail any
 	}{
-		{"output, stderr apart", []string{"sh", "-c", "echo eu-north: 29ms; echo noise >&2"}, nil, "eu-north: 29ms\n", 0, "noise"},
-		{"a failure's code", []string{"sh", "-c", "echo partial; exit 75"}, nil, "partial\n", 75, ""},
-		{"a signal as a shell has it", []string{"sh", "-c", "kill -9 $$"}, nil, "", 137, ""},
-		{"not found", []string{"no-such-command-here"}, nil, "", 127, "no-such-command-here"},
-		{"over the limit", []string{"sh", "-c", "echo 0123456789"}, map[string]string{"SPOOL_MAX_RESULT_BYTES": "4"}, "", 1, "over the 4-byte limit"},
+		{"output, stderr apart", []string{"sh", "-c", "echo eu-north: 29ms; echo noise >&2"}, nil, "eu-north: 29ms\n", 0, "noise", nil},
+		{"a failure's code", []string{"sh", "-c", "echo partial; exit 75"}, nil, "partial\n", 75, "", nil},
+		{"a failure's stderr, a NUL and a byte not UTF-8 as text", []string{"sh", "-c", `printf 'raw \000 \377 bytes\nno account 42\n' >&2; exit 64`}, nil, "", 64, "no account 42", "raw \uFFFD \uFFFD bytes\nno account 42"},
+		{"a signal as a shell has it", []string{"sh", "-c", "kill -9 $$"}, nil, "", 137, "", nil},
+		{"not found", []string{"no-such-command-here"}, nil, "", 127, "no-such-command-here", "spool: activity command no-such-command-here: not found"},
+		{"over the limit", []string{"sh", "-c", "echo 0123456789"}, map[string]string{"SPOOL_MAX_RESULT_BYTES": "4"}, "", 1, "over the 4-byte limit", "spool: the activity printed over the 4-byte limit for a recorded result; write the output to a file and record its path or an id instead"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,8 +75,8 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 			if got.code != 0 || len(server.bodies) != 1 {
 				t.Fatalf("exit %d, %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
 			}
-			if body := server.bodies[0]; body["stdout"] != tt.stdout || body["exitCode"] != tt.exitCode {
-				t.Errorf("reported %v, want stdout %q exit %v", body, tt.stdout, tt.exitCode)
+			if body := server.bodies[0]; body["stdout"] != tt.stdout || body["exitCode"] != tt.exitCode || body["stderrTail"] != tt.tail {
+				t.Errorf("reported %v, want stdout %q exit %v stderrTail %v", body, tt.stdout, tt.exitCode, tt.tail)
 			}
 			if server.tokens[0] != "Bearer pod-token" {
 				t.Errorf("token %q", server.tokens[0])

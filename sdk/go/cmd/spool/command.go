@@ -17,7 +17,7 @@ import (
 )
 
 // commandResult is what a command printed, as bytes: a replay must give back the very bytes.
-// stderrTail is the end of what it wrote to stderr, kept beside a failed step's result so the run
+// stderrTail is the end of what it wrote to stderr, kept beside a failed step's (or activity attempt's) result so the run
 // page, spool status and a Run's message can say why it failed; a replay never returns it.
 type commandResult struct {
 	stdout     []byte
@@ -82,11 +82,12 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// text is the tail as text: bytes that are not UTF-8 become U+FFFD, a line cut by the start dropped.
+// text is the tail as text: NUL and bytes that are not UTF-8 become U+FFFD (a jsonb string holds
+// neither), a line cut by the start dropped.
 func (t *tailBuffer) text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	text := strings.ToValidUTF8(string(t.bytes), "\uFFFD")
+	text := strings.ReplaceAll(strings.ToValidUTF8(string(t.bytes), "\uFFFD"), "\x00", "\uFFFD")
 	if t.cut {
 		if cut := strings.IndexByte(text, '\n'); cut >= 0 {
 			text = text[cut+1:]
