@@ -238,6 +238,14 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
     expect(mirrored.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Handler', name: 'on-signup' })]);
     const selected = await ok(alice, 'runs', '--json');
     expect(selected).toContain(mirrored.metadata.name);
+
+    // Without --json, the run it started by the name kubectl get runs shows, not its id.
+    const named = await ok(alice, 'event', 'emit', 'user.signed_up', '--id', 'signup-8');
+    const [, eventId, runName] = /^(\S+) started (\S+)\n$/.exec(named) ?? [];
+    expect(runName).toMatch(/^on-signup-[a-z0-9]{8}$/);
+    const run = (await listRuns()).find((each) => each.metadata.name === runName);
+    expect(run?.metadata.labels?.['hyperspool.dev/handler']).toBe('on-signup');
+    expect((await operator.store.getEvent('team-c', eventId ?? ''))?.type).toBe('user.signed_up');
   });
 });
 

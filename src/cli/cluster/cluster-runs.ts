@@ -225,6 +225,28 @@ async function waitForAdmission(target: ClusterTarget, name: string): Promise<Ru
   }
 }
 
+/** How long `spool event emit` waits for the operator to make the Runs of the runs it started. */
+const RUN_NAMES_TIMEOUT_MS = 10_000;
+
+/**
+ * The names `kubectl get runs` shows for runs the operator started in the store (a Handler's, from
+ * `spool event emit`): each as soon as the operator has made its Run, which it does as it sees the
+ * run; its run key (which names it to every verb too) if none appears within RUN_NAMES_TIMEOUT_MS.
+ */
+export async function runNamesOf(target: ClusterTarget, runIds: readonly string[]): Promise<string[]> {
+  const deadline = Date.now() + RUN_NAMES_TIMEOUT_MS;
+  return Promise.all(
+    runIds.map(async (runId) => {
+      for (;;) {
+        const name = await target.findRunName(runId);
+        if (name) return name;
+        if (Date.now() > deadline) return runKey(runId);
+        await delay(200);
+      }
+    }),
+  );
+}
+
 /** `deploy-prod.sh` → `deploy-prod`: a DNS-1123 name, as a Workflow's must be. */
 function workflowNameOf(file: string): string {
   const name = basename(file, extname(file))

@@ -4,7 +4,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { RetryableError, SpoolError, UsageError, ensureError, errorOfAnswer } from '../../common/errors.js';
 import { USER_AUTHORIZATION } from '../../server/access.js';
 import { GROUP, RUN, VERSION, type Run } from '../../operator/api/generated.js';
-import { RUN_KEY, runIdOf } from '../../operator/naming.js';
+import { RUN_KEY, runIdOf, runKey } from '../../operator/naming.js';
 import { aggregatedDiscoveryPath, aggregatedRequest } from './aggregated-path.js';
 import type { Target } from '../control/target-types.js';
 import { httpStatus } from '../../operator/kube/request-options.js';
@@ -78,17 +78,22 @@ export class ClusterTarget implements Target {
   async runName(runId: string): Promise<string> {
     const known = this.runNames.get(runId);
     if (known) return known;
+    // No Run: the run may be archived (its Run deleted, the run kept in the store), which the
+    // aggregated API finds by its key; the operator answers not found if it is not there either.
+    const name = (await this.findRunName(runId)) ?? runKey(runId);
+    this.runNames.set(runId, name);
+    return name;
+  }
+
+  /** The name of the Run carrying a run id's run label, or null while there is none. */
+  async findRunName(runId: string): Promise<string | null> {
     const [, namespace = this.namespace, key = ''] = runId.split(':');
     const list = (await this.custom
       .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: RUN.plural, labelSelector: `hyperspool.dev/run=${key}` })
       .catch((error: unknown) => {
         throw kubeError(error, `the Run of ${runId}`);
       })) as { items: Run[] };
-    // No Run: the run may be archived (its Run deleted, the run kept in the store), which the
-    // aggregated API finds by its key; the operator answers not found if it is not there either.
-    const name = list.items[0]?.metadata?.name ?? key;
-    this.runNames.set(runId, name);
-    return name;
+    return list.items[0]?.metadata?.name ?? null;
   }
 
   async getRun(name: string): Promise<Run> {

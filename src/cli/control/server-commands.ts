@@ -358,14 +358,17 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
       }
     }
     const id = str(options.id);
-    const answer = await (await target(options)).api<ResponseOf<'POST /events'>>('POST', '/events', {
+    const clusterTarget = isCluster(options) ? await cluster(options) : null;
+    const answer = await (clusterTarget?.target ?? (await target(options))).api<ResponseOf<'POST /events'>>('POST', '/events', {
       type,
       subject: str(options.key) ?? null,
       payload,
       ...(id ? { id } : {}),
     } satisfies RequestOf<'POST /events'>);
     if (options.json) return json(answer);
-    out(`${answer.event.id}${answer.runs.length ? ` started ${answer.runs.join(', ')}` : ''}\n`);
+    // On a cluster, the runs by the names `kubectl get runs` shows (their ids are in --json).
+    const started = clusterTarget ? await clusterTarget.runs.runNamesOf(clusterTarget.target, answer.runs) : answer.runs;
+    out(`${answer.event.id}${started.length ? ` started ${started.join(', ')}` : ''}\n`);
   });
 
   const handler = program.command('handler').description('handlers: event type -> script');
