@@ -29,6 +29,14 @@ function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
       if (inTransaction) return fn(this);
       const client = await (db as pg.Pool).connect().catch((error: unknown) => Promise.reject(ensureError(storeError(error))));
       let broken: Error | undefined;
+      // A checked-out client is ours to listen to: the pool's own listener is for idle ones. A
+      // server that goes between two statements (a restart) makes the client emit an error no
+      // statement is waiting for, and unheard it was an uncaught exception that ended the process
+      // (CI, 2026-12-06: ECONNRESET in database-restart.test.ts). The next statement fails with it.
+      const lost = (error: Error): void => {
+        broken = error;
+      };
+      client.on('error', lost);
       try {
         await client.query('begin');
         const value = await fn(clientOf(client, true));
@@ -40,6 +48,7 @@ function clientOf(db: Queryable, inTransaction: boolean): SqlClient {
         if (isUnavailable(error) || error instanceof StoreUnavailableError) broken = ensureError(error);
         throw storeError(error);
       } finally {
+        client.off('error', lost);
         client.release(broken);
       }
     },
