@@ -6,32 +6,38 @@ import { linesOf, processesMentioning, recorded, removeTempDirs, runIdOf, spool,
 afterAll(removeTempDirs);
 
 /**
+ * Runs a script of these lines with each pass in a new, empty directory (as each pass on a cluster
+ * is a new pod), so nothing a pass left behind can stand in for what the journal kept.
+ */
+async function runFresh(lines: string[]) {
+  const dir = tempDir();
+  writeFiles(dir, { 'wf.sh': [...lines, ''].join('\n') });
+  const dataDir = `${dir}/data`;
+  const result = await spool(['run', 'wf.sh', '--data-dir', dataDir, '--fresh-dir'], { cwd: dir });
+  return { ...result, dir, dataDir, id: runIdOf(result.output) };
+}
+
+/**
  * A failed step keeps the end of its stderr beside its result (DoneRequest.stderrTail): what the run
  * page, `spool status` and a Run's message say it failed with. It still reaches the log as it is
  * written, and a replay neither returns nor prints it again.
  */
 describe("a failed step's stderr tail", () => {
   it('given steps that fail with stderr (one long, one not UTF-8) and one that succeeds, then only the failed ones keep a tail, cut to the last KiB at a line; the log has every line once across two passes', async () => {
-    const dir = tempDir();
-    writeFiles(dir, {
-      'wf.sh': [
-        `spool step ok -- sh -c 'echo fine >&2; echo out'`,
-        `spool step car -- sh -c 'echo trying; echo "no cars left" >&2; exit 3' || true`,
-        `spool step long -- sh -c 'for i in $(seq 1 200); do echo "line $i of the long complaint" >&2; done; exit 1' || true`,
-        `spool step bytes -- sh -c 'printf "bad \\377 \\000 byte\\n" >&2; exit 2' || true`,
-        'spool sleep 1s',
-        'echo after',
-        '',
-      ].join('\n'),
-    });
-    const { code, output } = await spool(['run', 'wf.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+    const { code, output, dataDir, id } = await runFresh([
+      `spool step ok -- sh -c 'echo fine >&2; echo out'`,
+      `spool step car -- sh -c 'echo trying; echo "no cars left" >&2; exit 3' || true`,
+      `spool step long -- sh -c 'for i in $(seq 1 200); do echo "line $i of the long complaint" >&2; done; exit 1' || true`,
+      `spool step bytes -- sh -c 'printf "bad \\377 \\000 byte\\n" >&2; exit 2' || true`,
+      'spool sleep 1s',
+      'echo after',
+    ]);
     expect(code).toBe(0);
-    const id = runIdOf(output);
     // Each stderr line reached the log once: the second pass replays the steps and prints none of it.
     const lines = linesOf(output);
     for (const line of ['fine', 'no cars left', 'line 1 of the long complaint', 'line 200 of the long complaint']) expect(lines.filter((each) => each === line)).toHaveLength(1);
 
-    const { journal } = await recorded(`${dir}/data`, id);
+    const { journal } = await recorded(dataDir, id);
     const results = new Map(journal.filter((entry) => entry.kind === 'result' && entry.verb === 'step').map((entry) => [entry.name, entry.data]));
     expect(results.get('ok')).toEqual({ stdout: 'out\n', exitCode: 0 });
     expect(results.get('car')).toEqual({ stdout: 'trying\n', exitCode: 3, stderrTail: 'no cars left' });
@@ -43,26 +49,21 @@ describe("a failed step's stderr tail", () => {
   });
 
   it("given an activity whose command writes to stderr (a NUL, a byte that is not UTF-8) and exits 3, then its wait keeps the tail beside its result, answers as before on each pass, and the Run's message names the activity", async () => {
-    const dir = tempDir();
-    writeFiles(dir, {
-      'act.sh': [
-        `spool activity submit fetch -- sh -c 'echo partial; printf "raw \\000 \\377 bytes\\n" >&2; echo "upstream said 503" >&2; exit 3'`,
-        // What the wait answers, on the first pass and on the replay after the sleep, each to a file.
-        'mkdir -p waits',
-        'spool activity wait fetch > "waits/$(ls waits | wc -l | tr -d " ")" 2>&1 || true',
-        'spool sleep 1s',
-        'exit 1',
-        '',
-      ].join('\n'),
-    });
-    const { code, output } = await spool(['run', 'act.sh', '--data-dir', `${dir}/data`], { cwd: dir });
+    // What the wait answers, on the first pass and on the replay after the sleep, each to a file
+    // outside the passes' own directories.
+    const waits = tempDir();
+    const { code, output, dataDir, id } = await runFresh([
+      `spool activity submit fetch -- sh -c 'echo partial; printf "raw \\000 \\377 bytes\\n" >&2; echo "upstream said 503" >&2; exit 3'`,
+      `spool activity wait fetch > "${waits}/$(ls ${waits} | wc -l | tr -d " ")" 2>&1 || true`,
+      'spool sleep 1s',
+      'exit 1',
+    ]);
     expect(code).toBe(1);
     // The command's stderr reached spool run's as it came.
     expect(linesOf(output)).toContain('upstream said 503');
-    const id = runIdOf(output);
     const answered = 'partial\nspool: activity fetch failed with exit 3 after 1 attempt\n';
-    expect([readFileSync(`${dir}/waits/0`, 'utf8'), readFileSync(`${dir}/waits/1`, 'utf8')]).toEqual([answered, answered]);
-    const { journal } = await recorded(`${dir}/data`, id);
+    expect([readFileSync(`${waits}/0`, 'utf8'), readFileSync(`${waits}/1`, 'utf8')]).toEqual([answered, answered]);
+    const { journal } = await recorded(dataDir, id);
     expect(journal.find((entry) => entry.kind === 'result' && entry.verb === 'activity.wait')?.data).toEqual({
       stdout: 'partial\n',
       exitCode: 3,
@@ -70,7 +71,7 @@ describe("a failed step's stderr tail", () => {
       stderr: 'spool: activity fetch failed with exit 3 after 1 attempt',
       stderrTail: 'raw \uFFFD \uFFFD bytes\nupstream said 503',
     });
-    const message = await withStore(`${dir}/data`, async (store) => failureDetail(store, (await store.getRun(id))!));
+    const message = await withStore(dataDir, async (store) => failureDetail(store, (await store.getRun(id))!));
     expect(message).toBe("script exited 1 (activity 'fetch' exited 3: upstream said 503)");
   });
 
