@@ -1,6 +1,6 @@
 import { parseDuration } from '../common/duration.js';
 import { oneLine } from '../common/one-line.js';
-import { onFirstUse } from '../common/on-first-use.js';
+import { fetchLoaded } from '../common/fetch-loaded.js';
 import type { Retry } from '../pipeline/types.js';
 import { callOk, unexpected, type NodeHost, type NodeResult } from './node-host.js';
 
@@ -42,6 +42,8 @@ export async function httpNode(
   if (answer.status !== 'execute') unexpected(answer, 'step_fn');
   const stub = node.host.stubs?.http(name.replace(/\[\d+\]$/, '')) ?? null;
   if (!stub && beforeSend) {
+    // Else a rate's first request reached the server that much after the gate let it go, and the
+    // second close behind it (30 ms apart for a 200 ms gap).
     await fetchLoaded();
     await beforeSend();
   }
@@ -50,13 +52,6 @@ export async function httpNode(
   await callOk(node, { verb: 'done', position: answer.position, value: result });
   return result;
 }
-
-/**
- * Node loads fetch's implementation at its first call, about 100 ms: a rate's first request then
- * reached the server that much after the gate let it go, and the second, close behind it (30 ms
- * apart for a 200 ms gap). A data: URL loads it and sends nothing.
- */
-const fetchLoaded = onFirstUse(() => fetch('data:,').then(() => undefined, () => undefined));
 
 /** A response too big to record fails the node, saying so, rather than the run's pass. */
 function recordable(result: NodeResult, maxBytes: number): NodeResult {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Answer, Request } from '../../engine/protocol.js';
+import { fetchLoaded } from '../../common/fetch-loaded.js';
 import type { CallHandler } from '../socket-server.js';
 
 /** What a pod needs to start its pass's script. */
@@ -48,15 +49,9 @@ export class ServerClient implements CallHandler {
     this.base = `${options.server.replace(/\/$/, '')}/v1/agent/runs/${encodeURIComponent(options.runId)}/passes/${options.pass}`;
   }
 
-  /**
-   * Node compiles its fetch (undici) on the first request: most of 100 ms on a busy node. Done as
-   * soon as the agent listens, while the kubelet still starts the script container, the script's
-   * first ask (its spec) does not wait for it. A data: URL reaches no one.
-   */
+  /** Loads fetch as soon as the agent listens, while the kubelet still starts the script container: the script's first ask (its spec) does not wait for it. */
   warmUp(): void {
-    void fetch('data:,')
-      .then((response) => response.arrayBuffer())
-      .catch(() => undefined);
+    void fetchLoaded();
   }
 
   spec(): Promise<PassSpec> {
