@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -89,6 +90,38 @@ async function freePorts(count: number): Promise<number[]> {
  * Starts etcd and kube-apiserver for one test file (call it in beforeAll with a long timeout, in
  * case the binaries still have to be built; call `stop` in afterAll).
  */
+/**
+ * The certificates and keys every test plane makes the same way (the CA, the serving certificate
+ * for 127.0.0.1, the admin's, the service-account key): made once per machine and copied into each
+ * new plane's directory, where hack/control-plane.sh keeps a `pki/` it finds whole. Making them
+ * took about a second of every plane's start (a dozen openssl commands), and some 40 planes
+ * start in a whole `npm test`.
+ */
+const SHARED_PKI = join(tmpdir(), `spool-kube-pki-${process.getuid?.() ?? 0}-${hashOfFiles(planeScript, join(dirname(planeScript), 'lib', 'common.sh'))}`);
+
+/** Of the scripts that make the certificates: a change to them makes new ones. */
+function hashOfFiles(...files: string[]): string {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(readFileSync(file));
+  return hash.digest('hex').slice(0, 12);
+}
+
+function reuseCertificates(dir: string): void {
+  if (existsSync(join(SHARED_PKI, 'done'))) cpSync(SHARED_PKI, join(dir, 'pki'), { recursive: true });
+}
+
+function keepCertificates(dir: string): void {
+  if (existsSync(join(SHARED_PKI, 'done'))) return;
+  // Copied aside, then renamed into place: another test process may be doing the same.
+  const copy = `${SHARED_PKI}.${process.pid}`;
+  cpSync(join(dir, 'pki'), copy, { recursive: true });
+  try {
+    renameSync(copy, SHARED_PKI);
+  } catch {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
 export async function startControlPlane(): Promise<ControlPlane> {
   const bin = await ensureBinaries();
 
@@ -121,7 +154,9 @@ export async function startControlPlane(): Promise<ControlPlane> {
     process.once('exit', onExit);
 
     try {
+      reuseCertificates(dir);
       await plane('up');
+      keepCertificates(dir);
     } catch (error) {
       process.removeListener('exit', onExit);
       onExit();
