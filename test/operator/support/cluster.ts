@@ -1,8 +1,9 @@
 import type { ArtifactsFlags } from '../../../src/store/artifacts/s3/location.js';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   BatchV1Api,
   CoreV1Api,
@@ -25,6 +26,8 @@ import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
 import { RUNNER_CLIENT } from '../../../src/operator/kube/pod-security.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 import { eventually } from '../../support/eventually.js';
+
+const execFileAsync = promisify(execFile);
 
 export { eventually };
 export { GaveUp, untilPhase } from '../../support/eventually.js';
@@ -93,21 +96,29 @@ export async function startCluster(namespace: string): Promise<Cluster> {
   const kubeConfig = plane.kubeConfig();
   const kubectl = (...args: string[]): string =>
     execFileSync(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-  kubectl('apply', '-f', 'crds/');
-  kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev', 'crd/activityclasses.hyperspool.dev');
+  // Without blocking, so the CRDs and the operator's RBAC are applied at once.
+  const kubectlAsync = async (...args: string[]): Promise<string> =>
+    (await execFileAsync(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { encoding: 'utf8', cwd: REPO })).stdout;
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  // Established comes a moment before the resources' storage answers lists.
-  await eventually('the CRDs to be served', async () => {
-    for (const plural of ['workflows', 'runs', 'handlers', 'schedules', 'activityclasses']) await custom.listClusterCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', plural });
-    return true;
-  });
-  for (const name of [namespace, 'hyperspool-system']) {
-    await core.createNamespace({ body: { metadata: { name, labels: { [TEST_LABEL]: 'true' } } } });
-  }
+  const crdsServed = (async () => {
+    await kubectlAsync('apply', '-f', 'crds/');
+    await kubectlAsync('wait', '--for=condition=Established', '--timeout=60s', 'crd/runs.hyperspool.dev', 'crd/workflows.hyperspool.dev', 'crd/handlers.hyperspool.dev', 'crd/schedules.hyperspool.dev', 'crd/activityclasses.hyperspool.dev');
+    // Established comes a moment before the resources' storage answers lists.
+    await eventually('the CRDs to be served', async () => {
+      for (const plural of ['workflows', 'runs', 'handlers', 'schedules', 'activityclasses']) await custom.listClusterCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', plural });
+      return true;
+    });
+  })();
+  // Handled at once, so a failure while the identity is being made is not an unhandled rejection.
+  crdsServed.catch(() => undefined);
+  await Promise.all(
+    [namespace, 'hyperspool-system'].map((name) => core.createNamespace({ body: { metadata: { name, labels: { [TEST_LABEL]: 'true' } } } })),
+  );
   // No controller-manager makes the default ServiceAccount; the pass pods use it.
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
-  const operatorKubeconfigPath = await givenOperatorIdentity(plane, kubectl, core);
+  const operatorKubeconfigPath = await givenOperatorIdentity(plane, kubectlAsync, core);
+  await crdsServed;
   const operatorKubeConfig = (): KubeConfig => {
     const config = new KubeConfig();
     config.loadFromFile(operatorKubeconfigPath);
@@ -169,8 +180,8 @@ export async function startCluster(namespace: string): Promise<Cluster> {
  * Role and their bindings, the users' roles), and a kubeconfig whose user is a token of that
  * ServiceAccount (a TokenRequest, as the kubelet projects into the operator's pod): the path.
  */
-async function givenOperatorIdentity(plane: ControlPlane, kubectl: (...args: string[]) => string, core: CoreV1Api): Promise<string> {
-  kubectl('apply', '--server-side', '-k', 'config/rbac');
+async function givenOperatorIdentity(plane: ControlPlane, kubectl: (...args: string[]) => Promise<string>, core: CoreV1Api): Promise<string> {
+  await kubectl('apply', '--server-side', '-k', 'config/rbac');
   const request = await core.createNamespacedServiceAccountToken({
     namespace: 'hyperspool-system',
     name: 'hyperspool-operator',
