@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPgliteStore } from '../src/store/pglite.js';
 import { openPostgresStore } from '../src/store/postgres.js';
+import { shardOfRun } from '../src/store/run-shards.js';
 import type { SqlClient } from '../src/store/sql.js';
 import type { SqlStore } from '../src/store/sql-store.js';
 import type { JournalEntry, NewActivity, NewRun, RunPageFilter, RunSort, ScheduleRecord, Store, Wait } from '../src/store/store.js';
@@ -390,6 +391,25 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.listDueRuns(now, 100)).sort()).toEqual(['a', 'b', 'c', 'pending']);
         expect(await store.recoverInterruptedRuns(now)).toEqual([]);
         expect(await store.startPass('a')).toMatchObject({ status: 'running', passes: 2 });
+      });
+
+      it('lists due runs and recovers interrupted ones of some shards only, each run in the shard the operator computes (shardOfRun)', async () => {
+        const now = new Date();
+        const ids = Array.from({ length: 24 }, (_, i) => `k8s:p${i % 3}:run-${i}`);
+        for (const id of ids) await store.createRun(newRun(id));
+        const count = 3;
+        const inShards = (owned: number[]) => ids.filter((id) => owned.includes(shardOfRun(id, count))).sort();
+        // Every shard has some of the 24 runs, or the filter would be tested on nothing.
+        for (const shard of [0, 1, 2]) expect(inShards([shard]).length).toBeGreaterThan(0);
+        expect((await store.listDueRuns(now, 100, { count, owned: [1] })).sort()).toEqual(inShards([1]));
+        expect((await store.listDueRuns(now, 100, { count, owned: [0, 2] })).sort()).toEqual(inShards([0, 2]));
+        expect(await store.listDueRuns(now, 100, { count, owned: [] })).toEqual([]);
+        expect((await store.listDueRuns(now, 100)).sort()).toEqual([...ids].sort());
+
+        for (const id of ids) await store.startPass(id);
+        expect((await store.recoverInterruptedRuns(now, undefined, { count, owned: [2] })).sort()).toEqual(inShards([2]));
+        for (const id of inShards([0, 1])) expect((await store.getRun(id))!.status).toBe('running');
+        expect((await store.recoverInterruptedRuns(now, undefined, { count, owned: [0, 1] })).sort()).toEqual(inShards([0, 1]));
       });
 
       it("reads the unfinished runs' states, then those written since that read (finished ones too), each read with the database's time of it", async () => {

@@ -5,6 +5,7 @@ import { eventArrived } from '../engine/events.js';
 import { tickSchedules } from '../engine/schedules.js';
 import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
+import type { ShardFilter } from '../store/run-shards.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
 import { runActivityAttempt } from '../activities/activity-runner.js';
@@ -38,6 +39,8 @@ export interface ExecutorOptions {
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
   owns?(runId: string): Promise<boolean>;
+  /** Only due runs of these shards are dispatched (an operator replica's shards, asked each tick); absent: every run. */
+  shards?: () => ShardFilter | undefined;
   /** Called after each pass has been settled onto its run. */
   onPassEnd?(run: RunRecord): void;
   /** What went wrong in the loop (stderr unless given: the operator logs it as a JSON line). */
@@ -258,7 +261,7 @@ export class Executor {
     const quota = this.options.passQuota;
     // With quotas, runs of a project at its quota are passed over: look further down the list,
     // so they do not hold back other projects' due runs.
-    const due = await this.store.listDueRuns(now, (quota ? 4 : 1) * capacity + this.running.size);
+    const due = await this.store.listDueRuns(now, (quota ? 4 : 1) * capacity + this.running.size, this.options.shards?.());
     const perProject = new Map<string, number>();
     for (const id of this.running.keys()) perProject.set(projectOfRunId(id), (perProject.get(projectOfRunId(id)) ?? 0) + 1);
     for (const id of due) {

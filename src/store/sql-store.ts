@@ -4,6 +4,7 @@ import { SqlArtifacts } from './artifacts/sql-artifacts.js';
 import type { ArtifactStore, BlobBackend } from './artifacts/types.js';
 import { decodeCursor, encodeCursor, runOrder, runSearchWhere } from './run-search-sql.js';
 import { queryRunStats } from './run-stats-sql.js';
+import { RUN_SHARD_KEY_SQL, type ShardFilter } from './run-shards.js';
 import type { SqlClient } from './sql.js';
 import type { Store } from './store.js';
 import type {
@@ -50,6 +51,9 @@ const RUN_COLUMNS: Record<keyof RunPatch, string> = {
 };
 
 const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+/** A run in the shards $3 (int[]) of $4 shards, or any run when $3 is null (see shardParams). */
+const IN_SHARDS = `($3::int[] is null or ${RUN_SHARD_KEY_SQL('id')} % $4::int = any($3::int[]))`;
+const shardParams = (shards: ShardFilter | undefined): unknown[] => (shards ? [[...shards.owned], shards.count] : [null, 1]);
 const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 
@@ -381,15 +385,17 @@ export class SqlStore implements Store {
     return row ? toRun(row) : null;
   }
 
-  async listDueRuns(now: Date, limit: number): Promise<string[]> {
+  async listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]> {
     // Woken runs first, then new ones, each oldest first: a run part-way (a signal, a sleep that
     // ended) must not wait behind a storm of new handler runs; it finishes what it started.
+    // Of some shards only: a filter on the due runs the index finds, which only other replicas'
+    // due runs (a share of a moment's due runs) are thrown away by.
     const rows = await this.db.query<Row>(
       `select id from runs
-        where (status = 'pending' and (wake_at is null or wake_at <= $1))
-           or (status = 'waiting' and wake_at <= $1)
+        where ((status = 'pending' and (wake_at is null or wake_at <= $1))
+           or (status = 'waiting' and wake_at <= $1)) and ${IN_SHARDS}
         order by status = 'pending', coalesce(wake_at, created_at), created_at limit $2`,
-      [now, limit],
+      [now, limit, ...shardParams(shards)],
     );
     return rows.map((row) => row.id as string);
   }
@@ -417,11 +423,11 @@ export class SqlStore implements Store {
     return row !== null;
   }
 
-  async recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]> {
+  async recoverInterruptedRuns(now: Date, ids?: string[], shards?: ShardFilter): Promise<string[]> {
     const rows = await this.db.query<Row>(
       `update runs set status = 'waiting', awaiting = 'redispatch', wait = null, wake_at = $1, updated_at = now()
-        where status = 'running' and ($2::text[] is null or id = any($2)) returning id`,
-      [now, ids ?? null],
+        where status = 'running' and ($2::text[] is null or id = any($2)) and ${IN_SHARDS} returning id`,
+      [now, ids ?? null, ...shardParams(shards)],
     );
     return rows.map((row) => row.id as string);
   }

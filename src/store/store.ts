@@ -1,3 +1,4 @@
+import type { ShardFilter } from './run-shards.js';
 import type {
   ActivityRecord,
   ActivityResult,
@@ -77,14 +78,14 @@ export interface Store {
   listWaitingGateRuns(project: string): Promise<RunRecord[]>;
   /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
   startPass(id: string): Promise<RunRecord | null>;
-  /** Runs that may start a pass now: pending or waiting with `wakeAt` reached. */
-  listDueRuns(now: Date, limit: number): Promise<string[]>;
+  /** Runs that may start a pass now: pending or waiting with `wakeAt` reached (of these shards only, if given). */
+  listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]>;
   /** The earliest time something becomes due: a run's wake time, an activity's next attempt, a schedule's tick. */
   nextDueAt(): Promise<Date | null>;
   /** Makes a waiting run due now if its wait matches (see Store callers for the filters). */
   wakeRun(id: string, now: Date): Promise<boolean>;
-  /** Runs left `running` by a process that died: make them due so their pass is re-dispatched. */
-  recoverInterruptedRuns(now: Date, ids?: string[]): Promise<string[]>;
+  /** Runs left `running` by a process that died: make them due so their pass is re-dispatched (of these shards only, if given). */
+  recoverInterruptedRuns(now: Date, ids?: string[], shards?: ShardFilter): Promise<string[]>;
 
   readJournal(runId: string): Promise<JournalEntry[]>;
   /** When each entry of the journal was written and by which pass (the run page's timeline). */

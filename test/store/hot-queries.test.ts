@@ -104,6 +104,7 @@ describe.each([
   const SEARCH = 'pageRuns, oldest first, finding a step label (spool runs --search)';
   const CALLS: [string, (s: SqlStore) => Promise<unknown>][] = [
     ['listDueRuns (the executor, every tick)', (s) => s.listDueRuns(now, 16)],
+    ['listDueRuns of 2 shards of 4 (a replica of a sharded operator, every tick)', (s) => s.listDueRuns(now, 16, { count: 4, owned: [1, 3] })],
     ['nextDueAt (the executor, every tick)', (s) => s.nextDueAt()],
     ['listEventWaiters (an event emitted)', (s) => s.listEventWaiters('p11', 't11')],
     ['findEvent (a wait.event)', (s) => s.findEvent('p11', 't11', 100, null)],
