@@ -890,6 +890,23 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.getActivity('gpu'))!.status).toBe('running');
       });
 
+      it('claims and requeues only the activities of runs in the given shards', async () => {
+        const runIds = Array.from({ length: 12 }, (_, i) => `k8s:p1:run-${i}`);
+        for (const runId of runIds) await store.createActivity(activity(`of-${runId}`, { runId }));
+        const inShard = (shard: number) => runIds.filter((runId) => shardOfRun(runId, 2) === shard).map((runId) => `of-${runId}`).sort();
+        expect(inShard(0).length * inShard(1).length).toBeGreaterThan(0);
+        const claimAll = async (owned: number[]): Promise<string[]> => {
+          const claimed: string[] = [];
+          for (let next = await store.claimActivity([], later(), { count: 2, owned }); next; next = await store.claimActivity([], later(), { count: 2, owned })) claimed.push(next.id);
+          return claimed.sort();
+        };
+        expect(await claimAll([1])).toEqual(inShard(1));
+        expect(await claimAll([0])).toEqual(inShard(0));
+        expect(await store.requeueRunningActivities({ count: 2, owned: [0] })).toBe(inShard(0).length);
+        expect(await claimAll([0, 1])).toEqual(inShard(0));
+        expect(await store.requeueRunningActivities()).toBe(runIds.length);
+      });
+
       it('claims an activity only once its next attempt is due, earliest first', async () => {
         await store.createActivity(activity('a'));
         const created = (await store.getActivity('a'))!.nextAttemptAt;

@@ -21,14 +21,14 @@ import type { Migrated } from '../store/migrate.js';
 import type { ArtifactsFlags } from '../store/artifacts/s3/location.js';
 import { ArtifactsUnreachableError, openStore } from '../store/open.js';
 import { untilItAnswers } from './kube/backoff.js';
-import { forwardToLeader } from './forward-to-leader.js';
+import { forwardToLeader, shardOfAgentCall } from './forward-to-leader.js';
 import type { Store } from '../store/store.js';
 import { agentAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
 import { userAuthorizer } from './auth/user-auth.js';
 import { Controllers } from './controllers/index.js';
 import { hostPort, startHealthServer, type HealthServer } from './kube/health-server.js';
-import { startLeaderElection, type LeaderElection } from './kube/leader-election.js';
+import { shardLeaseName, startShardOwnership, type ShardOwnership } from './shards/shard-ownership.js';
 import { createMetrics, type OperatorMetrics } from './kube/metrics.js';
 import { RUN } from './api/generated.js';
 import { CLUSTER_ENV, LABELS, RUN_KEY, runIdOf } from './naming.js';
@@ -61,6 +61,11 @@ export interface OperatorOptions {
   /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
   maxRunningPasses?: number;
   leaseDurationSeconds?: number;
+  /**
+   * How many shards the runs are split into (--shards; 1 unless set), each led by one replica at
+   * a time (src/operator/shards): with one, one leader does everything, as before shards.
+   */
+  shards?: number;
   sweepMs?: number;
   /** How often the sweep reads every unfinished run, not only those changed since its last read (every minute unless set). */
   fullSweepEveryMs?: number;
@@ -81,7 +86,10 @@ export interface Operator {
   listening: { api: string; probes: string; aggregated: string };
   store: Store;
   metrics: OperatorMetrics;
+  /** Leads shard 0 (the only one, unless --shards): the cluster-wide work is this replica's. */
   isLeader(): boolean;
+  /** The shards this replica leads now. */
+  shards(): number[];
   /** Stops as a crash would: the lease is left to expire. */
   kill(): Promise<void>;
   /** Stops gracefully: gives the lease up so another replica leads at once. */
@@ -102,7 +110,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   let opened: Store | null = null;
   let waitingFor = 'the database';
   let controllers: Controllers | null = null;
-  let election: LeaderElection | null = null;
+  let ownership: ShardOwnership | null = null;
   const metrics = createMetrics({
     version: options.version ?? '0.1.0',
     oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
@@ -197,9 +205,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const app = createApp(context);
   const outer = express();
   outer.disable('x-powered-by');
+  // A pass is hosted by its run's shard's leader: an agent's call that reached another replica goes on to it.
   outer.use('/v1/agent', (req, res, next) => {
-    if (election?.isLeader()) return next();
-    void forwardToLeader(election?.leader(), req, res);
+    const shard = shardOfAgentCall(req.path, ownership?.count ?? 1);
+    if (ownership?.owns(shard)) return next();
+    void forwardToLeader(ownership?.ownerOf(shard), req, res);
   });
   outer.use(app);
   const server = await new Promise<Server>((resolve, reject) => {
@@ -215,12 +225,53 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const listening = { api, probes: health.address, aggregated: aggregated.address };
   log.info('listening', { ...listening, version: options.version ?? '0.1.0' });
 
-  /** The leader's controllers, from the Lease's acquisition until the signal says it is lost. */
-  let leading: Promise<void> = Promise.resolve();
-  const lead = async (signal: AbortSignal): Promise<void> => {
-    metrics.isLeader.set(1);
-    log.info('leadership gained', { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
-    const mine = new Controllers({
+  /**
+   * The controllers run while this replica leads any shard, each shard's work added as it is gained
+   * and taken away as it is lost; one at a time (`serially`), in the order the Leases changed hands.
+   */
+  const shardCount = options.shards ?? 1;
+  let mine: { controllers: Controllers; started: Promise<void> } | null = null;
+  const held = new Set<number>();
+  let notifier: { stop(): Promise<void> } | null = null;
+  let transitions: Promise<void> = Promise.resolve();
+  const serially = (work: () => Promise<void>): Promise<void> => (transitions = transitions.then(work).catch((error: unknown) => log.error('changing shards failed', ensureError(error))));
+  const shardLog = (shard: number) => ({ kind: 'Lease', namespace: options.namespace, name: shardLeaseName(shard), ...(shardCount > 1 ? { shard } : {}) });
+
+  const leadShard = async (shard: number, signal: AbortSignal): Promise<void> => {
+    const lost = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await serially(async () => {
+      if (signal.aborted) return;
+      held.add(shard);
+      metrics.shardsOwned.set(held.size);
+      if (shard === 0) metrics.isLeader.set(1);
+      log.info(shard === 0 ? 'leadership gained' : 'shard gained', shardLog(shard));
+      mine ??= startControllers();
+      // Gates are posted by shard 0's leader only, so two replicas never post one twice.
+      const chat = options.chat;
+      if (shard === 0 && chat) notifier = startGateNotifier({ ...context, chat }, (error) => log.error('chat', error));
+      const { controllers: working, started } = mine;
+      await Promise.race([started, lost]);
+      if (!signal.aborted) await working.shardGained(shard, signal);
+    });
+    await lost;
+    await serially(async () => {
+      if (!held.delete(shard) || !mine) return;
+      metrics.shardsOwned.set(held.size);
+      if (shard === 0) {
+        await notifier?.stop();
+        notifier = null;
+      }
+      const { controllers: working } = mine;
+      if (held.size > 0) return working.shardLost(shard);
+      mine = null;
+      controllers = null;
+      await working.stop();
+      // What only a leader knows must not linger, stale, on a replica that leads nothing.
+      metrics.forgetLeaderOnly();
+    });
+  };
+  const startControllers = (): { controllers: Controllers; started: Promise<void> } => {
+    const working = new Controllers({
       log,
       kubeConfig,
       store,
@@ -234,43 +285,36 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
       archiveRetentionSeconds: options.archiveRetentionSeconds ?? null,
       ...(options.artifactSweepEveryMs ? { artifactSweepEveryMs: options.artifactSweepEveryMs } : {}),
+      shards: { count: shardCount, owned: () => ownership?.owned() ?? [] },
     });
-    controllers = mine;
-    // Gates are posted by the leader only, so two replicas never post one twice.
-    const chat = options.chat;
-    const notifier = chat ? startGateNotifier({ ...context, chat }, (error) => log.error('chat', error)) : null;
-    const lost = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.race([mine.start(), lost]);
-    await lost;
-    await notifier?.stop();
-    controllers = null;
-    await mine.stop();
+    controllers = working;
+    return { controllers: working, started: working.start() };
   };
 
   let lastElectionError = '';
-  election = startLeaderElection({
+  ownership = startShardOwnership({
     kubeConfig,
     namespace: options.namespace,
-    name: 'hyperspool-operator',
+    replica: options.name,
     identity: `${options.name}@${options.advertiseUrl ?? url}`,
+    shards: shardCount,
     ...(options.leaseDurationSeconds ? { leaseDurationSeconds: options.leaseDurationSeconds } : {}),
-    onStartedLeading: (signal) => (leading = lead(signal)),
-    onStoppedLeading: () => {
+    onShardGained: leadShard,
+    onShardLost: (shard) => {
+      if (shard !== 0) return log.info('shard lost', shardLog(shard));
       metrics.isLeader.set(0);
-      // What only the leader knows must not linger, stale, on a replica that no longer leads.
-      metrics.forgetLeaderOnly();
-      log.info('leadership lost', { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
+      log.info('leadership lost', shardLog(0));
     },
-    onError: (error) => {
+    onError: (error, shard) => {
       // Retries come every retry period: a failure that persists is said once.
-      if (error.message !== lastElectionError) log.error('leader election failed', error, { kind: 'Lease', namespace: options.namespace, name: 'hyperspool-operator' });
+      if (error.message !== lastElectionError) log.error('leader election failed', error, shardLog(shard ?? 0));
       lastElectionError = error.message;
     },
   });
 
-  const shutdown = async (end: (e: LeaderElection) => Promise<void>): Promise<void> => {
-    if (election) await end(election);
-    await leading;
+  const shutdown = async (end: (o: ShardOwnership) => Promise<void>): Promise<void> => {
+    if (ownership) await end(ownership);
+    await transitions;
     server.close();
     server.closeAllConnections();
     aggregated.close();
@@ -284,7 +328,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     listening,
     store,
     metrics,
-    isLeader: () => election?.isLeader() ?? false,
+    isLeader: () => ownership?.owns(0) ?? false,
+    shards: () => ownership?.owned() ?? [],
     kill: () => shutdown((e) => e.stop()),
     close: () => shutdown((e) => e.release()),
   };

@@ -39,7 +39,7 @@ export interface ExecutorOptions {
   schedules?: boolean;
   /** Only runs this answers true for are executed (spool run: its run and that run's children). */
   owns?(runId: string): Promise<boolean>;
-  /** Only due runs of these shards are dispatched (an operator replica's shards, asked each tick); absent: every run. */
+  /** Only due runs and queued activities of these shards are dispatched (an operator replica's shards, asked each tick); absent: every run's. */
   shards?: () => ShardFilter | undefined;
   /** Called after each pass has been settled onto its run. */
   onPassEnd?(run: RunRecord): void;
@@ -146,9 +146,22 @@ export class Executor {
     await Promise.race([this.idleNow(), new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
   }
 
-  /** Settles once no pass and no activity is under way. */
-  private async idleNow(): Promise<void> {
-    while (this.running.size > 0 || this.activities.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  /**
+   * Stops, without settling them, the passes and activity attempts of some runs only (an operator
+   * replica lost their shard): as abandon() does, and the executor carries on with the others.
+   */
+  async abandonRuns(which: (runId: string) => boolean, patienceMs = 5000): Promise<void> {
+    for (const [id, abort] of this.running) if (which(id)) abort.abort(ABANDONED);
+    for (const { runId, abort } of this.activities.values()) if (which(runId)) abort.abort(ABANDONED);
+    // Their new executor recovers them; recovering them from here would end its passes.
+    for (const id of this.unsettled) if (which(id)) this.unsettled.delete(id);
+    const underWay = (): boolean => [...this.running.keys()].some(which) || [...this.activities.values()].some(({ runId }) => which(runId));
+    await Promise.race([this.idleNow(underWay), new Promise<void>((resolve) => setTimeout(resolve, patienceMs).unref())]);
+  }
+
+  /** Settles once no pass and no activity is under way (of those `underWay` looks at, if given). */
+  private async idleNow(underWay = (): boolean => this.running.size > 0 || this.activities.size > 0): Promise<void> {
+    while (underWay()) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /** Looks for work now rather than at the next poll. */
@@ -310,7 +323,7 @@ export class Executor {
 
   private async dispatchActivities(now: Date): Promise<void> {
     for (;;) {
-      const activity = await this.store.claimActivity([...this.host.capabilities], now);
+      const activity = await this.store.claimActivity([...this.host.capabilities], now, this.options.shards?.());
       if (!activity) return;
       const abort = new AbortController();
       this.activities.set(activity.id, { runId: activity.runId, abort });
@@ -360,7 +373,8 @@ export class Executor {
   private settled(set: { delete(id: string): boolean }, id: string): void {
     set.delete(id);
     this.poke();
-    if (this.running.size === 0 && this.activities.size === 0) for (const resolve of this.idle.splice(0)) resolve();
+    // Each waiter looks again whether what it waits for is over (idleNow).
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 }
 

@@ -51,8 +51,8 @@ const RUN_COLUMNS: Record<keyof RunPatch, string> = {
 };
 
 const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-/** A run in the shards $3 (int[]) of $4 shards, or any run when $3 is null (see shardParams). */
-const IN_SHARDS = `($3::int[] is null or ${RUN_SHARD_KEY_SQL('id')} % $4::int = any($3::int[]))`;
+/** The run `column` names is in the shards $at (int[]) of $at+1 shards, or any run when $at is null (see shardParams). */
+const inShards = (column: string, at: number): string => `($${at}::int[] is null or ${RUN_SHARD_KEY_SQL(column)} % $${at + 1}::int = any($${at}::int[]))`;
 const shardParams = (shards: ShardFilter | undefined): unknown[] => (shards ? [[...shards.owned], shards.count] : [null, 1]);
 const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
@@ -393,7 +393,7 @@ export class SqlStore implements Store {
     const rows = await this.db.query<Row>(
       `select id from runs
         where ((status = 'pending' and (wake_at is null or wake_at <= $1))
-           or (status = 'waiting' and wake_at <= $1)) and ${IN_SHARDS}
+           or (status = 'waiting' and wake_at <= $1)) and ${inShards('id', 3)}
         order by status = 'pending', coalesce(wake_at, created_at), created_at limit $2`,
       [now, limit, ...shardParams(shards)],
     );
@@ -426,7 +426,7 @@ export class SqlStore implements Store {
   async recoverInterruptedRuns(now: Date, ids?: string[], shards?: ShardFilter): Promise<string[]> {
     const rows = await this.db.query<Row>(
       `update runs set status = 'waiting', awaiting = 'redispatch', wait = null, wake_at = $1, updated_at = now()
-        where status = 'running' and ($2::text[] is null or id = any($2)) and ${IN_SHARDS} returning id`,
+        where status = 'running' and ($2::text[] is null or id = any($2)) and ${inShards('id', 3)} returning id`,
       [now, ids ?? null, ...shardParams(shards)],
     );
     return rows.map((row) => row.id as string);
@@ -748,14 +748,14 @@ export class SqlStore implements Store {
     return rows.map(toActivity);
   }
 
-  async claimActivity(capabilities: string[], now: Date): Promise<ActivityRecord | null> {
+  async claimActivity(capabilities: string[], now: Date, shards?: ShardFilter): Promise<ActivityRecord | null> {
     const row = await this.one(
       `update activities set status = 'running', attempt = attempt + 1
         where id = (select id from activities
-                     where status = 'queued' and next_attempt_at <= $1 and requires <@ $2::jsonb
+                     where status = 'queued' and next_attempt_at <= $1 and requires <@ $2::jsonb and ${inShards('run_id', 3)}
                      order by next_attempt_at, created_at limit 1 for update skip locked)
         returning *`,
-      [now, json(capabilities)],
+      [now, json(capabilities), ...shardParams(shards)],
     );
     return row ? toActivity(row) : null;
   }
@@ -770,8 +770,8 @@ export class SqlStore implements Store {
     return rows.length > 0;
   }
 
-  async requeueRunningActivities(): Promise<number> {
-    const rows = await this.db.query(`update activities set status = 'queued' where status = 'running' returning id`);
+  async requeueRunningActivities(shards?: ShardFilter): Promise<number> {
+    const rows = await this.db.query(`update activities set status = 'queued' where status = 'running' and ${inShards('run_id', 1)} returning id`, shardParams(shards));
     return rows.length;
   }
 

@@ -145,7 +145,7 @@ export interface Store {
   getActivity(id: string): Promise<ActivityRecord | null>;
   listActivities(runId: string): Promise<ActivityRecord[]>;
   /** Takes one queued activity that is due and needs only `capabilities`; marks it running. */
-  claimActivity(capabilities: string[], now: Date): Promise<ActivityRecord | null>;
+  claimActivity(capabilities: string[], now: Date, shards?: ShardFilter): Promise<ActivityRecord | null>;
   /**
    * Ends an attempt: either final (`result`) or queued again at `retryAt`. With `attempt`, only
    * while that attempt is the one running: a late report of a superseded attempt, or a second
@@ -153,7 +153,7 @@ export interface Store {
    */
   finishActivityAttempt(id: string, outcome: { result: ActivityResult; final: boolean; retryAt?: Date; attempt?: number }): Promise<boolean>;
   /** Activities left running by a process that died go back to the queue. */
-  requeueRunningActivities(): Promise<number>;
+  requeueRunningActivities(shards?: ShardFilter): Promise<number>;
   nextActivityAt(): Promise<Date | null>;
 
   putHandler(handler: HandlerRecord): Promise<void>;

@@ -113,7 +113,7 @@ describe('config/ on a real kube-apiserver', () => {
       ].sort(),
     );
     expect(lease.metadata?.namespace).toBe('hyperspool-system');
-    expect(grants(lease.rules)).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
+    expect(grants(lease.rules)).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:delete', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:list', 'coordination.k8s.io/leases:update']);
     expect(grants([...(role.rules ?? []), ...(lease.rules ?? [])]).join('\n')).not.toContain('*');
     // What people get (the tests act as people with exactly these): edit and view in their
     // namespace, and the service proxy to the operator, by name only.

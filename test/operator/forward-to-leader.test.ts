@@ -1,9 +1,10 @@
-// A replica that does not lead passes an agent's call on to the leader (src/operator/forward-to-leader.ts),
+// A replica that does not lead passes an agent's call on to the leader of its run's shard (src/operator/forward-to-leader.ts),
 // here between two real HTTP servers on loopback: the follower's express route and a leader.
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { forwardToLeader } from '../../src/operator/forward-to-leader.js';
+import { forwardToLeader, shardOfAgentCall } from '../../src/operator/forward-to-leader.js';
+import { shardOfRun } from '../../src/store/run-shards.js';
 import { cutOffReusedConnections } from '../support/reused-connections.js';
 
 describe('forwardToLeader', () => {
@@ -61,6 +62,34 @@ describe('forwardToLeader', () => {
     const statuses: number[] = [];
     for (let call = 1; call <= 5; call++) statuses.push((await post(`${follower}/v1/agent/runs/r1/passes/1/calls`, { verb: 'step', name: `s${call}` })).status);
     expect(statuses).toEqual([201, 201, 201, 201, 201]);
+  });
+
+  it('given two replicas that each see the other as the leader (a shard changing hands), then the call is forwarded once and answered 503, not passed back and forth', async () => {
+    const heard: string[] = [];
+    const app = express();
+    let other = '';
+    app.use('/v1/agent', (req, res) => {
+      heard.push(req.originalUrl);
+      void forwardToLeader(`op-1@${other}`, req, res);
+    });
+    const first = await listen(createServer(app));
+    other = first;
+    // A replica whose view of the leader is itself stands for two that see each other: the call it forwarded comes back, and goes no further.
+    const answer = await post(`${first}/v1/agent/runs/r1/passes/1/calls`, {});
+    expect(answer.status).toBe(503);
+    const { error } = (await answer.json()) as { error: { code: string; message: string } };
+    expect(error).toEqual({ code: 'no_leader', message: `the replica this call was forwarded to does not lead it either (it sees ${first} as the leader); try again shortly` });
+    expect(heard).toEqual(['/v1/agent/runs/r1/passes/1/calls', '/v1/agent/runs/r1/passes/1/calls']);
+  });
+
+  it('an agent\'s call goes to the leader of its run\'s shard; any other call, and every call with one shard, to shard 0\'s', () => {
+    const run = 'k8s:team:run-0123456789abcdef';
+    expect(shardOfAgentCall(`/runs/${encodeURIComponent(run)}/passes/2/calls`, 8)).toBe(shardOfRun(run, 8));
+    expect(shardOfAgentCall(`/runs/${encodeURIComponent(run)}/passes/2/calls`, 1)).toBe(0);
+    expect(shardOfAgentCall('/runs/%E0%A4%A/passes/1/calls', 8)).toBe(0);
+    expect(shardOfAgentCall('/other', 8)).toBe(0);
+    // The hash spreads runs: 64 ids fall in every one of 4 shards.
+    expect(new Set(Array.from({ length: 64 }, (_, i) => shardOfAgentCall(`/runs/k8s%3Ateam%3Arun-${i}/exit`, 4))).size).toBe(4);
   });
 
   it('given no leader, then 503 no_leader says to try again shortly', async () => {

@@ -1,6 +1,5 @@
 import { HttpMethod, KubeConfig, type RequestContext, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInformer, type Informer } from '../../src/operator/kube/informer.js';
 import type { Operator } from '../../src/operator/operator.js';
 import {
   untilPhase,
@@ -13,6 +12,7 @@ import {
   jobsOf,
   startCluster,
   whenJobFinishes,
+  watchJobsCreated,
   whenRunCreated,
   type Cluster,
 } from './support/cluster.js';
@@ -22,21 +22,13 @@ const SCRIPT = 'spool step a -- echo one\n';
 
 describe('operator replicas and a restarting kube-apiserver', () => {
   let cluster: Cluster;
-  let jobsCreated: string[];
-  let jobWatch: Informer<V1Job>;
+  let jobWatch: Awaited<ReturnType<typeof watchJobsCreated>>;
 
   beforeAll(async () => {
     cluster = await startCluster('team-r');
     await givenWorkflow(cluster, 'one', 'one.sh', SCRIPT);
     // Every Job ever created in the namespace, deleted ones too.
-    jobsCreated = [];
-    jobWatch = startInformer<V1Job>({
-      kubeConfig: cluster.kubeConfig,
-      path: `/apis/batch/v1/namespaces/${cluster.namespace}/jobs`,
-      list: (query) => cluster.batch.listNamespacedJob({ namespace: cluster.namespace, ...query }),
-      onAdd: (job) => jobsCreated.push(job.metadata?.name ?? ''),
-    });
-    await jobWatch.waitForSync();
+    jobWatch = await watchJobsCreated(cluster);
   }, 180_000);
 
   afterAll(async () => {
@@ -71,7 +63,7 @@ describe('operator replicas and a restarting kube-apiserver', () => {
     const runId = (await eventually('the run id', async () => (await getRun(cluster, 'one-1')).status?.runId)) ?? '';
     await eventually('the pass-1 Job', async () => (await jobsOf(cluster, key)).length > 0);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(jobsCreated).toEqual([`one-1-p1`]);
+    expect(jobWatch.names).toEqual([`one-1-p1`]);
     expect(await (await fetch(`${follower.healthUrl}/metrics`)).text()).not.toMatch(/^hyperspool_passes_started_total\{/m);
 
     // The leader dies in the middle of pass 1: its pod's calls have nobody to answer them.
@@ -89,7 +81,7 @@ describe('operator replicas and a restarting kube-apiserver', () => {
       return run.status?.phase === 'Succeeded' && run;
     });
     expect(done.status?.passes).toBe(2);
-    expect(jobsCreated).toEqual([`one-1-p1`, `one-1-p2`]);
+    expect(jobWatch.names).toEqual([`one-1-p1`, `one-1-p2`]);
     // Why it took a pass more says itself on the Run (kubectl describe run).
     const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace, fieldSelector: 'involvedObject.name=one-1' });
     expect(events.items.filter((event) => event.reason === 'PassLost').map((event) => `${event.type}: ${event.message}`)).toEqual([

@@ -125,6 +125,7 @@ describe.each([
     ['acquireLease (spool lock)', (s) => s.acquireLease('p1', 'g1', id(999_999))],
     ['releaseLeases (a run ends)', (s) => s.releaseLeases(id(501))],
     ['claimActivity (the executor, every tick)', (s) => s.claimActivity(['shell'], now)],
+    ['claimActivity of 2 shards of 4 (a replica of a sharded operator, every tick)', (s) => s.claimActivity(['shell'], now, { count: 4, owned: [0, 2] })],
     ['dueSchedules (the executor, every tick)', (s) => s.dueSchedules(now)],
     ['recoverInterruptedRuns (a new leader)', (s) => s.recoverInterruptedRuns(now)],
     ['listUnfinishedRunStates (the operator, its full sweep)', (s) => s.listUnfinishedRunStates('k8s:p3:')],

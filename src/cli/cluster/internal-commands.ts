@@ -55,6 +55,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--run-ttl <duration>', 'delete a Run resource this long after its run finished, unless it or its Workflow sets ttlSecondsAfterFinished (never: keep them)', '7d')
     .option('--archive-retention <duration>', "delete a finished run's journal, logs and outputs from PostgreSQL this long after it finished (never: keep them)", '90d')
     .option('--max-running-passes <n>', "how many passes run at once, in all namespaces (a namespace's hyperspool.dev/max-running-passes annotation caps its own)", '16')
+    .option('--shards <n>', 'split the runs into this many shards, each led by one replica at a time (the same on every replica; 1: one leader does everything)', '1')
     .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .option('--artifacts <where>', "where artifacts' bytes go: postgresql (the journal's database) or s3://BUCKET[/PREFIX] (keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, e.g. a Secret as env: docs/artifacts.md)", process.env.SPOOL_ARTIFACTS)
     .option('--s3-endpoint <url>', 'an S3-compatible server (MinIO, versitygw, Ceph...) instead of AWS S3', process.env.SPOOL_S3_ENDPOINT)
@@ -81,6 +82,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         ...(podIp ? { advertiseUrl: `http://${podIp}:${port}` } : {}),
         ...(chat ? { chat } : {}),
         maxRunningPasses: count(options.maxRunningPasses, '--max-running-passes'),
+        shards: count(options.shards, '--shards'),
         artifacts: { artifacts: options.artifacts, s3Endpoint: options.s3Endpoint, s3Region: options.s3Region },
         jobs: {
           runnerImage: options.runnerImage ?? '',

@@ -41,4 +41,8 @@ export interface ControllerContext {
   nudge: (kind: Kind, object: KubernetesObject) => void;
   /** New work in the store: the executor looks now. */
   poke: () => void;
+  /** Does this replica lead the run's shard now (src/operator/shards)? Only its leader writes to a run. */
+  ownsRun: (runId: string) => boolean;
+  /** Does it lead shard 0, whose leader has the cluster-wide work (Workflows, Handlers, Schedules)? */
+  ownsClusterWide: () => boolean;
 }

@@ -19,11 +19,14 @@ import { Resources } from '../resources.js';
 import { startArchivePruner } from '../runs/archive-pruner.js';
 import { startArtifactSweeper } from '../runs/artifact-sweeper.js';
 import { EventRecorder } from '../runs/events.js';
+import { RunReconciler } from '../runs/run-reconciler.js';
 import { TriggerReconciler } from '../triggers/trigger-reconciler.js';
 import { checkoutBundle, withFanOutBodies } from '../fan-out-bodies.js';
 import { workflowCheckout } from '../workflow-checkout.js';
 import { configMapReader } from '../workflow-script.js';
 import { resolveSource } from '../workflow-source.js';
+import { ONE_SHARD, ownsClusterWide, ownsRun, shardFilter, type OwnedShards } from '../shards/owned-shards.js';
+import { shardOfRun } from '../../store/run-shards.js';
 import { ActivityClassController } from './activity-class.js';
 import { queueKey, type ControllerContext, type Informers, type Kind } from './context.js';
 import { HandlerController } from './handler.js';
@@ -61,6 +64,8 @@ export interface ControllersOptions {
   artifactSweepEveryMs?: number;
   /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
   maxRunningPasses?: number;
+  /** The shards of the runs this replica leads (src/operator/shards); one shard, all runs, unless set. */
+  shards?: OwnedShards;
 }
 
 /**
@@ -87,9 +92,14 @@ export class Controllers {
   private stopped = false;
   /** When each pass under way started, for the oldest-running-pass gauge. */
   readonly passStarts = new Map<string, Date>();
+  private readonly shards: OwnedShards;
+  /** Shards led here whose previous leader's passes were recovered: the executor dispatches their runs. */
+  private readonly ready = new Set<number>();
+  private dispatching = false;
 
   constructor(private readonly options: ControllersOptions) {
     const { kubeConfig, store, metrics } = options;
+    const shards = (this.shards = options.shards ?? ONE_SHARD);
     const log = (this.log = options.log ?? jsonLogger());
     const now = (this.now = options.now ?? (() => new Date()));
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -127,6 +137,8 @@ export class Controllers {
       enqueue: (kind, object) => this.queue.add(queueKey(kind, object)),
       nudge: (kind, object) => this.queue.nudge(queueKey(kind, object)),
       poke: () => this.executor.poke(),
+      ownsRun: (runId) => ownsRun(shards, runId),
+      ownsClusterWide: () => ownsClusterWide(shards),
     };
 
     const readConfigMap = configMapReader(core, options.configMapCacheMs);
@@ -177,6 +189,7 @@ export class Controllers {
       log,
       now,
       ...(options.maxRunningPasses ? { maxRunningPasses: options.maxRunningPasses } : {}),
+      ...(shards.count > 1 ? { shards: () => shardFilter(shards, shards.owned().filter((shard) => this.ready.has(shard))) } : {}),
       activityClasses,
       ownerOf: (run) => runs.ownerOf(run),
       storedWorkflow: async (namespace, name) => {
@@ -248,33 +261,76 @@ export class Controllers {
     };
   }
 
+  /** Fills the caches; the work begins as shards are gained (shardGained), the first of them right after. */
   async start(): Promise<void> {
     for (const informer of this.caches()) await informer.waitForSync();
+  }
+
+  /**
+   * This replica leads the shard now: the passes its previous leader had under way are made due
+   * again (they replay), its runs are dispatched from then on, and its Runs looked at. Shard 0
+   * brings the cluster-wide work: Workflows, Handlers, Schedules and the sweeps of artifacts and
+   * the archive. With one shard, this is what becoming the leader always did.
+   */
+  async shardGained(shard: number, lost: AbortSignal): Promise<void> {
+    const only = shardFilter(this.shards, [shard]);
     // A replica may come to lead while the database is away: until these land, nothing starts
     // (given up, this leader would hold the Lease and start no pass at all).
     let recovered: string[] = [];
     await untilItAnswers(
       async () => {
         // Passes that were under way when the previous leader went are dispatched again, and replay.
-        recovered = await this.options.store.recoverInterruptedRuns(this.now());
+        recovered = await this.options.store.recoverInterruptedRuns(this.now(), undefined, only);
         // Attempts under way under the previous leader are tried again as new attempts (their Jobs
         // are ended then): a report from one of them no longer lands.
-        await this.options.store.requeueRunningActivities();
+        await this.options.store.requeueRunningActivities(only);
       },
       {
         onFailure: (error, failedBefore) => {
           if (failedBefore === 0) this.log.error('recovering the passes of the previous leader failed; trying again until the database answers', error);
         },
-        stopped: () => this.stopped,
+        stopped: () => this.stopped || lost.aborted,
       },
     );
-    if (this.stopped) return;
+    if (this.stopped || lost.aborted) return;
     for (const id of recovered) {
       const run = await this.options.store.getRun(id).catch(() => null);
       if (run) this.runs.passLost(run, `pass ${run.passes} lost: the operator replica that ran it stopped leading`);
     }
-    this.executor.start();
-    this.sweep();
+    this.ready.add(shard);
+    if (!this.dispatching) {
+      this.dispatching = true;
+      this.executor.start();
+      this.sweep();
+    } else {
+      // Their Runs and, with shard 0, the cluster-wide kinds were passed over while another replica led them.
+      this.lookAgain(shard);
+      this.executor.poke();
+    }
+    if (shard === 0) this.startClusterWideSweeps();
+  }
+
+  /**
+   * This replica no longer leads the shard (another does, or will once the Lease is free): its
+   * passes under way here are left as they are, for the next leader to dispatch again, before the
+   * Lease is given up.
+   */
+  async shardLost(shard: number): Promise<void> {
+    this.ready.delete(shard);
+    if (shard === 0) await this.stopClusterWideSweeps();
+    await this.executor.abandonRuns((runId) => shardOfRun(runId, this.shards.count) === shard);
+  }
+
+  /** Every object of the shard goes through its reconcile again (shard 0: the cluster-wide kinds as well). */
+  private lookAgain(shard: number): void {
+    for (const run of this.informers.runs.list()) if (shardOfRun(RunReconciler.runIdOf(run), this.shards.count) === shard) this.queue.add(queueKey('Run', run));
+    if (shard !== 0) return;
+    for (const workflow of this.informers.workflows.list()) this.queue.add(queueKey('Workflow', workflow));
+    for (const handler of this.informers.handlers.list()) this.queue.add(queueKey('Handler', handler));
+    for (const schedule of this.informers.schedules.list()) this.queue.add(queueKey('Schedule', schedule));
+  }
+
+  private startClusterWideSweeps(): void {
     this.artifactSweeper = startArtifactSweeper({
       store: this.options.store,
       log: this.log,
@@ -290,6 +346,13 @@ export class Controllers {
     }
   }
 
+  private async stopClusterWideSweeps(): Promise<void> {
+    await this.pruner?.stop();
+    await this.artifactSweeper?.stop();
+    this.pruner = null;
+    this.artifactSweeper = null;
+  }
+
   synced(): boolean {
     return this.caches().every((informer) => informer.hasSynced());
   }
@@ -297,8 +360,7 @@ export class Controllers {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearTimeout(this.sweeper);
-    await this.pruner?.stop();
-    await this.artifactSweeper?.stop();
+    await this.stopClusterWideSweeps();
     await Promise.all(this.caches().map((informer) => informer.stop()));
     // Passes under way are left as they are: the next leader dispatches their runs again.
     await this.executor.abandon();
@@ -333,6 +395,8 @@ export class Controllers {
   private async reconcile(key: string): Promise<ReconcileResult | void> {
     const slash = key.indexOf('/');
     const kind = key.slice(0, slash) as Kind;
+    // Looked at again if this replica comes to lead shard 0 (lookAgain).
+    if (kind !== 'Run' && !ownsClusterWide(this.shards)) return;
     const { namespace, name } = splitKey(key.slice(slash + 1));
     // Each reconcile its own span, with tracing on (docs/tracing.md).
     const traces = await tracing();

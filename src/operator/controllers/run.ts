@@ -91,6 +91,8 @@ export class RunController {
 
   async reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> {
     const resource = this.context.informers.runs.get(namespace, name);
+    // Another replica leads its shard; this one looks again if it comes to lead it (Controllers.lookAgain).
+    if (resource && !this.context.ownsRun(RunReconciler.runIdOf(resource))) return;
     const key = `Run/${keyOf(namespace, name)}`;
     const expired = this.expired.get(key);
     if (resource && expired && expired.uid === resource.metadata.uid) {
@@ -175,11 +177,13 @@ export class RunController {
     const withResource = new Set<string>();
     const phases = new Map<string, Map<string, number>>();
     for (const run of informers.runs.list()) {
+      const runId = RunReconciler.runIdOf(run);
+      // Each replica counts and compares the Runs of its own shards.
+      if (!this.context.ownsRun(runId)) continue;
       const phase = run.status?.phase ?? 'Pending';
       const namespace = run.metadata.namespace ?? 'default';
       const counts = phases.get(namespace) ?? new Map<string, number>();
       phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
-      const runId = RunReconciler.runIdOf(run);
       withResource.add(runId);
       if (isFinishedPhase(phase)) continue;
       // Not admitted yet (its Workflow, script or checkout still to come): its reconcile asked to look again.
@@ -202,7 +206,7 @@ export class RunController {
     this.findExpiredRuns();
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const runId of states.keys()) {
-      if (withResource.has(runId) || this.deletedRuns.has(runId)) continue;
+      if (withResource.has(runId) || this.deletedRuns.has(runId) || !this.context.ownsRun(runId)) continue;
       const run = await store.getRun(runId);
       if (run && !TERMINAL_STATUSES.includes(run.status)) await this.ownerOf(run);
     }
@@ -231,6 +235,7 @@ export class RunController {
   /** `kubectl delete run` cancels the run (its Jobs go with it, through their owner reference). */
   private async deleted(resource: Run): Promise<void> {
     const runId = RunReconciler.runIdOf(resource);
+    if (!this.context.ownsRun(runId)) return;
     this.deletedRuns.add(runId);
     try {
       const cancelled = await cancelRun(this.context.store, runId, this.context.now(), `its Run ${resource.metadata.name ?? ''} was deleted`);
@@ -264,7 +269,11 @@ export class RunController {
       schedule: (namespace: string, name: string) => informers.schedules.get(namespace, name),
       defaultTtlSeconds: this.options.runTtlSeconds,
     };
-    const found = expiredRuns(informers.runs.list(), lookups, this.context.now());
+    const found = expiredRuns(
+      informers.runs.list().filter((run) => this.context.ownsRun(RunReconciler.runIdOf(run))),
+      lookups,
+      this.context.now(),
+    );
     this.expired = new Map(found.map(({ run, reason }) => [queueKey('Run', run), { uid: run.metadata.uid, reason }]));
     for (const { run } of found) this.context.nudge('Run', run);
   }

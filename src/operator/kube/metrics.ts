@@ -35,6 +35,7 @@ export interface OperatorMetrics {
   readonly reconcileErrors: Counter<'kind' | 'namespace' | 'reason'>;
   /** 1 on the replica holding the lease, 0 elsewhere: alerts want exactly one. */
   readonly isLeader: Gauge;
+  readonly shardsOwned: Gauge;
   readonly buildInfo: Gauge<'version'>;
   /** Age of the longest-running pass: a stuck pass shows here before anyone complains. */
   readonly oldestRunningPass: Gauge;
@@ -146,6 +147,11 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     help: '1 when this replica holds the leader lease.',
     registers,
   });
+  const shardsOwned = new Gauge({
+    name: `${PREFIX}shards_owned`,
+    help: 'How many shards of the runs this replica leads (--shards; shard 0 is the leader lease).',
+    registers,
+  });
   const buildInfo = new Gauge({
     name: `${PREFIX}build_info`,
     help: 'Always 1; the version is in the label.',
@@ -212,6 +218,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
 
   buildInfo.set({ version: options.version }, 1);
   isLeader.set(0);
+  shardsOwned.set(0);
   queueDepth.set(0);
   oldestRunningPass.set(0);
 
@@ -228,6 +235,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     informerRelists,
     reconcileErrors,
     isLeader,
+    shardsOwned,
     buildInfo,
     oldestRunningPass,
     passesLost,

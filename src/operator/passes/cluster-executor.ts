@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../common/json-log.js';
 import { maxValueBytes } from '../../engine/limits.js';
 import type { PassHost } from '../../engine/pass.js';
-import { Executor } from '../../passes/executor.js';
+import { Executor, type ExecutorOptions } from '../../passes/executor.js';
 import { captureLog } from '../../passes/log-capture.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
@@ -28,6 +28,8 @@ export interface ClusterExecutorOptions {
   now: () => Date;
   /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
   maxRunningPasses?: number;
+  /** The shards whose runs this replica dispatches (every run's unless set). */
+  shards?: ExecutorOptions['shards'];
   /** The ActivityClasses, and what the executor asks of them (ActivityClassController). */
   activityClasses: {
     list: () => readonly ActivityClass[];
@@ -98,6 +100,7 @@ export function clusterExecutor(options: ClusterExecutorOptions): ClusterExecuto
     storedWorkflow: options.storedWorkflow,
     schedules: true,
     maxConcurrentPasses: options.maxRunningPasses ?? 16,
+    ...(options.shards ? { shards: options.shards } : {}),
     passQuota: passQuotaReader(core, (namespace, value) =>
       log.error('ignoring a pass quota that is not a whole number of at least 1', new Error(`${PASS_QUOTA_ANNOTATION}: '${value}'`), { kind: 'Namespace', name: namespace }),
     ),

@@ -26,6 +26,7 @@ import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
 import { RUNNER_CLIENT } from '../../../src/operator/kube/pod-security.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 import { eventually } from '../../support/eventually.js';
+import { startInformer } from '../../../src/operator/kube/informer.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -89,6 +90,8 @@ export interface OperatorOverrides {
   artifactSweepEveryMs?: number;
   /** How often the sweep reads every unfinished run (every minute unless given). */
   fullSweepEveryMs?: number;
+  /** --shards (1 unless given). */
+  shards?: number;
 }
 
 export async function startCluster(namespace: string): Promise<Cluster> {
@@ -158,6 +161,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         ...(overrides.artifacts ? { artifacts: overrides.artifacts } : {}),
         ...(overrides.artifactSweepEveryMs ? { artifactSweepEveryMs: overrides.artifactSweepEveryMs } : {}),
         ...(overrides.fullSweepEveryMs ? { fullSweepEveryMs: overrides.fullSweepEveryMs } : {}),
+        ...(overrides.shards ? { shards: overrides.shards } : {}),
       });
       operators.push(operator);
       return operator;
@@ -222,6 +226,19 @@ export async function givenWorkflow(
 export interface RunResource {
   metadata: { name: string; uid: string; labels?: Record<string, string> };
   status?: { runId?: string; phase?: string; awaiting?: string; passes?: number; message?: string; startedAt?: string; finishedAt?: string; duration?: string; conditions?: { type: string; status: string; reason: string }[] };
+}
+
+/** The name of every Job ever created in the namespace, deleted ones too, in order: a pass started twice is a name seen twice. */
+export async function watchJobsCreated(cluster: Cluster): Promise<{ names: string[]; stop(): Promise<void> }> {
+  const names: string[] = [];
+  const watch = startInformer<V1Job>({
+    kubeConfig: cluster.kubeConfig,
+    path: `/apis/batch/v1/namespaces/${cluster.namespace}/jobs`,
+    list: (query) => cluster.batch.listNamespacedJob({ namespace: cluster.namespace, ...query }),
+    onAdd: (job) => names.push(job.metadata?.name ?? ''),
+  });
+  await watch.waitForSync();
+  return { names, stop: () => watch.stop() };
 }
 
 /** When: a Run of that Workflow is created. */
