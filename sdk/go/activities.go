@@ -57,7 +57,7 @@ func ActivityWith(name string, argv []string, opts ActivityOptions) (string, err
 	if err := checkExit(answer, name); err != nil {
 		return "", err
 	}
-	return answer.Stdout, nil
+	return string(answer.Output()), nil
 }
 
 // ActivitySubmit starts argv as the activity name without waiting for it; collect it with
@@ -89,7 +89,7 @@ func ActivityCollect(name string) (string, error) {
 	if err := checkExit(answer, name); err != nil {
 		return "", err
 	}
-	return answer.Stdout, nil
+	return string(answer.Output()), nil
 }
 
 // ActivityWaitAll waits for every activity this run submitted. When any failed it returns a

@@ -259,3 +259,15 @@ func nan() float64 {
 	zero := 0.0
 	return zero / zero
 }
+
+// An activity's output that is not plain text (a NUL, a byte not UTF-8) comes as stdoutBase64: the
+// script gets its bytes, as a step's.
+func TestActivityOutputThatIsNotTextComesBackAsItsBytes(t *testing.T) {
+	agent := startFakeAgent(t, script(
+		`{"verb":"activity.wait","name":"b"}`, `{"status":"ok","stdoutBase64":"eAB5/w==","exitCode":0}`,
+	))
+	if out, err := ActivityCollect("b"); out != "x\x00y\xff" || err != nil {
+		t.Errorf("ActivityCollect: %q, %v", out, err)
+	}
+	expectNoProblems(t, agent)
+}

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeSync } from 'node:fs';
 import { KILL_GRACE_MS, signalGroup } from '../agent/script-process.js';
+import { bytesField } from '../common/output-bytes.js';
 import { StderrTail } from '../common/stderr-tail.js';
 import type { ActivityRecord, ActivityResult } from '../store/types.js';
 
@@ -71,7 +72,7 @@ export function runActivityAttempt(
       signal?.removeEventListener('abort', cancel);
       const exitCode = overLimit ? 1 : (code ?? (ended ? 128 + 9 : 1));
       resolve({
-        stdout: Buffer.concat(chunks).toString('utf8'),
+        ...bytesField('stdout', Buffer.concat(chunks)),
         exitCode,
         attempts: activity.attempt,
         ...(exitCode !== 0 ? tail.field() : {}),

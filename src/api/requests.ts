@@ -229,9 +229,15 @@ export const API_ROUTES = [
     method: 'POST',
     path: '/agent/runs/:run/activities/:name/attempts/:attempt',
     body: {
-      required: { stdout: { type: 'string' }, exitCode: { type: 'integer', minimum: 0, maximum: 255 } },
-      // A failed attempt's: the end of its command's stderr, for people (never a wait's answer).
-      optional: { stderrTail: STDERR_TAIL },
+      required: { exitCode: { type: 'integer', minimum: 0, maximum: 255 } },
+      optional: {
+        // One of the two: the command's stdout as text, or its bytes as base64 where they are not
+        // plain text (a NUL, bytes that are not UTF-8).
+        stdout: { type: 'string' },
+        stdoutBase64: { type: 'string', pattern: '^[A-Za-z0-9+/]*={0,2}$' },
+        // A failed attempt's: the end of its command's stderr, for people (never a wait's answer).
+        stderrTail: STDERR_TAIL,
+      },
     },
   },
 ] as const satisfies readonly ApiRoute[];

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { bytesField } from '../common/output-bytes.js';
 import { maxValueBytes } from '../engine/limits.js';
 import { activityId } from '../engine/verbs/activities.js';
 import { settleActivityAttempt } from '../activities/activity-attempts.js';
@@ -41,18 +42,23 @@ export function activityReportRoutes(ctx: ServerContext): Router {
       );
     }
     const body = object(req.body);
-    const { stdout, exitCode, stderrTail } = body;
+    const { stdout, stdoutBase64, exitCode, stderrTail } = body;
     if (
-      typeof stdout !== 'string' ||
+      typeof stdout === typeof stdoutBase64 ||
+      (stdout !== undefined && typeof stdout !== 'string') ||
+      (stdoutBase64 !== undefined && typeof stdoutBase64 !== 'string') ||
       typeof exitCode !== 'number' ||
       !Number.isInteger(exitCode) ||
       exitCode < 0 ||
       exitCode > 255
     ) {
-      throw badRequest(`'stdout' (a string) and 'exitCode' (a whole number 0-255) are required`);
+      throw badRequest(`one of 'stdout' (a string) or 'stdoutBase64' (its bytes as base64), and 'exitCode' (a whole number 0-255), are required`);
     }
-    if (Buffer.byteLength(stdout) > maxValueBytes())
+    const bytes = typeof stdoutBase64 === 'string' ? Buffer.from(stdoutBase64, 'base64') : Buffer.from(String(stdout));
+    if (bytes.length > maxValueBytes())
       throw badRequest(`'stdout' is over the ${maxValueBytes()}-byte limit for a recorded result`);
+    // Kept as a step's output is: a NUL sent as text (a reporter from before stdoutBase64) goes in as bytes.
+    const output = bytesField('stdout', bytes);
     const activity = await ctx.store.getActivity(activityId(runId, name));
     const current = activity && activity.attempt === attempt && activity.status === 'running';
     const landed =
@@ -60,7 +66,7 @@ export function activityReportRoutes(ctx: ServerContext): Router {
       (await settleActivityAttempt(
         ctx.store,
         activity,
-        { kind: 'result', result: { stdout, exitCode, attempts: attempt, ...failedTail(exitCode, stderrTail) } },
+        { kind: 'result', result: { ...output, exitCode, attempts: attempt, ...failedTail(exitCode, stderrTail) } },
         ctx.now(),
       ));
     if (!landed)

@@ -117,13 +117,18 @@ export interface Cell {
 
 export type ActivityStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 
-export interface ActivityResult {
-  stdout: string;
+export type ActivityResult = ActivityOutput & {
   exitCode: number;
   attempts: number;
   /** A failed attempt's stderr tail (common/stderr-tail.ts), for people: a wait never returns it. */
   stderrTail?: string;
-}
+};
+
+/**
+ * What an attempt's command printed, as a step's is kept: text, or its bytes as base64 where they
+ * are not plain text (a NUL, bytes that are not UTF-8), which a JSON string in PostgreSQL cannot hold.
+ */
+export type ActivityOutput = { stdout: string } | { stdoutBase64: string };
 
 export interface ActivityRecord {
   id: string;

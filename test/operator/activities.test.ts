@@ -43,6 +43,8 @@ spool step store -- echo "stored $rates"
 
 // Its stderr says why, over a NUL and a byte that is not UTF-8: the report keeps the tail as text.
 const WRONG_INPUT = `spool activity run check --requires shell --attempts 5 --backoff 1s --retry-on-exit 75 -- sh -c 'printf "raw \\000 \\377 bytes\\nno account 42\\n" >&2; exit 64'\n`;
+// Its stdout is bytes (a NUL, a byte not UTF-8): the pod reports them as base64, kept and waited as they were.
+const BYTES = `spool activity run bytes --requires shell -- printf 'x\\000y \\377' | od -An -tx1\n`;
 const SLOW = `spool activity run slow --requires shell -- sh -c 'sleep 4; echo "slept in attempt $SPOOL_ATTEMPT"'\n`;
 const BOTH = `spool activity submit render --requires shell --requires gpu -- echo never\n`;
 const GPU = `spool activity submit train --requires gpu -- echo never\necho not reached\n`;
@@ -225,8 +227,10 @@ describe('activities on a cluster', () => {
     try {
       await givenWorkflow(cluster, 'rates', 'rates.sh', RETRY);
       await givenWorkflow(cluster, 'check', 'check.sh', WRONG_INPUT);
+      await givenWorkflow(cluster, 'bytes', 'bytes.sh', BYTES);
       await whenRunCreated(cluster, 'rates-1', 'rates');
       await whenRunCreated(cluster, 'check-1', 'check');
+      await whenRunCreated(cluster, 'bytes-1', 'bytes');
       const rates = await runEnds('rates-1');
       expect(rates.status?.message).toBeUndefined();
       expect(await logOf('rates-1')).toBe('stored 1.0842\n');
@@ -259,6 +263,14 @@ describe('activities on a cluster', () => {
         stderr: 'spool: activity check failed with exit 64 after 1 attempt',
         stderrTail: 'raw \uFFFD \uFFFD bytes\nno account 42',
       });
+
+      const bytes = await runEnds('bytes-1');
+      expect(bytes.status?.phase).toBe('Succeeded');
+      expect((await logOf('bytes-1')).trim()).toBe('78 00 79 20 ff');
+      const kept = (await operator.store.readJournal(bytes.status?.runId ?? '')).find(
+        (entry) => entry.verb === 'activity.run' && entry.kind === 'result',
+      );
+      expect(kept?.data).toEqual({ stdoutBase64: Buffer.from('x\0y \xff', 'latin1').toString('base64'), exitCode: 0, attempts: 1 });
     } finally {
       await pods.stop();
     }

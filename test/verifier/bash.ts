@@ -75,7 +75,7 @@ function line(op: Op): string {
     case 'call-graph':
       return `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'\nspool call-graph ${id}.yaml --input '{"x":"${id}"}' ${saw(id)}`;
     case 'activity':
-      return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}' ${saw(id)}`;
+      return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"' ${saw(id)}`;
     case 'checkout':
       return `spool checkout ${id}-co 2>/dev/null; c=$?; cat ${id}-co/co.bin > "$O/${id}.$P"; echo $c > "$O/${id}.$P.code"`;
   }

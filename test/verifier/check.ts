@@ -43,7 +43,7 @@ function expected(op: Op, workflow: Workflow, history: History): { code: number;
     case 'checkout':
       return { code: 0, bytes: (bytes) => bytes.equals(workflow.checkoutFile) };
     case 'activity':
-      return { code: 0, bytes: (bytes) => bytes.toString() === `act-${op.id}\n` };
+      return { code: 0, bytes: (bytes) => bytes.equals(op.payload) };
     case 'call-node':
       return { code: 0, bytes: (bytes) => answered(bytes, history.requests, op.id) };
     case 'call-graph':

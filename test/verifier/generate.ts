@@ -38,7 +38,11 @@ export type Op =
   | { kind: 'call-node'; id: string }
   /** A graph (CHILD_GRAPH) a step copies into the working directory, run as a child by `spool call-graph`. */
   | { kind: 'call-graph'; id: string }
-  | { kind: 'activity'; id: string }
+  /**
+   * `spool activity run <id>`, whose command prints `payload`: its id, a NUL and a byte that is not
+   * UTF-8 (made from the id, not drawn, so saved seeds make the workflows they made before).
+   */
+  | { kind: 'activity'; id: string; payload: Buffer }
   /** `spool checkout` of the bundle the run was started with. */
   | { kind: 'checkout'; id: string };
 
@@ -190,6 +194,8 @@ function op(random: Random, kind: OpKind, id: string): Op {
     case 'wait-event':
       // In the order the store's jsonb keeps keys (shorter first), so the wait prints the JSON that was sent.
       return { kind, id, payload: { n: random.int(0, 1e6), text: text(random) }, key: `k${random.int(0, 99)}`, when: random.pick(['waiting', 'across-kill'] as const) };
+    case 'activity':
+      return { kind, id, payload: Buffer.concat([Buffer.from(`act-${id}`), Buffer.from([0x00, 0xff, 0x0a])]) };
     default:
       return { kind, id };
   }

@@ -68,7 +68,7 @@ function line(op: Op, firstLock: boolean): string {
     case 'call-graph':
       return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'])\ncall_graph('${id}')`;
     case 'activity':
-      return `r = script.activity('${id}', ['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; echo act-${id}'])\nsaw('${id}', r.encode(), 0)`;
+      return `r = script.activity('${id}', ['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"'])\nsaw('${id}', ${bytesOf('r')}, 0)`;
     case 'checkout':
       return [
         `c = checkout('${id}-co')`,

@@ -72,7 +72,7 @@ function resultOf(activity: ActivityRecord): Record<string, unknown> {
   const failed = result.exitCode !== 0;
   const attempts = `${result.attempts} attempt${result.attempts === 1 ? '' : 's'}`;
   return {
-    stdout: result.stdout,
+    ...('stdoutBase64' in result ? { stdoutBase64: result.stdoutBase64 } : { stdout: result.stdout }),
     exitCode: result.exitCode,
     attempts: result.attempts,
     ...(failed ? { stderr: `spool: activity ${activity.name} failed with exit ${result.exitCode} after ${attempts}` } : {}),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	hyperspool "hyperspool.dev/go"
 )
 
 // How long an attempt's pod keeps trying to report its result: an operator handing over
@@ -106,7 +109,14 @@ func failedToRun(message string, code int) commandResult {
 // yet) is tried again, which is safe since a second report of the same attempt is answered 409.
 // A 409 means the attempt is over (its result is recorded, or a newer attempt superseded it).
 func report(url, tokenFile string, result commandResult) error {
-	fields := map[string]any{"stdout": string(result.stdout), "exitCode": result.exitCode}
+	fields := map[string]any{"exitCode": result.exitCode}
+	// As a step's output travels: bytes that are not plain text (a NUL, not UTF-8) as base64, which
+	// a JSON string would otherwise change (Go replaces bad UTF-8) or PostgreSQL refuse (a NUL).
+	if hyperspool.IsPlainText(result.stdout) {
+		fields["stdout"] = string(result.stdout)
+	} else {
+		fields["stdoutBase64"] = base64.StdEncoding.EncodeToString(result.stdout)
+	}
 	if result.exitCode != 0 && result.stderrTail != "" {
 		fields["stderrTail"] = result.stderrTail
 	}

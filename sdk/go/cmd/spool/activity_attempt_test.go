@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -85,6 +86,18 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 				t.Errorf("stdout %q stderr %q, want stderr with %q", got.stdout, got.stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+func TestActivityAttemptReportsOutputThatIsNotTextAsBase64(t *testing.T) {
+	server := &reportServer{}
+	got := attempt(t, server, nil, "sh", "-c", `printf 'a\000b \377\n'`)
+	if got.code != 0 || len(server.bodies) != 1 {
+		t.Fatalf("exit %d, %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+	}
+	body := server.bodies[0]
+	if _, text := body["stdout"]; text || body["stdoutBase64"] != base64.StdEncoding.EncodeToString([]byte("a\x00b \xff\n")) {
+		t.Errorf("reported %v, want the bytes as stdoutBase64 and no stdout", body)
 	}
 }
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from .answers import call, exit_code, require
 from .connection import Message
 from .errors import ScriptError, StepFailed
+from .steps import output_of
 from .waits import Duration, to_ms
 
 __all__ = ["activity", "activity_submit", "activity_collect", "activity_wait_all"]
@@ -40,7 +41,9 @@ def _spec(
 
 
 def _stdout(name: str, answer: Message) -> str:
-    stdout = str(answer.get("stdout") or "")
+    # Output that is not plain text (a NUL, bytes that are not UTF-8) comes as stdoutBase64, kept
+    # in the str by surrogateescape as a step's is.
+    stdout = output_of(answer)
     code = exit_code(answer)
     if code != 0:
         raise StepFailed(name, code, stdout)
