@@ -19,6 +19,7 @@ import { Resources } from '../resources.js';
 import { startArchivePruner } from '../runs/archive-pruner.js';
 import { startArtifactSweeper } from '../runs/artifact-sweeper.js';
 import { EventRecorder } from '../runs/events.js';
+import { finishedRunSummary } from '../runs/finished-run-summary.js';
 import { RunReconciler } from '../runs/run-reconciler.js';
 import { TriggerReconciler } from '../triggers/trigger-reconciler.js';
 import { checkoutBundle, withFanOutBodies } from '../fan-out-bodies.js';
@@ -224,7 +225,13 @@ export class Controllers {
     });
     this.informers = {
       workflows: startInformer<Workflow>({ ...custom$<Workflow>(WORKFLOW), ...workflows.handlers }),
-      runs: startInformer<Run>({ ...custom$<Run>(RUN), ...runs.handlers }),
+      runs: startInformer<Run>({
+        ...custom$<Run>(RUN),
+        ...runs.handlers,
+        // A finished Run is kept as the little retention and the lookups read (runs/finished-run-summary.ts).
+        slim: finishedRunSummary,
+        index: RunReconciler.runIdOf,
+      }),
       handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER), ...handlers.handlers }),
       schedules: startInformer<Schedule>({ ...custom$<Schedule>(SCHEDULE), ...schedules.handlers }),
       // Only to tell why a pass's pod cannot start (its waiting reason, or that no node can take it).
@@ -432,7 +439,11 @@ export class Controllers {
       await this.runs.sweep();
     } finally {
       metrics.queueDepth.set(this.queue.depth);
-      for (const [resource, informer] of Object.entries(this.informers) as [string, Informer<KubernetesObject>][]) metrics.informerObjects.set({ resource }, informer.list().length);
+      for (const [resource, informer] of Object.entries(this.informers) as [string, Informer<KubernetesObject>][]) {
+        const { whole, slim } = informer.counts();
+        metrics.informerObjects.set({ resource }, whole + slim);
+        metrics.informerSlimObjects.set({ resource }, slim);
+      }
     }
   }
 }

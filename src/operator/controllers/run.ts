@@ -12,6 +12,7 @@ import type { EventTarget } from '../runs/events.js';
 import { expiredRuns, type Expired } from '../runs/retention.js';
 import { RunReconciler } from '../runs/run-reconciler.js';
 import { isFinishedPhase } from '../runs/run-status.js';
+import { isSettled } from '../runs/finished-run-summary.js';
 import { runIdentity } from '../runs/store-born.js';
 import { UnfinishedRunStates } from '../runs/unfinished-run-states.js';
 import type { WorkflowCheckout } from '../workflow-checkout.js';
@@ -100,8 +101,9 @@ export class RunController {
       this.expired.delete(key);
       return;
     }
-    // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update.
-    if (resource) return this.reconciler.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
+    // A Run deleted since the cache saw it (its TTL, kubectl delete) has nothing left to update,
+    // nor one whose run finished (and whose cached form is only its summary).
+    if (resource && !isSettled(resource)) return this.reconciler.reconcile(resource).catch((error: unknown) => (httpStatus(error) === 404 ? undefined : Promise.reject(ensureError(error))));
   }
 
   /** The Run of a run changes when its run does (a pass started or ended, a pod in trouble). */
@@ -127,10 +129,9 @@ export class RunController {
     if (target) void this.context.events.record(target, 'Warning', 'PassLost', message).catch(() => undefined);
   }
 
+  /** One lookup in the cache's index by run id (controllers/index.ts), not a walk of every Run: it is asked at every pass. */
   runResource(runId: string): Run | undefined {
-    const namespace = projectOfRunId(runId);
-    const key = runKey(runId);
-    return this.context.informers.runs.list(namespace).find((run) => run.metadata.labels?.[LABELS.run] === key || RunReconciler.runIdOf(run) === runId);
+    return this.context.informers.runs.getByIndex(runId);
   }
 
   /**

@@ -61,6 +61,17 @@ export interface InformerOptions<T extends KubernetesObject> {
    * grow with what is over. Its later deletion is then not reported. All are kept unless set.
    */
   retain?: (object: T) => boolean;
+  /**
+   * The lean form the cache keeps of an object the operator needs only part of (a finished Run:
+   * what retention and the lookups by run read), or undefined to keep it whole. Handlers still get
+   * the whole object; the cache, and so get() and list(), the lean one.
+   */
+  slim?: (object: T) => T | undefined;
+  /**
+   * A second key to find cached objects by (a Run's run id), for getByIndex: one lookup, not a walk
+   * of the whole cache. The last object cached under a key wins.
+   */
+  index?: (object: T) => string | undefined;
   onAdd?: (object: T) => void;
   /** Also called for every object at each resync, with an unchanged resourceVersion if nothing changed. */
   onUpdate?: (object: T, old: T) => void;
@@ -96,8 +107,12 @@ export interface Informer<T extends KubernetesObject> {
   get(namespace: string | undefined, name: string): T | undefined;
   /** By `namespace/name` (see objectKey), as a work queue hands keys back. */
   getByKey(key: string): T | undefined;
+  /** The cached object with that index key (see InformerOptions.index). */
+  getByIndex(key: string): T | undefined;
   /** Every cached object, or those of one namespace. Treat them as read-only: they are the cache. */
   list(namespace?: string): T[];
+  /** How many cached objects are kept whole and how many in their lean form (see InformerOptions.slim). */
+  counts(): { whole: number; slim: number };
   /** True once the first list has been applied. */
   hasSynced(): boolean;
   /** Resolves true at the first sync, or false if the informer is stopped before it. */
@@ -137,6 +152,10 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
   if (options.fieldSelector !== undefined) query.fieldSelector = options.fieldSelector;
 
   let cache = new Map<string, T>();
+  /** Keys of the objects cached in their lean form. */
+  let slimmed = new Set<string>();
+  /** Index key → object key. */
+  let indexed = new Map<string, string>();
   const retained = options.retain ?? (() => true);
   let resourceVersion = '';
   let synced = false;
@@ -164,16 +183,45 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     }
   }
 
+  /** The form of an object the cache keeps: its lean one if it has one, and never its managedFields (which nothing here reads, and which are a good part of an object's size). */
+  function cacheForm(key: string, object: T): T {
+    const lean = options.slim?.(object);
+    if (lean) {
+      slimmed.add(key);
+      return lean;
+    }
+    slimmed.delete(key);
+    if (!object.metadata?.managedFields) return object;
+    const { managedFields: _dropped, ...metadata } = object.metadata;
+    return { ...object, metadata };
+  }
+
+  function store(key: string, object: T): void {
+    const previous = cache.get(key);
+    const previousIndex = previous && options.index?.(previous);
+    if (previousIndex !== undefined && indexed.get(previousIndex) === key) indexed.delete(previousIndex);
+    cache.set(key, cacheForm(key, object));
+    const index = options.index?.(object);
+    if (index !== undefined) indexed.set(index, key);
+  }
+
+  function forget(key: string): void {
+    const previous = cache.get(key);
+    const previousIndex = previous && options.index?.(previous);
+    if (previousIndex !== undefined && indexed.get(previousIndex) === key) indexed.delete(previousIndex);
+    cache.delete(key);
+    slimmed.delete(key);
+  }
+
   /** Replaces the cache by a list and reports the difference: what the watch missed, if anything. */
   function applyList(items: readonly T[], resync: boolean): void {
-    const next = new Map<string, T>();
     const listed = new Map<string, T>();
-    for (const item of items) {
-      listed.set(objectKey(item), item);
-      if (retained(item)) next.set(objectKey(item), item);
-    }
+    for (const item of items) listed.set(objectKey(item), item);
     const previous = cache;
-    cache = next;
+    cache = new Map();
+    slimmed = new Set();
+    indexed = new Map();
+    for (const [key, item] of listed) if (retained(item)) store(key, item);
     for (const [key, object] of listed) {
       const old = previous.get(key);
       if (!old) emit(() => options.onAdd?.(object));
@@ -197,12 +245,12 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     const old = cache.get(key);
     if (type === 'DELETED') {
       if (old) {
-        cache.delete(key);
+        forget(key);
         emit(() => options.onDelete?.(object, { finalStateUnknown: false }));
       }
     } else {
-      if (retained(object)) cache.set(key, object);
-      else cache.delete(key);
+      if (retained(object)) store(key, object);
+      else forget(key);
       if (old) emit(() => options.onUpdate?.(object, old));
       else emit(() => options.onAdd?.(object));
     }
@@ -368,10 +416,15 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
   return {
     get: (namespace, name) => cache.get(keyOf(namespace, name)),
     getByKey: (key) => cache.get(key),
+    getByIndex: (key) => {
+      const objectKeyOf = indexed.get(key);
+      return objectKeyOf === undefined ? undefined : cache.get(objectKeyOf);
+    },
     list: (namespace) => {
       const all = [...cache.values()];
       return namespace === undefined ? all : all.filter((object) => object.metadata?.namespace === namespace);
     },
+    counts: () => ({ whole: cache.size - slimmed.size, slim: slimmed.size }),
     hasSynced: () => synced,
     waitForSync: () => syncedPromise,
     get resourceVersion() {

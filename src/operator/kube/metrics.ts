@@ -20,6 +20,8 @@ export interface OperatorMetrics {
   readonly queueDepth: Gauge;
   /** Objects in each of the leader's informer caches (what its memory grows with). Leader only. */
   readonly informerObjects: Gauge<'resource'>;
+  /** Of those, the objects cached only as their summary (a finished Run: what retention reads). Leader only. */
+  readonly informerSlimObjects: Gauge<'resource'>;
   /**
    * Reconciles done, by kind and how each ended (`success`, `requeue`: asked to look again later,
    * `error`: retried with backoff, `terminal`: bad input written to status, not retried): how
@@ -116,6 +118,12 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
   const informerObjects = new Gauge({
     name: `${PREFIX}informer_objects`,
     help: "Objects in each of the leader's informer caches, by resource; reported by the leader only.",
+    labelNames: ['resource'],
+    registers,
+  });
+  const informerSlimObjects = new Gauge({
+    name: `${PREFIX}informer_slim_objects`,
+    help: "Of the objects in each of the leader's informer caches, those kept only as their summary (a finished Run); reported by the leader only.",
     labelNames: ['resource'],
     registers,
   });
@@ -231,6 +239,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     journalWrite,
     queueDepth,
     informerObjects,
+    informerSlimObjects,
     reconciles,
     informerRelists,
     reconcileErrors,
@@ -245,6 +254,7 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
       runs.reset();
       passPodsNotStarting.reset();
       informerObjects.reset();
+      informerSlimObjects.reset();
       queueDepth.set(0);
       oldestRunningPass.set(0);
     },
