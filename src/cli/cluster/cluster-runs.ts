@@ -113,41 +113,50 @@ export async function rerunOnCluster(target: ClusterTarget, name: string, option
   return waitForAdmission(target, created.metadata.name ?? '');
 }
 
-export async function listClusterRuns(target: ClusterTarget, statuses?: string[]): Promise<RunRow[]> {
+/** How many runs `spool runs` shows, newest first: the API's default page, as locally. */
+const RUNS_PAGE = 100;
+
+export interface ClusterRunsQuery {
+  /** `spool runs --search/--since/--until/--sort`, as the API's query. */
+  search?: string;
+  /** Also the runs whose Run resource is gone (`--all`): the store keeps them. */
+  all?: boolean;
+  statuses?: string[];
+}
+
+/**
+ * The runs `spool runs` lists on a cluster: a page of the namespace's runs from the store (through
+ * the aggregated API, an index scan whatever their number), each shown by its Run, fetched in one
+ * list by their run labels, plus the Runs not admitted yet (no run label: a Workflow still to
+ * come, or refused). Never a list of every Run in the namespace, which at 100,000 Runs is hundreds
+ * of megabytes from the API server (docs/scaling.md). A run whose Run is gone is shown only with
+ * `all`.
+ */
+export async function listClusterRuns(target: ClusterTarget, query: ClusterRunsQuery = {}): Promise<RunRow[]> {
+  const { search = '', all = false, statuses } = query;
+  const status = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
+  const { runs } = await target.api<ResponseOf<'GET /runs'>>('GET', `/runs?limit=${RUNS_PAGE}${search ? `&${search}` : ''}${status}`);
+  const keys = runs.map((run) => runKey(run.id));
+  const resources = new Map((keys.length > 0 ? await listRuns(target, `${LABELS.run} in (${keys.join(',')})`) : []).map((run) => [run.status?.runId ?? '', rowOf(run)]));
+  const page = runs.flatMap((run) => {
+    const row = resources.get(run.id);
+    return row ? [row] : all ? [archivedRow(run)] : [];
+  });
+  // What the store does not hold yet has no place in its order (nor in a search): newest first, before the page.
+  if (search) return page;
+  const waiting = (await listRuns(target, `!${LABELS.run}`)).map(rowOf).filter((row) => !statuses || statuses.includes(row.status));
+  return [...waiting.sort((a, b) => b.createdAt.localeCompare(a.createdAt)), ...page];
+}
+
+/** The namespace's Runs that a label selector picks. */
+async function listRuns(target: ClusterTarget, labelSelector: string): Promise<Run[]> {
   const list = (await target.custom
-    .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural })
+    .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: target.namespace, plural: RUN.plural, labelSelector })
     .catch((error: unknown) => {
       if (httpStatus(error) === 404) throw new SpoolError('not_found', 'this cluster has no Run resource type: install the CRDs (kubectl apply -k config/default)');
       throw kubeError(error, `listing Runs in namespace ${target.namespace}`);
     })) as RunList;
-  const rows = list.items.map(rowOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  return statuses ? rows.filter((row) => statuses.includes(row.status)) : rows;
-}
-
-/**
- * The runs the store still holds whose Run resource is gone (deleted by its TTL or a history
- * limit), as rows: the operator's aggregated API lists the namespace's runs from the store.
- */
-export async function listArchivedRuns(target: ClusterTarget, shown: RunRow[], statuses?: string[]): Promise<RunRow[]> {
-  const known = new Set(shown.map((row) => row.id));
-  const query = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
-  const { runs } = await target.api<ResponseOf<'GET /runs'>>('GET', `/runs?limit=1000${query}`);
-  return runs.filter((run) => !known.has(run.id)).map(archivedRow);
-}
-
-/**
- * The runs a search finds (`spool runs --search/--since/--until/--sort` on a cluster): the store
- * finds them through the aggregated API's runs list, in the order asked for; each is shown by its
- * Run, and a run whose Run resource is gone only with --all.
- */
-export async function findClusterRuns(target: ClusterTarget, search: string, all: boolean, statuses?: string[]): Promise<RunRow[]> {
-  const query = statuses ? `&status=${encodeURIComponent(statuses.join(','))}` : '';
-  const { runs } = await target.api<ResponseOf<'GET /runs'>>('GET', `/runs?limit=1000&${search}${query}`);
-  const resources = new Map((await listClusterRuns(target)).map((row) => [row.id, row]));
-  return runs.flatMap((run) => {
-    const row = resources.get(run.id);
-    return row ? [row] : all ? [archivedRow(run)] : [];
-  });
+  return list.items;
 }
 
 /** An archived run goes by its key (the aggregated API finds it by that) and its Workflow's name. */

@@ -153,12 +153,7 @@ export function registerServerCommands(program: Command, setExit: SetExit): void
     const rows = async (): Promise<{ json: unknown; rows: string[][] }> => {
       if (isCluster(options)) {
         const { target: clusterTarget, runs } = await cluster(options);
-        if (search) {
-          const found = await runs.findClusterRuns(clusterTarget, search, options.all === true, status?.split(','));
-          return { json: found, rows: found.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
-        }
-        const resources = await runs.listClusterRuns(clusterTarget, status?.split(','));
-        const listed = options.all ? [...resources, ...(await runs.listArchivedRuns(clusterTarget, resources, status?.split(',')))].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) : resources;
+        const listed = await runs.listClusterRuns(clusterTarget, { search, all: options.all === true, ...(status ? { statuses: status.split(',') } : {}) });
         return { json: listed, rows: listed.map((run) => [run.name, run.status, run.awaiting ?? '', String(run.passes), age(run.createdAt), run.workflow, run.error ?? '']) };
       }
       const query = [...(status ? [`status=${encodeURIComponent(status)}`] : []), ...(search ? [search] : [])].join('&');
