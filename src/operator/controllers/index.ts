@@ -230,7 +230,7 @@ export class Controllers {
         ...runs.handlers,
         // A finished Run is kept as the little retention and the lookups read (runs/finished-run-summary.ts).
         slim: finishedRunSummary,
-        index: RunReconciler.runIdOf,
+        index: (run) => RunReconciler.runIdOf(run),
       }),
       handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER), ...handlers.handlers }),
       schedules: startInformer<Schedule>({ ...custom$<Schedule>(SCHEDULE), ...schedules.handlers }),

@@ -192,7 +192,8 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     }
     slimmed.delete(key);
     if (!object.metadata?.managedFields) return object;
-    const { managedFields: _dropped, ...metadata } = object.metadata;
+    const metadata = { ...object.metadata };
+    delete metadata.managedFields;
     return { ...object, metadata };
   }
 
