@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Condition } from './api/generated.js';
 import { apiTime } from './api-time.js';
 import type { Resources } from './resources.js';
@@ -34,6 +35,7 @@ export async function writeReady(resources: Resources, plural: string, resource:
   const current = resource.status as Record<string, unknown> | undefined;
   // Only the keys written here are compared: the others are not this writer's.
   // A null removes a key (a merge patch), so an absent key is already what a null asks for.
-  const changed = Object.entries(desired).some(([key, value]) => JSON.stringify(current?.[key] ?? null) !== JSON.stringify(value ?? null));
+  // Compared as values: the API server answers with its keys in alphabetical order (run-status.ts).
+  const changed = Object.entries(desired).some(([key, value]) => !isDeepStrictEqual(current?.[key] ?? null, value ?? null));
   if (changed) await resources.patchStatus(plural, resource.metadata.namespace ?? 'default', resource.metadata.name ?? '', desired);
 }

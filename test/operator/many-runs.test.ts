@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
+import { Resources } from '../../src/operator/resources.js';
 import { removeTempDirs, spool, tempDir } from '../support/spool.js';
 import {
   eventually,
@@ -21,8 +22,9 @@ const TTL_SECONDS = 3600;
 /**
  * The small variant of bench/cluster-runs.mjs (docs/scaling.md): hundreds of Runs made in bulk,
  * their runs asleep or finished, under one leader. Its Run cache keeps a finished Run only as its
- * summary, retention still deletes the finished Runs past their TTL from that summary, and
- * `spool runs` reads a page, not every Run.
+ * summary, retention still deletes the finished Runs past their TTL from that summary,
+ * `spool runs` reads a page, not every Run, and a new leader's first look at every Run writes
+ * nothing where nothing changed.
  */
 describe('a cluster of many Runs', () => {
   let cluster: Cluster;
@@ -118,5 +120,19 @@ describe('a cluster of many Runs', () => {
     expect(new Set(rows.map((row) => row.status))).toEqual(new Set(['waiting']));
     const finished = JSON.parse((await spool(['runs', '--json', '--status', 'succeeded', '--kubeconfig', alice, '--context', 'alice', '-n', NAMESPACE], { cwd: dir, env: { SPOOL_SERVER: undefined } })).output) as { name: string }[];
     expect(finished.map((row) => row.name)).toEqual(Array.from({ length: 100 }, (_, i) => key(groups.recent, i)));
+  });
+
+  it('given a new leader, then its first look at every Run and Workflow writes no status (the API server answers with its keys in another order than ours)', async () => {
+    const patches = vi.spyOn(Resources.prototype, 'patchStatus');
+    try {
+      await operator.close();
+      operator = await cluster.startLeader('op-many-again', { runTtlSeconds: TTL_SECONDS });
+      const reconciled = async (): Promise<number> =>
+        (await operator.metrics.reconciles.get()).values.filter((value) => value.labels.kind === 'Run').reduce((sum, value) => sum + value.value, 0);
+      await eventually('every Run looked at', async () => (await reconciled()) >= 2 * EACH, 30_000);
+      expect(patches.mock.calls.map(([, , name]) => name)).toEqual([]);
+    } finally {
+      patches.mockRestore();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { RunRecord, RunStatus as StoreStatus } from '../../store/types.js';
 import type { Condition, Run, RunStatus } from '../api/generated.js';
 import { formatDuration } from '../../common/duration.js';
@@ -68,13 +69,19 @@ export function desiredRunStatus(resource: Run, run: RunRecord, podTrouble?: Pod
   };
 }
 
-/** A merge patch from the current status to the desired one, or null when they already agree. */
+/**
+ * A merge patch from the current status to the desired one, or null when they already agree.
+ * Compared as values, not as JSON text: the API server answers a custom resource with its keys in
+ * alphabetical order, so each condition's text differed from ours and every reconcile of every
+ * unfinished Run sent a patch that changed nothing (a new leader's first look at 1,000 Runs took
+ * 30 s of them; docs/scaling.md).
+ */
 export function statusPatch(current: RunStatus | undefined, desired: RunStatus): Record<string, unknown> | null {
   const patch: Record<string, unknown> = {};
   const keys = new Set([...Object.keys(current ?? {}), ...Object.keys(desired)]) as Set<keyof RunStatus>;
   for (const key of keys) {
     const want = desired[key];
-    if (JSON.stringify(current?.[key]) !== JSON.stringify(want)) patch[key] = want ?? null;
+    if (!isDeepStrictEqual(current?.[key], want)) patch[key] = want ?? null;
   }
   return Object.keys(patch).length > 0 ? patch : null;
 }
