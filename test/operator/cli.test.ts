@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator/operator.js';
 import { removeTempDirs, spool, tempDir, type SpoolResult } from '../support/spool.js';
@@ -83,8 +84,9 @@ describe('the spool CLI on a cluster (kubeconfig, --context, -n)', () => {
 
     const table = await ok(alice, 'runs');
     expect(table.split('\n')[0]).toMatch(/^RUN\s+STATUS\s+AWAITING\s+PASSES\s+AGE\s+WORKFLOW$/);
-    // The same through kubectl, as its plugin (kubectl-spool on PATH).
-    const plugin = execFileSync(cluster.plane.kubectl, ['spool', 'runs', '--kubeconfig', alice, '--context', 'alice', '-n', 'team-c'], {
+    // The same through kubectl, as its plugin (kubectl-spool on PATH); not run synchronously, as
+    // the operator that answers its aggregated API request runs in this process.
+    const { stdout: plugin } = await promisify(execFile)(cluster.plane.kubectl, ['spool', 'runs', '--kubeconfig', alice, '--context', 'alice', '-n', 'team-c'], {
       encoding: 'utf8',
       env: { ...process.env, PATH: `${join(import.meta.dirname, '..', '..', 'bin')}:${process.env.PATH ?? ''}`, SPOOL_SERVER: '' },
     });
