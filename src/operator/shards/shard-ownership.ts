@@ -25,6 +25,11 @@ export interface ShardOwnershipOptions {
   shards: number;
   leaseDurationSeconds?: number;
   /**
+   * How long another replica's own Lease may go unrenewed before this one deletes it (a pod that
+   * crashed leaves its Lease behind, and a Deployment's pods get new names). 10 leases unless set.
+   */
+  forgetReplicaAfterSeconds?: number;
+  /**
    * This replica leads the shard now. The signal aborts when it stops leading it; the returned
    * promise is its work winding down, which a graceful hand-over waits for before freeing the Lease.
    */
@@ -67,6 +72,8 @@ export function startShardOwnership(options: ShardOwnershipOptions): ShardOwners
   if (!Number.isInteger(shards) || shards < 1) throw new RangeError(`shards must be a whole number >= 1, not ${shards}`);
   const leaseDurationSeconds = options.leaseDurationSeconds ?? 15;
   const retryPeriodMs = (leaseDurationSeconds / 7.5) * 1000;
+  const forgetReplicaAfterMs = (options.forgetReplicaAfterSeconds ?? leaseDurationSeconds * 10) * 1000;
+  if (!(forgetReplicaAfterMs > leaseDurationSeconds * 1000)) throw new RangeError('forgetReplicaAfterSeconds must be more than leaseDurationSeconds, or live replicas would be forgotten');
   const report = (error: unknown, shard?: number): void => {
     try {
       options.onError?.(ensureError(error), shard);
@@ -98,15 +105,26 @@ export function startShardOwnership(options: ShardOwnershipOptions): ShardOwners
     const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
     const seen = new Map<string, Seen>();
     let mine: V1Lease | undefined;
-    const alive = (lease: V1Lease): string | undefined => {
+    const look = (lease: V1Lease): Seen => {
       const name = lease.metadata?.name ?? '';
-      const holder = lease.spec?.holderIdentity || undefined;
       const before = seen.get(name);
       const version = lease.metadata?.resourceVersion;
-      const now = performance.now();
-      const record = before && before.resourceVersion === version ? before : { resourceVersion: version, holder, durationMs: (lease.spec?.leaseDurationSeconds ?? leaseDurationSeconds) * 1000, at: now };
+      const record = before && before.resourceVersion === version ? before : { resourceVersion: version, holder: lease.spec?.holderIdentity || undefined, durationMs: (lease.spec?.leaseDurationSeconds ?? leaseDurationSeconds) * 1000, at: performance.now() };
       seen.set(name, record);
-      return now < record.at + record.durationMs ? holder : undefined;
+      return record;
+    };
+    const alive = (lease: V1Lease): string | undefined => {
+      const record = look(lease);
+      return performance.now() < record.at + record.durationMs ? record.holder : undefined;
+    };
+    /** Another replica's Lease unrenewed for long: deleted, unless it was renewed meanwhile (the precondition). */
+    const forgetIfLongGone = async (lease: V1Lease, request: ReturnType<typeof abortableRequest>): Promise<void> => {
+      const { name = '', resourceVersion } = lease.metadata ?? {};
+      if (name === replicaLeaseName(options.replica) || performance.now() < look(lease).at + forgetReplicaAfterMs) return;
+      await api.deleteNamespacedLease({ name, namespace: options.namespace, body: { preconditions: { resourceVersion } } }, request).catch((error: unknown) => {
+        if (![404, 409].includes(httpStatus(error) ?? 0)) throw error;
+      });
+      seen.delete(name);
     };
     const renewReplicaLease = async (request: ReturnType<typeof abortableRequest>): Promise<void> => {
       const name = replicaLeaseName(options.replica);
@@ -126,11 +144,13 @@ export function startShardOwnership(options: ShardOwnershipOptions): ShardOwners
     };
     while (!stopping.signal.aborted) {
       try {
-        const request = abortableRequest(AbortSignal.any([stopping.signal, AbortSignal.timeout(retryPeriodMs * 2)]));
+        const request = abortableRequest(AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.ceil(retryPeriodMs * 2))]));
         await renewReplicaLease(request);
         const leases = (await api.listNamespacedLease({ namespace: options.namespace }, request)).items;
         const byName = new Map(leases.map((lease) => [lease.metadata?.name ?? '', lease]));
-        const replicas = leases.flatMap((lease) => ((lease.metadata?.name ?? '').startsWith(REPLICA_LEASE_PREFIX) ? [alive(lease)].filter((holder) => holder !== undefined) : []));
+        const replicaLeases = leases.filter((lease) => (lease.metadata?.name ?? '').startsWith(REPLICA_LEASE_PREFIX));
+        const replicas = replicaLeases.map(alive).filter((holder) => holder !== undefined);
+        for (const lease of replicaLeases) await forgetIfLongGone(lease, request);
         holders = Array.from({ length: shards }, (_, shard) => {
           if (elections.get(shard)?.isLeader()) return identity;
           const lease = byName.get(shardLeaseName(shard));
@@ -160,7 +180,7 @@ export function startShardOwnership(options: ShardOwnershipOptions): ShardOwners
     }
     if (mine && leaving) {
       // Left now, not when it expires: the others share this replica's shards out at their next round.
-      await api.deleteNamespacedLease({ name: replicaLeaseName(options.replica), namespace: options.namespace }, abortableRequest(AbortSignal.timeout(retryPeriodMs * 2))).catch(() => undefined);
+      await api.deleteNamespacedLease({ name: replicaLeaseName(options.replica), namespace: options.namespace }, abortableRequest(AbortSignal.timeout(Math.ceil(retryPeriodMs * 2)))).catch(() => undefined);
     }
   }
 

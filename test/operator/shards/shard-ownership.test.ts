@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replicaLeaseName, shardLeaseName, startShardOwnership, type ShardOwnership } from '../../../src/operator/shards/shard-ownership.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 
 const SHARDS = 4;
-const LEASE_SECONDS = 3;
+// 5, not less: under a loaded machine's slow rounds a graceful hand-over must still beat a Lease's expiry clearly.
+const LEASE_SECONDS = 5;
 /** How long a shard's work takes to wind down once lost: a successor must not start meanwhile. */
 const WIND_DOWN_MS = 300;
+/** How long a crashed replica's own Lease stays before the others delete it. */
+const FORGET_SECONDS = 6;
 
 /**
  * Shard Leases on a real kube-apiserver, among replicas that come, crash and leave. Each shard's
@@ -43,6 +46,7 @@ describe('shard ownership on a real kube-apiserver', () => {
       identity: `${name}@http://${name}.invalid:7456`,
       shards: SHARDS,
       leaseDurationSeconds: LEASE_SECONDS,
+      forgetReplicaAfterSeconds: FORGET_SECONDS,
       onShardGained: async (shard, signal) => {
         const now = working.get(shard) ?? new Set<string>();
         if (now.size > 0) overlaps.push(`${name} gained shard ${shard} while ${[...now].join(', ')} still worked on it`);
@@ -85,7 +89,7 @@ describe('shard ownership on a real kube-apiserver', () => {
 
     start('op-b');
     start('op-c');
-    await untilShared([1, 1, 2], 20_000);
+    await untilShared([1, 1, 2], 30_000);
     // Every replica tells who leads a shard it does not (where agents' calls are forwarded), as of its last round.
     const leader = owners();
     const told = () => [...replicas.values()].map((replica) => Array.from({ length: SHARDS }, (_, shard) => replica.ownerOf(shard)?.split('@')[0]));
@@ -98,7 +102,9 @@ describe('shard ownership on a real kube-apiserver', () => {
     const crashedShards = c.owned();
     await c.stop();
     replicas.delete('op-c');
-    await untilShared([2, 2], 20_000);
+    // The survivors see the Leases expire, then each one's election watches a Lease for its own full duration
+    // before it takes it (leader-election.ts): one to two lease durations.
+    await untilShared([2, 2], 30_000);
     expect(Date.now() - crashedAt).toBeGreaterThanOrEqual((LEASE_SECONDS * 1000 * 2) / 3);
     expect(crashedShards.length).toBeGreaterThan(0);
 
@@ -111,10 +117,30 @@ describe('shard ownership on a real kube-apiserver', () => {
     expect(Date.now() - leftAt).toBeLessThan(LEASE_SECONDS * 1000 + WIND_DOWN_MS);
 
     const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    const names = (await coordination.listNamespacedLease({ namespace })).items.map((lease) => lease.metadata?.name).sort();
-    // Shard 0 is the Lease a single leader always held; op-b left its replica Lease behind it, the crashed op-c did not.
-    expect(names).toEqual([shardLeaseName(0), shardLeaseName(1), shardLeaseName(2), shardLeaseName(3), replicaLeaseName('op-a'), replicaLeaseName('op-c')].sort());
+    const leases = async () => (await coordination.listNamespacedLease({ namespace })).items.map((lease) => lease.metadata?.name).sort();
+    // Shard 0 is the Lease a single leader always held. op-b took its replica Lease away as it left; the
+    // crashed op-c could not, so op-a deletes it once it has gone unrenewed for FORGET_SECONDS.
+    const shardLeases = [shardLeaseName(0), shardLeaseName(1), shardLeaseName(2), shardLeaseName(3)];
+    expect(await leases()).not.toContain(replicaLeaseName('op-b'));
+    const expected = [...shardLeases, replicaLeaseName('op-a')].sort();
+    const started = Date.now();
+    while (JSON.stringify(await leases()) !== JSON.stringify(expected)) {
+      if (Date.now() - started > (FORGET_SECONDS + LEASE_SECONDS) * 1000) throw new Error(`Leases left: ${JSON.stringify(await leases())}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Date.now() - crashedAt).toBeGreaterThanOrEqual(FORGET_SECONDS * 1000);
     expect(shardLeaseName(0)).toBe('hyperspool-operator');
     expect(overlaps).toEqual([]);
   }, 90_000);
+});
+
+describe('shard ownership options', () => {
+  const given = (extra: { shards?: number; leaseDurationSeconds?: number; forgetReplicaAfterSeconds?: number }) => () =>
+    startShardOwnership({ kubeConfig: new KubeConfig(), namespace: 'ns', replica: 'op-a', identity: 'op-a@http://a', shards: 2, onShardGained: () => undefined, ...extra });
+
+  it('refuses a count of shards that is not a whole number of at least 1, and a replica forgotten before its Lease could expire', () => {
+    expect(given({ shards: 0 })).toThrow('shards must be a whole number >= 1, not 0');
+    expect(given({ shards: 1.5 })).toThrow('shards must be a whole number >= 1, not 1.5');
+    expect(given({ leaseDurationSeconds: 5, forgetReplicaAfterSeconds: 5 })).toThrow('forgetReplicaAfterSeconds must be more than leaseDurationSeconds');
+  });
 });
