@@ -178,7 +178,8 @@ export function startShardOwnership(options: ShardOwnershipOptions): ShardOwners
       }
       await sleep(retryPeriodMs * (1 + Math.random() * 0.2), stopping.signal);
     }
-    if (mine && leaving) {
+    // Whatever the last renewal's fate (leaving aborts one under way, which forgets `mine`).
+    if (leaving) {
       // Left now, not when it expires: the others share this replica's shards out at their next round.
       await api.deleteNamespacedLease({ name: replicaLeaseName(options.replica), namespace: options.namespace }, abortableRequest(AbortSignal.timeout(Math.ceil(retryPeriodMs * 2)))).catch(() => undefined);
     }
