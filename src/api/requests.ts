@@ -215,6 +215,8 @@ export const API_ROUTES = [
   },
   { method: 'DELETE', path: '/state/:entity/:key', query: project },
   // A pod's agent (docs/api.md, Agents); a call's body is a protocol request, checked by the engine.
+  // A warm pod's agent asks for its pass first (a long poll).
+  { method: 'GET', path: '/agent/assignment' },
   { method: 'GET', path: '/agent/runs/:run/passes/:pass' },
   { method: 'POST', path: '/agent/runs/:run/passes/:pass/calls', body: { optional: {} }, values: [] },
   // Output is bytes: a piece that is not plain text comes as textBase64 (src/common/output-bytes.ts).

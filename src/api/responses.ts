@@ -350,6 +350,9 @@ export const RESPONSES = {
   'GET /state/:entity/:key': shape({ cell: CELL }),
   'PUT /state/:entity/:key': shape({ cell: CELL }),
   'DELETE /state/:entity/:key': DELETED,
+  'GET /agent/assignment': shape({
+    assignment: nullable(shape({ run: TEXT, pass: WHOLE })),
+  }),
   'GET /agent/runs/:run/passes/:pass': shape({
     run: TEXT,
     pass: WHOLE,

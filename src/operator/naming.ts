@@ -19,7 +19,17 @@ export const LABELS = {
   /** On an activity attempt's Job and pod: a hash of the activity's name, and the attempt number. */
   activity: 'hyperspool.dev/activity',
   attempt: 'hyperspool.dev/attempt',
+  /**
+   * On a warm pass pod's Job and pod (spec.warmPods), made ahead for whichever pass of its
+   * definition comes: `idle` until the operator assigns it one, then `assigned` (WARM).
+   */
+  warm: 'hyperspool.dev/warm',
+  /** On a warm pod's Job and pod: the pod settings it was made with (definitionKey), which a run's must equal. */
+  definition: 'hyperspool.dev/definition',
 } as const;
+
+/** The values of a warm pod's LABELS.warm: its assignment flips it once, never back. */
+export const WARM = { idle: 'idle', assigned: 'assigned' } as const;
 
 /** On an activity attempt's pod: the activity's name itself (any text, so not a label). */
 export const ACTIVITY_NAME_ANNOTATION = 'hyperspool.dev/activity-name';
@@ -77,4 +87,23 @@ export function activityJobName(runId: string, name: string, attempt: number): s
 export function workflowOf(run: { workflow: string }): { name: string; filename: string } {
   const slash = run.workflow.indexOf('/');
   return slash < 0 ? { name: run.workflow, filename: run.workflow } : { name: run.workflow.slice(0, slash), filename: run.workflow.slice(slash + 1) };
+}
+
+/**
+ * What a run's pass pods are made of (its Workflow's image, env, service account and template, as
+ * the run pinned them when it started), as a label value: a warm pod serves only runs whose pods
+ * would be made the same. Keys are sorted first: the store gives a run's settings back in its own
+ * key order (jsonb), the Workflow in the API server's.
+ */
+export function definitionKey(podSettings: unknown): string {
+  return createHash('sha256').update(sortedJson(podSettings ?? {})).digest('hex').slice(0, 16);
+}
+
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, each]) => each !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, each]) => `${JSON.stringify(key)}:${sortedJson(each)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }

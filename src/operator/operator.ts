@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
 import { RetryableError, ensureError } from '../common/errors.js';
 import { jsonLogger, type Logger } from '../common/json-log.js';
@@ -23,7 +23,7 @@ import { ArtifactsUnreachableError, openStore } from '../store/open.js';
 import { untilItAnswers } from './kube/backoff.js';
 import { forwardToLeader, shardOfAgentCall } from './forward-to-leader.js';
 import type { Store } from '../store/store.js';
-import { agentAuthenticator } from './auth/agent-auth.js';
+import { agentAuthenticator, warmPodAuthenticator } from './auth/agent-auth.js';
 import { activityAuthenticator } from './auth/activity-auth.js';
 import { userAuthorizer } from './auth/user-auth.js';
 import { Controllers } from './controllers/index.js';
@@ -35,6 +35,11 @@ import { CLUSTER_ENV, LABELS, RUN_KEY, runIdOf } from './naming.js';
 import { Resources } from './resources.js';
 import { timingJournalWrites } from './timed-store.js';
 import type { PassJobSettings } from './passes/job-builder.js';
+import { WarmAssignments } from './warm/assignments.js';
+import type { WarmPodSettings } from './warm/warm-pools.js';
+
+/** How long a warm pod's ask for its pass is held before it is answered "not yet" (the agent asks again). */
+const ASSIGNMENT_POLL_MS = 20_000;
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -60,6 +65,8 @@ export interface OperatorOptions {
   chat?: ChatSettings;
   /** How many passes run at once, in all namespaces (--max-running-passes; 16 unless set). */
   maxRunningPasses?: number;
+  /** Workflows' warm pass pods: how many idle in all (--max-warm-pods), and how long one may wait (--warm-pod-ttl; null: no limit). */
+  warmPods?: WarmPodSettings;
   leaseDurationSeconds?: number;
   /**
    * How many shards the runs are split into (--shards; 1 unless set), each led by one replica at
@@ -111,7 +118,10 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   let waitingFor = 'the database';
   let controllers: Controllers | null = null;
   let ownership: ShardOwnership | null = null;
+  // Warm pods' agents ask shard 0's leader for their pass, whoever leads it now.
+  const warm = new WarmAssignments(kubeConfig.makeApiClient(CoreV1Api), kubeConfig.makeApiClient(BatchV1Api));
   const metrics = createMetrics({
+    warmPodsWaiting: () => warm.size,
     version: options.version ?? '0.1.0',
     oldestRunningPassStartedAt: () => controllers?.oldestPassStartedAt(),
     databaseUp: async () => opened !== null && (await answersWithin(2_000, opened.getRun('database-probe'))),
@@ -158,6 +168,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const store = timingJournalWrites(reached, (seconds) => metrics.journalWrite.observe(seconds));
   opened = store;
   const passes = new RemotePasses();
+  const warmPod = warmPodAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api));
   const resources = new Resources(kubeConfig);
 
   /** The name of a run's Run resource, asked of the API server: any replica may answer a request. */
@@ -195,6 +206,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     agents: {
       passes,
       authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api), runName),
+      warmPods: {
+        wait: async (token, signal) => {
+          const pod = await warmPod(token);
+          return pod && !warm.isRetired(pod) ? { assignment: await warm.wait(pod, ASSIGNMENT_POLL_MS, signal) } : null;
+        },
+      },
       activities: {
         authenticate: activityAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api)),
         reported: (identity) => controllers?.activityReported(identity),
@@ -276,6 +293,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       kubeConfig,
       store,
       passes,
+      warm,
+      ...(options.warmPods ? { warmPods: options.warmPods } : {}),
       metrics,
       jobs: options.jobs,
       ...(options.sweepMs ? { sweepMs: options.sweepMs } : {}),

@@ -30,20 +30,26 @@ export async function resolveSource(workflow: Workflow, readConfigMap: ReadConfi
  * script nor its pods.
  */
 export function workflowSource(workflow: Workflow, script: string): ScriptSource {
-  const { filename, image, env, envFrom, serviceAccountName, template } = workflow.spec;
-  const pod: PodSettings = {
-    ...(image ? { image } : {}),
-    ...(env?.length ? { env } : {}),
-    ...(envFrom?.length ? { envFrom } : {}),
-    ...(serviceAccountName ? { serviceAccountName } : {}),
-    ...(template && Object.keys(template).length > 0 ? { template } : {}),
-  };
+  const { filename } = workflow.spec;
+  const pod = workflowPodSettings(workflow);
   return {
     workflow: `${workflow.metadata.name ?? ''}/${filename}`,
     interpreter: interpreterOf(filename, script),
     script,
     cwd: null,
     runner: Object.keys(pod).length > 0 ? { ...pod } : null,
+  };
+}
+
+/** What a Workflow's pass pods are made of now (a run keeps what they were when it started). */
+export function workflowPodSettings(workflow: Workflow): PodSettings {
+  const { image, env, envFrom, serviceAccountName, template } = workflow.spec;
+  return {
+    ...(image ? { image } : {}),
+    ...(env?.length ? { env } : {}),
+    ...(envFrom?.length ? { envFrom } : {}),
+    ...(serviceAccountName ? { serviceAccountName } : {}),
+    ...(template && Object.keys(template).length > 0 ? { template } : {}),
   };
 }
 

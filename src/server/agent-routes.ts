@@ -19,13 +19,17 @@ export function agentRoutes(ctx: ServerContext): Router {
   if (!agents) return router;
   router.use(activityReportRoutes(ctx));
 
+  const bearer = (req: Request): string => {
+    const token = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
+    if (!token) throw new HttpError(401, 'unauthenticated', 'agent requests need a bearer token: the pod’s projected service-account token');
+    return token;
+  };
+
   /** The run and pass the URL names, once the caller has proven it is that pass's agent. */
   const authorizedAgent = async (req: Request): Promise<{ runId: string; pass: number }> => {
     const runId = String(req.params.run);
     const pass = Number(req.params.pass);
-    const header = req.get('authorization') ?? '';
-    const token = /^Bearer (.+)$/i.exec(header)?.[1];
-    if (!token) throw new HttpError(401, 'unauthenticated', 'agent requests need a bearer token: the pod’s projected service-account token');
+    const token = bearer(req);
     const identity = await agents.authenticate(token);
     if (!identity) throw new HttpError(401, 'unauthenticated', 'the token was not accepted by the cluster (TokenReview)');
     if (identity.runId !== runId || identity.pass !== pass) {
@@ -41,6 +45,19 @@ export function agentRoutes(ctx: ServerContext): Router {
     if (!remote) throw new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
     return remote;
   };
+
+  // A warm pod's agent waits here for its pass: a long poll, answered when the operator assigns the
+  // pod one, or with a null assignment after a while (the agent asks again).
+  router.get('/agent/assignment', async (req, res) => {
+    const token = bearer(req);
+    if (!agents.warmPods) throw new HttpError(403, 'forbidden', 'no warm pods here: passes run where the server runs');
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const answer = await agents.warmPods.wait(token, gone.signal);
+    if (!answer) throw new HttpError(401, 'unauthenticated', 'the token is not bound to a warm pass pod of this operator (TokenReview)');
+    const { assignment } = answer;
+    res.json({ assignment: assignment ? { run: assignment.runId, pass: assignment.pass } : null } satisfies ResponseOf<'GET /agent/assignment'>);
+  });
 
   router.get('/agent/runs/:run/passes/:pass', async (req, res) => {
     const remote = await authorizedPass(req);

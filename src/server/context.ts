@@ -69,5 +69,10 @@ export interface ServerContext {
     passes: RemotePasses;
     /** The pass a bearer token was issued for, or null when the token is not valid. */
     authenticate(token: string): Promise<AgentIdentity | null>;
+    /**
+     * A warm pod's agent asking for its pass (spec.warmPods): null when the token is no warm pod's;
+     * else the pass once the pod is assigned one, or a null assignment after a while (ask again).
+     */
+    warmPods?: { wait(token: string, signal: AbortSignal): Promise<{ assignment: AgentIdentity | null } | null> };
   };
 }

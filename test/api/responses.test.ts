@@ -248,6 +248,9 @@ describe("the agents' answers are the shapes src/api/responses.ts declares", { t
       agents: {
         passes,
         authenticate: (token) => Promise.resolve(token === 'pass-token' ? { runId, pass: run.passes } : null),
+        warmPods: {
+          wait: (token) => Promise.resolve(token === 'warm-token' ? { assignment: { runId, pass: run.passes } } : token === 'idle-token' ? { assignment: null } : null),
+        },
         activities: {
           authenticate: (token) => Promise.resolve(token === 'attempt-token' ? { runId, name: 'build', attempt: 1 } : null),
           reported: () => {},
@@ -274,6 +277,12 @@ describe("the agents' answers are the shapes src/api/responses.ts declares", { t
     await call('POST /agent/runs/:run/passes/:pass/logs', pass, { text: 'hello\n' }, '', agent);
     await call('POST /agent/runs/:run/passes/:pass/exit', pass, { code: 0, signal: null }, '', agent);
     expect((await call('GET /agent/runs/:run/passes/:pass', pass, undefined, '', { url })).status).toBe(401);
+  });
+
+  it("given a warm pod's agent asking for its pass, then the answer is its shape, assigned or not yet", async () => {
+    expect((await call<{ assignment: unknown }>('GET /agent/assignment', {}, undefined, '', { url, token: 'warm-token' })).json.assignment).toEqual({ run: runId, pass: 1 });
+    expect((await call<{ assignment: unknown }>('GET /agent/assignment', {}, undefined, '', { url, token: 'idle-token' })).json.assignment).toBeNull();
+    expect((await call('GET /agent/assignment', {}, undefined, '', { url, token: 'pass-token' })).status).toBe(401);
   });
 
   it("given an activity's attempt running on a pod, then its report of a failure answers its shape and keeps its stderr tail", async () => {

@@ -16,6 +16,10 @@ const SAMPLES = readdirSync(SAMPLES_DIR)
   .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
   .flatMap((file) => parseAllDocuments(readFileSync(new URL(file, SAMPLES_DIR), 'utf8')).map((document) => document.toJS() as unknown))
   .filter((manifest): manifest is Record<string, unknown> => typeof manifest === 'object' && manifest !== null && 'kind' in manifest);
+/** Fields no sample sets (they would cost whoever applies the samples): a Workflow of the samples with them. */
+const WITH_EXTRAS = SAMPLES.filter((manifest) => manifest.kind === 'Workflow')
+  .slice(0, 1)
+  .map((workflow) => ({ ...workflow, spec: { ...(workflow.spec as Record<string, unknown>), warmPods: 2 } }));
 
 const anyValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
@@ -50,11 +54,14 @@ const FOUND: [Record<string, unknown>, [number, string, string, unknown][]][] = 
 describe('manifests, fuzzed', () => {
   it('config/samples has a manifest of every kind to mutate', () => {
     expect(new Set(SAMPLES.map((manifest) => manifest.kind))).toEqual(new Set(['Workflow', 'Run', 'Handler', 'Schedule']));
+    expect(WITH_EXTRAS.map((manifest) => validateManifest(manifest).ok)).toEqual([true]);
+    const refused = validateManifest({ ...WITH_EXTRAS[0], spec: { ...(WITH_EXTRAS[0]?.spec as object), warmPods: -1 } });
+    expect(!refused.ok && refused.message).toContain('warmPods');
   });
 
   it('are accepted, or refused with one line naming the field; validateManifest never throws', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...SAMPLES), fc.array(mutation, { minLength: 1, maxLength: 3 }), (sample, changes) => {
+      fc.property(fc.constantFrom(...SAMPLES, ...WITH_EXTRAS), fc.array(mutation, { minLength: 1, maxLength: 3 }), (sample, changes) => {
         const manifest = changes.reduce<unknown>((current, change) => mutate(current as Record<string, unknown>, change), sample);
         const result = validateManifest(manifest);
         if (!result.ok) expect(result.message, JSON.stringify(manifest)).toMatch(/^[^\n]+$/);

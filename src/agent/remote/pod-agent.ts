@@ -3,12 +3,18 @@ import { rmSync } from 'node:fs';
 import { onLines, writeLine } from '../framing.js';
 import { AgentSocket } from '../socket-server.js';
 import { ServerClient, type ServerClientOptions } from './server-client.js';
+import type { Assignment } from './warm-assignment.js';
 
-export interface PodAgentOptions extends ServerClientOptions {
+export interface PodAgentOptions extends Omit<ServerClientOptions, 'runId' | 'pass'> {
   /** The spool socket scripts talk to. */
   socket: string;
   /** The socket the pass runner in the script container talks to (spec, stop, exit). */
   control: string;
+  /**
+   * The pass this pod serves: its Job's env says at once, or (a warm pod) the operator assigns one
+   * later. Until then the pass runner's ask for the script waits, and no call can come.
+   */
+  assignment: Promise<Assignment>;
 }
 
 /**
@@ -17,7 +23,10 @@ export interface PodAgentOptions extends ServerClientOptions {
  * stop the script when a call suspends the run, and passes on how the script ended.
  */
 export async function servePodAgent(options: PodAgentOptions): Promise<{ close(): Promise<void> }> {
-  const server = new ServerClient(options);
+  const { socket, control: controlPath, assignment, ...client } = options;
+  const assigned = assignment.then((pass) => new ServerClient({ ...client, ...pass }));
+  // An assignment that never comes (the pod deleted while it waited) is the caller's to report.
+  assigned.catch(() => undefined);
   const runners = new Set<Socket>();
   let stopped = false;
   const stop = (): void => {
@@ -36,20 +45,20 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
       const message = parseControl(line);
       if (message?.verb === 'log' && (typeof message.text === 'string' || typeof message.textBase64 === 'string')) {
         const piece = typeof message.textBase64 === 'string' ? { textBase64: message.textBase64 } : { text: String(message.text) };
-        logs = logs.then(() => server.log(piece)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
+        logs = logs.then(async () => (await assigned).log(piece)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
         return;
       }
       const ready = message?.verb === 'exit' ? logs : Promise.resolve();
-      void ready.then(() => answerRunner(server, line)).then((answer) => writeLine(runner, answer));
+      void ready.then(() => answerRunner(assigned, line)).then((answer) => writeLine(runner, answer));
     });
   });
-  for (const path of [options.control, options.socket]) rmSync(path, { force: true });
+  for (const path of [controlPath, socket]) rmSync(path, { force: true });
   // The control socket last: `spool pass` (the script container, started beside this one with no
   // probe to hold it back) waits for it, and once it answers the spool socket is served already.
-  const calls = new AgentSocket(server, stop);
-  await calls.listen(options.socket);
-  await listen(control, options.control);
-  server.warmUp();
+  const calls = new AgentSocket({ handle: async (request) => (await assigned).handle(request) }, stop);
+  await calls.listen(socket);
+  await listen(control, controlPath);
+  ServerClient.warmUp();
   return {
     async close() {
       await calls.close();
@@ -58,8 +67,9 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
   };
 }
 
-async function answerRunner(server: ServerClient, line: string): Promise<unknown> {
+async function answerRunner(assigned: Promise<ServerClient>, line: string): Promise<unknown> {
   try {
+    const server = await assigned;
     const message = JSON.parse(line) as { verb?: string; code?: number | null; signal?: string | null };
     if (message.verb === 'spec') return { spec: await server.spec() };
     if (message.verb === 'exit') {

@@ -50,7 +50,7 @@ export class ServerClient implements CallHandler {
   }
 
   /** Loads fetch as soon as the agent listens, while the kubelet still starts the script container: the script's first ask (its spec) does not wait for it. */
-  warmUp(): void {
+  static warmUp(): void {
     void fetchLoaded();
   }
 

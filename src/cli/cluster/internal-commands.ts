@@ -21,6 +21,12 @@ function count(value: string | undefined, what: string): number {
   return number;
 }
 
+function whole(value: string | undefined, what: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new UsageError(`${what} takes a whole number, not '${value ?? ''}'`);
+  return number;
+}
+
 /** `7d` as seconds, or null for `never` (keep). */
 function keepFor(value: string | undefined, what: string): number | null {
   if (value === 'never') return null;
@@ -56,6 +62,8 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .option('--archive-retention <duration>', "delete a finished run's journal, logs and outputs from PostgreSQL this long after it finished (never: keep them)", '90d')
     .option('--max-running-passes <n>', "how many passes run at once, in all namespaces (a namespace's hyperspool.dev/max-running-passes annotation caps its own)", '16')
     .option('--shards <n>', 'split the runs into this many shards, each led by one replica at a time (the same on every replica; 1: one leader does everything)', '1')
+    .option('--max-warm-pods <n>', "how many idle warm pass pods (Workflows' spec.warmPods) there may be, in all namespaces (0: none)", '8')
+    .option('--warm-pod-ttl <duration>', 'how long a warm pass pod may wait idle before a fresh one replaces it (never: as long as it lasts)', '15m')
     .option('--chat <file>', 'approval gates in Slack and Mattermost: a JSON file of tokens and people, e.g. a mounted Secret (docs/ui.md); default $SPOOL_CHAT')
     .option('--artifacts <where>', "where artifacts' bytes go: postgresql (the journal's database) or s3://BUCKET[/PREFIX] (keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, e.g. a Secret as env: docs/artifacts.md)", process.env.SPOOL_ARTIFACTS)
     .option('--s3-endpoint <url>', 'an S3-compatible server (MinIO, versitygw, Ceph...) instead of AWS S3', process.env.SPOOL_S3_ENDPOINT)
@@ -83,6 +91,7 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
         ...(chat ? { chat } : {}),
         maxRunningPasses: count(options.maxRunningPasses, '--max-running-passes'),
         shards: count(options.shards, '--shards'),
+        warmPods: { max: whole(options.maxWarmPods, '--max-warm-pods'), idleSeconds: keepFor(options.warmPodTtl, '--warm-pod-ttl') },
         artifacts: { artifacts: options.artifacts, s3Endpoint: options.s3Endpoint, s3Region: options.s3Region },
         jobs: {
           runnerImage: options.runnerImage ?? '',
@@ -102,8 +111,9 @@ export function registerClusterInternals(program: Command, setExit: (code: numbe
     .description("serve a pass's spool socket in its pod (the native sidecar), sending calls to the operator")
     .requiredOption('--socket <path>', 'the spool socket')
     .requiredOption('--control <path>', "the pass runner's socket")
+    .option('--warm', 'a warm pod: wait for the operator to assign a pass, rather than read one from SPOOL_RUN_ID and SPOOL_PASS')
     // Reached for what the Job does not run (bin/spool starts the Job's own call straight in runPodAgent).
-    .action(async (options: { socket: string; control: string }) => {
+    .action(async (options: { socket: string; control: string; warm?: boolean }) => {
       const { runPodAgent } = await import('../../agent/remote/agent-process.js');
       setExit(await runPodAgent(options));
     });

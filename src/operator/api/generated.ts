@@ -1254,6 +1254,14 @@ export const WORKFLOW_SCHEMA: OpenApiSchema = {
           maxLength: 253,
           pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
         },
+        warmPods: {
+          description:
+            "How many pass pods to keep started ahead, idle, with this Workflow's image, env, service account, volumes and resources: a pass that is due takes one (its script starts in a fraction of a second, not a pod's start) and the pool refills. Each idle pod holds no run's identity until the operator assigns it one pass of one run. 0 or absent starts every pass's pod when the pass is due. The operator's --max-warm-pods caps them all, and idle pods and running passes together stay within --max-running-passes.",
+          type: 'integer',
+          format: 'int32',
+          minimum: 0,
+          maximum: 100,
+        },
       },
     },
     status: {
@@ -1711,6 +1719,15 @@ export interface WorkflowSpec {
    * hyperspool-runner, a ServiceAccount that grants nothing, to name here.
    */
   serviceAccountName?: string;
+  /**
+   * How many pass pods to keep started ahead, idle, with this Workflow's image, env, service
+   * account, volumes and resources: a pass that is due takes one (its script starts in a fraction
+   * of a second, not a pod's start) and the pool refills. Each idle pod holds no run's identity
+   * until the operator assigns it one pass of one run. 0 or absent starts every pass's pod when the
+   * pass is due. The operator's --max-warm-pods caps them all, and idle pods and running passes
+   * together stay within --max-running-passes.
+   */
+  warmPods?: number;
 }
 
 /**

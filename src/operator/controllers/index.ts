@@ -15,6 +15,8 @@ import { createWorkQueue, type ReconcileResult, type WorkQueue } from '../kube/w
 import { LABELS, MANAGED_BY } from '../naming.js';
 import { clusterExecutor, type ClusterExecutor } from '../passes/cluster-executor.js';
 import type { PassJobSettings } from '../passes/job-builder.js';
+import type { WarmAssignments } from '../warm/assignments.js';
+import { DEFAULT_WARM_PODS, WarmPools, type WarmPodSettings } from '../warm/warm-pools.js';
 import { Resources } from '../resources.js';
 import { startArchivePruner } from '../runs/archive-pruner.js';
 import { startArtifactSweeper } from '../runs/artifact-sweeper.js';
@@ -40,6 +42,10 @@ export interface ControllersOptions {
   kubeConfig: KubeConfig;
   store: Store;
   passes: RemotePasses;
+  /** Warm pods' agents waiting for their pass (the API's), which a pass due takes. */
+  warm: WarmAssignments;
+  /** The operator's bounds on warm pods (DEFAULT_WARM_PODS unless set). */
+  warmPods?: WarmPodSettings;
   metrics: OperatorMetrics;
   jobs: PassJobSettings;
   /**
@@ -84,6 +90,7 @@ export class Controllers {
   private readonly now: () => Date;
   private readonly cluster: ClusterExecutor;
   private readonly runs: RunController;
+  private readonly warmPools: WarmPools;
   private readonly kinds: Record<Kind, { reconcile(namespace: string | undefined, name: string): Promise<ReconcileResult | void> }>;
   private sweeper: NodeJS.Timeout | null = null;
   /** The error of the sweep before, while sweeps fail: logged when it changes. */
@@ -193,6 +200,12 @@ export class Controllers {
       ...(shards.count > 1 ? { shards: () => shardFilter(shards, shards.owned().filter((shard) => this.ready.has(shard))) } : {}),
       activityClasses,
       ownerOf: (run) => runs.ownerOf(run),
+      takeWarmPod: async (run) => {
+        const job = await options.warm.take(run);
+        // The pool refills at once, not at the next sweep.
+        if (job) this.warmPools.refill();
+        return job;
+      },
       storedWorkflow: async (namespace, name) => {
         const found = workflow(namespace, name);
         if (!found) return null;
@@ -212,6 +225,19 @@ export class Controllers {
       },
     });
     this.executor = this.cluster.executor;
+    this.warmPools = new WarmPools({
+      batch,
+      settings: options.jobs,
+      log,
+      ...(options.warmPods ?? DEFAULT_WARM_PODS),
+      workflows: () => this.informers.workflows.list(),
+      jobs: () => this.informers.jobs.list(),
+      pods: () => this.informers.pods.list(),
+      running: () => options.passes.size,
+      retire: (namespace, job) => options.warm.retire(namespace, job),
+      maxRunningPasses: options.maxRunningPasses ?? 16,
+      now,
+    });
 
     const resync = options.resyncPeriodMs ?? 5 * 60_000;
     const relisted = (kind: string) => ({ onRelist: (reason: RelistReason) => metrics.informerRelists.inc({ kind, reason }) });
@@ -257,9 +283,18 @@ export class Controllers {
         retain: (job) => !job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True'),
         list: (query) => batch.listJobForAllNamespaces(query),
         resyncPeriodMs: resync,
-        onAdd: (job) => this.cluster.jobChanged(job),
-        onUpdate: (job) => this.cluster.jobChanged(job),
-        onDelete: (job) => this.cluster.jobChanged(job, true),
+        onAdd: (job) => {
+          this.warmPools.jobSeen(job);
+          this.cluster.jobChanged(job);
+        },
+        onUpdate: (job) => {
+          this.warmPools.jobSeen(job);
+          this.cluster.jobChanged(job);
+        },
+        onDelete: (job) => {
+          this.warmPools.jobSeen(job);
+          this.cluster.jobChanged(job, true);
+        },
         onError: (error) => log.error('watch failed', error, { resource: 'jobs.batch' }),
         ...relisted('Job'),
       }),
@@ -368,6 +403,7 @@ export class Controllers {
     this.stopped = true;
     if (this.sweeper) clearTimeout(this.sweeper);
     await this.stopClusterWideSweeps();
+    await this.warmPools.settled();
     await Promise.all(this.caches().map((informer) => informer.stop()));
     // Passes under way are left as they are: the next leader dispatches their runs again.
     await this.executor.abandon();
@@ -435,6 +471,9 @@ export class Controllers {
 
   private async sweepOnce(): Promise<void> {
     const { metrics } = this.options;
+    // Warm pools are looked at as often (a Workflow edited, a pod gone, one past its time), by the
+    // cluster-wide kinds' leader: shard 0's.
+    if (this.ready.has(0)) this.warmPools.refill();
     try {
       await this.runs.sweep();
     } finally {

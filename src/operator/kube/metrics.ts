@@ -80,6 +80,8 @@ export interface MetricsOptions {
    * database, so every replica reports the same.
    */
   openWaitsSince?: () => Promise<{ namespace: string; since: Date }[]>;
+  /** Read at each scrape for `hyperspool_warm_pods_waiting`: warm pods whose agents ask this replica for a pass now. */
+  warmPodsWaiting?: () => number;
 }
 
 const PREFIX = 'hyperspool_';
@@ -197,7 +199,17 @@ export function createMetrics(options: MetricsOptions): OperatorMetrics {
     labelNames: ['namespace'],
     registers,
   });
-  const { databaseUp, openWaitsSince } = options;
+  const { databaseUp, openWaitsSince, warmPodsWaiting } = options;
+  new Gauge({
+    name: `${PREFIX}warm_pods_waiting`,
+    help: "Warm pass pods (Workflows' spec.warmPods) whose agents are waiting for a pass now, ready to take one; asked of the leader, so 0 elsewhere.",
+    registers,
+    ...(warmPodsWaiting && {
+      collect(this: Gauge) {
+        this.set(warmPodsWaiting());
+      },
+    }),
+  });
   new Gauge({
     name: `${PREFIX}database_up`,
     help: "1 when PostgreSQL answered this replica's query at scrape time (within 2 s), else 0.",

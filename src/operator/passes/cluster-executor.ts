@@ -37,6 +37,8 @@ export interface ClusterExecutorOptions {
   };
   /** The Run resource that owns a run's Jobs (made if the run began in the store). */
   ownerOf: (run: RunRecord) => Promise<JobOwner>;
+  /** A warm pod of the run's pool assigned this pass: its Job's name; null for a Job of the pass's own. */
+  takeWarmPod: (run: RunRecord) => Promise<string | null>;
   /** A Workflow of the run's namespace by name, its source read now: `spool call-graph NAME` in a pass pod. */
   storedWorkflow: NonNullable<PassHost['storedWorkflow']>;
   /** The name of a run's Run resource, for log lines. */
@@ -67,6 +69,7 @@ export function clusterExecutor(options: ClusterExecutorOptions): ClusterExecuto
     batch,
     settings: options.jobs,
     ownerOf: options.ownerOf,
+    takeWarmPod: options.takeWarmPod,
     onScriptStarting: (seconds) => metrics.passStartLatency.observe(seconds),
     onPassStarted: (run, job) => {
       metrics.passesStarted.inc({ namespace: run.project });

@@ -45,6 +45,11 @@ export interface KubePassesOptions {
   settings: PassJobSettings;
   /** The Run resource that owns the run's Jobs (created if the run began in the store). */
   ownerOf(run: RunRecord): Promise<JobOwner>;
+  /**
+   * Assigns the pass to a warm pod of the run's pool whose agent waits (spec.warmPods): that pod's
+   * Job's name, now the pass's; null when none waits, and the pass gets a Job of its own.
+   */
+  takeWarmPod?(run: RunRecord): Promise<string | null>;
   /** A pass's Job was created: the run, and the Job's name. */
   onPassStarted?(run: RunRecord, job: string): void;
   /** A pass's pod ended without its agent's report, with why: the run replays (or fails, after too many in a row). */
@@ -92,16 +97,23 @@ export class KubePasses {
       if (signal.aborted) resolve('aborted');
       signal.addEventListener('abort', () => resolve('aborted'), { once: true });
     });
+    const watch = (job: string): void => {
+      name = job;
+      this.finished.set(job, { run, end: jobEnded.resolve });
+      this.underWay.set(job, { run, trouble: null, recheck: null, fail: podFailed.resolve });
+    };
     try {
       try {
+        // A warm pod's Job, assigned this pass, is watched at once: its agent is asking for the script.
+        const warm = (await this.options.takeWarmPod?.(run)) ?? null;
+        if (warm) watch(warm);
         // An API server restarting (or a connection reset) is waited out, not taken for the run's end.
         await retryTransient(async () => {
           const owner = await this.options.ownerOf(run);
-          const job = buildPassJob(run, owner, settings);
-          name = job.metadata?.name ?? '';
-          this.finished.set(name, { run, end: jobEnded.resolve });
-          this.underWay.set(name, { run, trouble: null, recheck: null, fail: podFailed.resolve });
           await this.endEarlierPasses(run);
+          if (warm) return;
+          const job = buildPassJob(run, owner, settings);
+          watch(job.metadata?.name ?? '');
           await createPassJob(batch, job, owner);
         }, signal);
       } catch (error) {
@@ -170,8 +182,10 @@ export class KubePasses {
   jobChanged(job: V1Job, deleted = false): void {
     const name = job.metadata?.name ?? '';
     const pass = this.finished.get(name);
-    // A Job of that name may be an earlier Run's (a Run deleted and made again), going away now.
-    if (!pass || job.metadata?.labels?.[LABELS.run] !== runKey(pass.run.id)) return;
+    // A Job of that name may be an earlier Run's (a Run deleted and made again), going away now; a
+    // warm pod's Job has a generated name of its own, which it may not be relabelled with yet.
+    const labels = job.metadata?.labels ?? {};
+    if (!pass || (labels[LABELS.run] !== runKey(pass.run.id) && labels[LABELS.warm] === undefined)) return;
     const resolve = pass.end;
     if (deleted) return resolve('its Job was deleted');
     const condition = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');

@@ -18,6 +18,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { startOperator, type Operator } from '../../../src/operator/operator.js';
+import type { WarmPodSettings } from '../../../src/operator/warm/warm-pools.js';
 import type { Logger } from '../../../src/common/json-log.js';
 import type { ChatSettings } from '../../../src/server/chat/settings.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
@@ -92,6 +93,8 @@ export interface OperatorOverrides {
   fullSweepEveryMs?: number;
   /** --shards (1 unless given). */
   shards?: number;
+  /** --max-warm-pods and --warm-pod-ttl (the flags' defaults unless given). */
+  warmPods?: WarmPodSettings;
 }
 
 export async function startCluster(namespace: string): Promise<Cluster> {
@@ -162,6 +165,7 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         ...(overrides.artifactSweepEveryMs ? { artifactSweepEveryMs: overrides.artifactSweepEveryMs } : {}),
         ...(overrides.fullSweepEveryMs ? { fullSweepEveryMs: overrides.fullSweepEveryMs } : {}),
         ...(overrides.shards ? { shards: overrides.shards } : {}),
+        ...(overrides.warmPods ? { warmPods: overrides.warmPods } : {}),
       });
       operators.push(operator);
       return operator;

@@ -1,0 +1,158 @@
+import type { BatchV1Api, CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import type { AgentIdentity } from '../../server/remote-passes.js';
+import type { RunRecord } from '../../store/types.js';
+import { definitionKey, LABELS, runIdOf, runKey, WARM, workflowOf } from '../naming.js';
+import { podSettingsOf } from '../workflow-source.js';
+import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
+
+/** A warm pod whose agent is asking for its pass now (a long poll), and how to answer it. */
+interface Waiting {
+  pod: V1Pod;
+  answer(assignment: AgentIdentity | null): void;
+}
+
+/** A label's name in a JSON Patch path (RFC 6901: '/' is '~1'). */
+const labelPath = (label: string): string => `/metadata/labels/${label.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/** How long a retired Job is remembered: its pod is gone long before. */
+const RETIRED_KEPT_MS = 10 * 60_000;
+
+/** The pod's Job (its controller). */
+export function jobOf(pod: V1Pod): string | undefined {
+  return pod.metadata?.ownerReferences?.find((owner) => owner.kind === 'Job' && owner.controller)?.name;
+}
+
+/** The run and pass a warm pod was assigned, from its labels; null while it is idle. */
+export function assignmentOf(pod: V1Pod): AgentIdentity | null {
+  const labels = pod.metadata?.labels ?? {};
+  const key = labels[LABELS.run];
+  const pass = Number(labels[LABELS.pass]);
+  if (labels[LABELS.warm] !== WARM.assigned || !key || !Number.isInteger(pass)) return null;
+  return { runId: runIdOf(pod.metadata?.namespace ?? '', key), pass };
+}
+
+/**
+ * The one-shot assignment of warm pods to passes, on the leader. A warm pod's agent asks for its
+ * pass and waits (`wait`); a pass that is due takes one of those pods of its pool (`take`), which
+ * writes the run and pass onto the pod in one JSON Patch that first tests the pod is still idle:
+ * the API server applies it at most once, so two leaders (or two passes) can never both have one
+ * pod, and the labels, not this process, are the record: agent-auth.ts reads them on every call,
+ * and the pod's agent serves that pass and no other.
+ */
+export class WarmAssignments {
+  /** The pods whose agents are asking now, by pod uid: only these are known to be ready. */
+  private readonly waiting = new Map<string, Waiting>();
+  /**
+   * Idle Jobs deleted (drained, expired, over the room), `namespace/name`, and when: their pods
+   * take a moment to go, and must not be given a pass meanwhile.
+   */
+  private readonly retired = new Map<string, number>();
+
+  constructor(
+    private readonly core: CoreV1Api,
+    private readonly batch: BatchV1Api,
+  ) {}
+
+  /**
+   * A warm pod's agent asks (the pod as just read, its token bound to it): its pass once assigned,
+   * or null after `ms` or when `signal` aborts (it asks again). A pod assigned already is answered
+   * at once: its agent asks again after an answer lost on the way.
+   */
+  wait(pod: V1Pod, ms: number, signal: AbortSignal): Promise<AgentIdentity | null> {
+    const assigned = assignmentOf(pod);
+    if (assigned) return Promise.resolve(assigned);
+    const uid = pod.metadata?.uid ?? '';
+    // A pod asks once at a time: an earlier ask still here is its connection, gone.
+    this.waiting.get(uid)?.answer(null);
+    return new Promise((resolve) => {
+      const done = (assignment: AgentIdentity | null): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', gone);
+        if (this.waiting.get(uid) === waiting) this.waiting.delete(uid);
+        resolve(assignment);
+      };
+      const gone = (): void => done(null);
+      const timer = setTimeout(gone, ms);
+      const waiting: Waiting = { pod, answer: done };
+      signal.addEventListener('abort', gone, { once: true });
+      this.waiting.set(uid, waiting);
+    });
+  }
+
+  /**
+   * An idle warm Job is being deleted: its pod is assigned nothing from now on, and its agent,
+   * asking again, is refused (it exits; its pod is going anyway).
+   */
+  retire(namespace: string, job: string): void {
+    const now = Date.now();
+    for (const [key, at] of this.retired) if (now - at > RETIRED_KEPT_MS) this.retired.delete(key);
+    this.retired.set(`${namespace}/${job}`, now);
+    for (const [uid, waiting] of this.waiting) {
+      if (waiting.pod.metadata?.namespace === namespace && jobOf(waiting.pod) === job) {
+        this.waiting.delete(uid);
+        waiting.answer(null);
+      }
+    }
+  }
+
+  /** Whether the pod's Job was retired: its agent is refused. */
+  isRetired(pod: V1Pod): boolean {
+    return this.retired.has(`${pod.metadata?.namespace ?? ''}/${jobOf(pod) ?? ''}`);
+  }
+
+  /** How many warm pods are asking now, in all pools. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /**
+   * Assigns this pass to a warm pod of its pool (its namespace, Workflow and pod settings as the
+   * run pinned them) whose agent is waiting: the name of that pod's Job, now this pass's; null
+   * when none is waiting, or none could be had, and the pass gets a Job of its own.
+   */
+  async take(run: RunRecord): Promise<string | null> {
+    const definition = definitionKey(podSettingsOf(run));
+    const workflow = workflowOf(run).name;
+    for (const [uid, waiting] of this.waiting) {
+      const { metadata } = waiting.pod;
+      if (metadata?.namespace !== run.project || metadata.labels?.[LABELS.workflow] !== workflow || metadata.labels[LABELS.definition] !== definition) continue;
+      // Off the list before the first await: no other pass tries this pod meanwhile.
+      this.waiting.delete(uid);
+      const job = jobOf(waiting.pod);
+      if (!job || !(await this.assign(waiting.pod, run))) {
+        // Gone, or assigned by another leader: its agent, asking again, learns which.
+        waiting.answer(null);
+        continue;
+      }
+      // The Job's labels say the same, so that what finds a pass's Jobs by label (its end, a
+      // suspension's cleanup, a cancel) finds this one. The pod's labels are the record: if this
+      // fails, the pass still runs, and its Job goes with the Run's cleanup by name.
+      await this.labelJob(run, metadata.namespace, job).catch(() => undefined);
+      waiting.answer({ runId: run.id, pass: run.passes });
+      return job;
+    }
+    return null;
+  }
+
+  /** The one-shot write: the pod's labels test idle and become this run's pass, or nothing changes. */
+  private async assign(pod: V1Pod, run: RunRecord): Promise<boolean> {
+    const patch = [
+      { op: 'test', path: labelPath(LABELS.warm), value: WARM.idle },
+      { op: 'replace', path: labelPath(LABELS.warm), value: WARM.assigned },
+      { op: 'add', path: labelPath(LABELS.run), value: runKey(run.id) },
+      { op: 'add', path: labelPath(LABELS.pass), value: String(run.passes) },
+    ];
+    try {
+      await this.core.patchNamespacedPod({ namespace: run.project, name: pod.metadata?.name ?? '', body: patch }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+      return true;
+    } catch {
+      // 422: the test failed (assigned already); 404: the pod is gone. Either way, not this pass's.
+      return false;
+    }
+  }
+
+  private async labelJob(run: RunRecord, namespace: string, job: string): Promise<void> {
+    const labels = { [LABELS.warm]: WARM.assigned, [LABELS.run]: runKey(run.id), [LABELS.pass]: String(run.passes) };
+    await this.batch.patchNamespacedJob({ namespace, name: job, body: { metadata: { labels } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+}
