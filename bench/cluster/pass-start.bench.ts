@@ -19,6 +19,9 @@
 // server stored them; all clocks are this machine's. Printed; with BENCH_WRITE=1 they replace the
 // cluster section of docs/benchmarks.md (between its markers; `npm run bench` keeps that section).
 // On a cluster this run did not bring up, it uses the Hyperspool installed there (./install.ts).
+// A second run does the same with a warm pod (spec.warmPods: 1; sleeps of 3 s, so the pool has
+// refilled before each wake) and prints wait resolved -> script started for the passes that ran in
+// one (docs/benchmarks.md, "Warm pass pods").
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -56,7 +59,8 @@ interface PodObject {
   status?: { podIP?: string; initContainerStatuses?: { name: string; started?: boolean }[] };
 }
 
-async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Seen; bound: Seen; sandbox: Seen; agent: Seen; stop(): void }> {
+async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Seen; bound: Seen; sandbox: Seen; agent: Seen; warm: Set<number>; stop(): void }> {
+  const warm = new Set<number>();
   const job: Seen = new Map();
   const pod: Seen = new Map();
   const bound: Seen = new Map();
@@ -79,13 +83,15 @@ async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Se
       const at = Date.now();
       const pass = passOf(object);
       first(pod, pass, at);
+      // A warm pod (spec.warmPods) assigned this pass: made before the pass was due.
+      if (object.metadata?.labels?.['hyperspool.dev/warm'] === 'assigned' && Number.isInteger(pass)) warm.add(pass);
       if (object.spec?.nodeName) first(bound, pass, at);
       if (object.status?.podIP) first(sandbox, pass, at);
       if (object.status?.initContainerStatuses?.some((status) => status.name === 'agent' && status.started)) first(agent, pass, at);
     },
     onError,
   );
-  return { job, pod, bound, sandbox, agent, stop: () => (jobs.abort(), pods.abort()) };
+  return { job, pod, bound, sandbox, agent, warm, stop: () => (jobs.abort(), pods.abort()) };
 }
 
 const median = (values: number[]): number => {
@@ -97,20 +103,21 @@ const median = (values: number[]): number => {
 const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1] ?? NaN;
 const ms = (value: number): string => `${Math.round(value)} ms`;
 
-it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`, async () => {
+/**
+ * Runs Workflow `name` (these extra spec fields), a run that sleeps `sleep` PASSES times, to its
+ * end: each pass's moments as the watch saw them, each sleep's due time and each pass's first line.
+ */
+async function sleepyRun(name: string, sleep: string, spec: object = {}): Promise<{ seen: Awaited<ReturnType<typeof watchPasses>>; resolved: number[]; scriptStarted: Map<number, number> }> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(cluster.kubeconfig);
   const seen = await watchPasses(kubeConfig);
-  const script = `echo "started $SPOOL_PASS $EPOCHREALTIME"\nfor i in $(seq ${PASSES}); do spool sleep 1s; done\n`;
-  const startedAt = Date.now();
-  await cluster.apply(
-    { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: 'naps', namespace }, spec: { filename: 'naps.sh', script } },
-    { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: 'naps-1', namespace }, spec: { workflowRef: { name: 'naps' } } },
-  );
+  const script = `echo "started $SPOOL_PASS $EPOCHREALTIME"\nfor i in $(seq ${PASSES}); do spool sleep ${sleep}; done\n`;
+  await cluster.apply({ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name, namespace }, spec: { filename: `${name}.sh`, script, ...spec } });
+  await cluster.apply({ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name: `${name}-1`, namespace }, spec: { workflowRef: { name } } });
   const done = await eventually(
     `the run's ${PASSES + 1} passes`,
     async () => {
-      const run = await cluster.getJson<{ status?: { phase?: string; passes?: number; message?: string } }>('-n', namespace, 'run', 'naps-1');
+      const run = await cluster.getJson<{ status?: { phase?: string; passes?: number; message?: string } }>('-n', namespace, 'run', `${name}-1`);
       if (run.status?.phase === 'Failed') throw new Error(`the run failed: ${run.status.message}\n${await cluster.operatorLogs()}`);
       return run.status?.phase === 'Succeeded' && run;
     },
@@ -120,15 +127,21 @@ it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`
   expect(done.status?.passes).toBe(PASSES + 1);
 
   // The spool CLI reads the journal and the log through the operator, as a person who may view runs.
-  const reader = await cluster.givenPerson(namespace, 'reader', 'hyperspool-view');
+  const reader = await cluster.givenPerson(namespace, `reader-${name}`, 'hyperspool-view');
   const spool = async (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', reader, '-n', namespace]);
-  const journal = JSON.parse(await spool('journal', 'naps-1', '--json')) as { kind: string; verb: string; data: { until?: string } }[];
+  const journal = JSON.parse(await spool('journal', `${name}-1`, '--json')) as { kind: string; verb: string; data: { until?: string } }[];
   const resolved = journal.filter((entry) => entry.verb === 'sleep' && entry.kind === 'call').map((entry) => Date.parse(entry.data.until ?? ''));
   const scriptStarted = new Map<number, number>();
-  for (const line of (await spool('logs', 'naps-1')).split('\n')) {
+  for (const line of (await spool('logs', `${name}-1`)).split('\n')) {
     const match = /^started (\d+) (\d+\.\d+)$/.exec(line);
     if (match) scriptStarted.set(Number(match[1]), Number(match[2]) * 1000);
   }
+  return { seen, resolved, scriptStarted };
+}
+
+it(`measures wait resolved -> next pass's script started, over ${PASSES} passes`, async () => {
+  const startedAt = Date.now();
+  const { seen, resolved, scriptStarted } = await sleepyRun('naps', '1s');
 
   type Row = Record<'operator' | 'jobController' | 'scheduler' | 'kubelet' | 'sandbox' | 'agent' | 'script' | 'total', number> & { pass: number };
   const rows: Row[] = resolved.map((due, index) => {
@@ -192,4 +205,22 @@ ${END}`;
   if (writeResults()) writeFileSync(DOC, `${kept}\n\n${section}\n${after ? `\n${after}\n` : ''}`);
   console.log(section);
   if (!writeResults()) console.log('bench: docs/benchmarks.md left as it is (BENCH_WRITE=1 writes this section there)');
+});
+
+it(`measures the same with a warm pod (spec.warmPods: 1), over ${PASSES} passes`, async () => {
+  // 3 s between passes: time for the pool to refill (a pod's start) after each pass took its pod.
+  const { seen, resolved, scriptStarted } = await sleepyRun('warm-naps', '3s', { warmPods: 1 });
+  const totals = resolved.map((due, index) => (scriptStarted.get(index + 2) ?? NaN) - due);
+  const warm = totals.filter((_, index) => seen.warm.has(index + 2));
+  const cold = totals.filter((_, index) => !seen.warm.has(index + 2));
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(
+    [
+      `bench: warm pods, ${new Date().toISOString()}, load average ${load}: of ${totals.length} passes ${warm.length} ran in a warm pod`,
+      `  wait resolved -> script started, warm: median ${ms(median(warm))}, p99 ${ms(percentile(warm, 99))}`,
+      ...(cold.length ? [`  and ${cold.length} in a pod of their own (none was waiting): median ${ms(median(cold))}`] : []),
+      `  per pass (ms): ${totals.map((total, index) => `p${index + 2}${seen.warm.has(index + 2) ? 'w' : ''} ${Math.round(total)}`).join(', ')}`,
+    ].join('\n'),
+  );
+  expect(warm.length).toBeGreaterThan(0);
 });

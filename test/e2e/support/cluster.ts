@@ -329,3 +329,39 @@ export async function leaderPod(cluster: Cluster): Promise<string> {
   // The identity is NAME@URL (src/operator/operator.ts): the pod's name, then where it serves.
   return lease.spec?.holderIdentity?.split('@')[0] ?? '';
 }
+
+/** A file's own namespace, on the install of this build (see openNamespace). */
+export interface FileNamespace {
+  cluster: Cluster;
+  namespace: string;
+  /** A kubeconfig whose user is a ServiceAccount token with edit in the namespace and the CLI's role. */
+  userConfig: string;
+  /** Removes what the file made (its namespace, its RoleBindings), unless HYPERSPOOL_E2E_KEEP; the install stays. */
+  close(): Promise<void>;
+}
+
+/**
+ * What most files begin with: the cluster, Hyperspool deployed, a namespace named `runLabel` with
+ * its default ServiceAccount (pass pods run as it), and a person with edit there.
+ */
+export async function openNamespace(runLabel: string): Promise<FileNamespace> {
+  const cluster = await openCluster(runLabel);
+  const namespace = runLabel;
+  await deployHyperspool(cluster);
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  // The controller manager makes each namespace's `default` ServiceAccount, which pass pods run as.
+  await eventually('the default ServiceAccount', () => cluster.kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
+  const userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
+  return {
+    cluster,
+    namespace,
+    userConfig,
+    async close() {
+      if (!process.env.HYPERSPOOL_E2E_KEEP) {
+        await cluster.kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+        await cluster.kubectl('-n', SYSTEM, 'delete', 'rolebinding', '-l', `${E2E_LABEL}=${runLabel}`).catch(() => undefined);
+      }
+      await cluster.close();
+    },
+  };
+}
