@@ -39,25 +39,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pg from 'pg';
+import { number } from './lib/args.mjs';
 import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (path) => import(pathToFileURL(join(ROOT, 'dist', path)).href);
 const run = promisify(execFile);
-const option = (name) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const number = (name, fallback) => {
-  const value = option(name);
-  if (value === undefined) return fallback;
-  const n = Number(value.replaceAll('_', '').replaceAll(',', ''));
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} takes a number, not ${value}`);
-  return n;
-};
 const RUNS = number('runs', 10_000);
-const FINISHED = number('finished', 0.2);
+const FINISHED = number('finished', 0.2, { whole: false });
 const PROBES = number('probes', 5);
 const PARALLEL = number('parallel', 48);
 const THROUGH_API = process.argv.includes('--through-api');

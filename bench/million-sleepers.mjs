@@ -36,22 +36,12 @@ import { loadavg, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { number, option } from './lib/args.mjs';
 import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (path) => import(pathToFileURL(join(ROOT, 'dist', path)).href);
-const option = (name) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const number = (name, fallback) => {
-  const value = option(name);
-  if (value === undefined) return fallback;
-  const n = Number(value.replaceAll('_', '').replaceAll(',', ''));
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a whole number, not ${value}`);
-  return n;
-};
 const RUNS = number('runs', 1_000_000);
 const PROBES = number('probes', 200);
 const REPS = number('reps', 20);
