@@ -21,12 +21,22 @@ export function runActivityAttempt(
   return new Promise((resolve) => {
     const [program, ...args] = activity.argv;
     // A process group of its own, as a script's: ending the attempt ends every command it started.
-    const child = spawn(program ?? 'false', args, {
-      cwd: activity.cwd ?? process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
-      detached: true,
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(program ?? 'false', args, {
+        cwd: activity.cwd ?? process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, SPOOL_ACTIVITY_ID: activity.id, SPOOL_ATTEMPT: String(activity.attempt) },
+        detached: true,
+      });
+    } catch (error) {
+      // Some failures are thrown, not emitted as 'error': a program name over the system's limit.
+      const message = `spool: activity ${activity.name}: ${(error as Error).message}\n`;
+      if (stderr === 'inherit') process.stderr.write(message);
+      else writeSync(stderr, message);
+      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt, stderrTail: message.trimEnd() });
+      return;
+    }
     const cancel = (): void => {
       signalGroup(child.pid, 'SIGTERM');
       setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();

@@ -93,6 +93,22 @@ describe('a bad in-script call', () => {
     expect(callsOf(journal)).toEqual(['activity.submit x']);
   }, 120_000);
 
+  it('given a step whose program name is over the system\'s limit, then the step and an activity fail as not found (exit 127) with one line, recorded as their results', async () => {
+    // Node's spawn throws ENAMETOOLONG rather than emitting it: the Node client printed a stack and exited 1 (fuzz-args, FC_SEED=2065137990).
+    const { dir, journal } = await runScript(
+      `spool step long -- ${'x'.repeat(300)} 2>>call-stderr.txt || echo "exit $?"\nspool activity run long-act -- ${'x'.repeat(300)} || echo "exit $?"\n`,
+    );
+
+    const stderr = readLines(join(dir, 'call-stderr.txt'));
+    expect(stderr).toHaveLength(1);
+    expect(stderr[0]).toMatch(/^spool: cannot run 'x+': command not found$/);
+    const result = journal.find((entry) => entry.kind === 'result' && entry.name === 'long');
+    expect(result?.data.exitCode).toBe(127);
+    // So is an activity's, which the run's own executor starts.
+    const activity = journal.find((entry) => entry.kind === 'result' && entry.name === 'long-act');
+    expect(activity?.data.exitCode).toBe(127);
+  }, 120_000);
+
   it('given a second bare lock in one run, then it is refused with exit 2, the run fails, and only the first is recorded', async () => {
     const { output, dir, run, journal } = await runScript(
       `spool lock a\nspool lock b 2>call-stderr.txt\necho "not reached"\n`,

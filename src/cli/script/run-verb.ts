@@ -44,7 +44,21 @@ function runCommand(command: string[], answer: { idempotencyKey?: string; tracep
       ...(answer.idempotencyKey ? { SPOOL_IDEMPOTENCY_KEY: answer.idempotencyKey } : {}),
       ...(answer.traceparent ? { TRACEPARENT: answer.traceparent } : {}),
     };
-    const child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'pipe'], env });
+    const cannotRun = (error: NodeJS.ErrnoException): void => {
+      // A name too long to look up is not found, as bash and the native client have it.
+      const notFound = error.code === 'ENOENT' || error.code === 'ENAMETOOLONG';
+      const message = `spool: cannot run '${program ?? ''}': ${notFound ? 'command not found' : error.message}`;
+      process.stderr.write(`${message}\n`);
+      resolve({ stdout: '', exitCode: notFound ? 127 : 126, stderrTail: tailOf(message) });
+    };
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(program ?? 'false', args, { stdio: ['inherit', 'pipe', 'pipe'], env });
+    } catch (error) {
+      // Some failures are thrown, not emitted: a program name over the system's limit (ENAMETOOLONG).
+      cannotRun(error as NodeJS.ErrnoException);
+      return;
+    }
     const chunks: Buffer[] = [];
     const stderr = new StderrTail();
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -55,11 +69,7 @@ function runCommand(command: string[], answer: { idempotencyKey?: string; tracep
       stderr.add(chunk);
       process.stderr.write(chunk);
     });
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      const message = `spool: cannot run '${program ?? ''}': ${error.code === 'ENOENT' ? 'command not found' : error.message}`;
-      process.stderr.write(`${message}\n`);
-      resolve({ stdout: '', exitCode: error.code === 'ENOENT' ? 127 : 126, stderrTail: tailOf(message) });
-    });
+    child.once('error', cannotRun);
     // Done once the command has exited and its stdout is closed (as before: stdout is the result),
     // and its stderr has closed too or STDERR_GRACE_MS have passed: a process the command left in
     // the background may hold stderr open for good, and the step must not wait for it.
