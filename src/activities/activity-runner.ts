@@ -20,9 +20,21 @@ export function runActivityAttempt(
 ): Promise<ActivityResult> {
   return new Promise((resolve) => {
     const [program, ...args] = activity.argv;
-    // A process group of its own, as a script's: ending the attempt ends every command it started.
+    const tail = new StderrTail();
+    /** What the command (or spool, about it) says on stderr: passed on where the host says, and kept. */
+    const say = (chunk: Buffer): void => {
+      tail.add(chunk);
+      if (stderr === 'inherit') process.stderr.write(chunk);
+      else writeSync(stderr, chunk);
+    };
+    /** The command never started: emitted as 'error' (not found), or thrown (a name over the system's limit). */
+    const failedToStart = (error: Error): void => {
+      say(Buffer.from(`spool: activity ${activity.name}: ${error.message}\n`));
+      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt, ...tail.field() });
+    };
     let child: ReturnType<typeof spawn>;
     try {
+      // A process group of its own, as a script's: ending the attempt ends every command it started.
       child = spawn(program ?? 'false', args, {
         cwd: activity.cwd ?? process.cwd(),
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,11 +42,7 @@ export function runActivityAttempt(
         detached: true,
       });
     } catch (error) {
-      // Some failures are thrown, not emitted as 'error': a program name over the system's limit.
-      const message = `spool: activity ${activity.name}: ${(error as Error).message}\n`;
-      if (stderr === 'inherit') process.stderr.write(message);
-      else writeSync(stderr, message);
-      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt, stderrTail: message.trimEnd() });
+      failedToStart(error as Error);
       return;
     }
     const cancel = (): void => {
@@ -45,13 +53,6 @@ export function runActivityAttempt(
     signal?.addEventListener('abort', cancel, { once: true });
     // What it left behind goes with it: a process holding its stdout would keep 'close' from coming.
     child.once('exit', () => signalGroup(child.pid, 'SIGKILL'));
-    const tail = new StderrTail();
-    /** What the command (or spool, about it) says on stderr: passed on where the host says, and kept. */
-    const say = (chunk: Buffer): void => {
-      tail.add(chunk);
-      if (stderr === 'inherit') process.stderr.write(chunk);
-      else writeSync(stderr, chunk);
-    };
     child.stderr?.on('data', say);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -75,8 +76,7 @@ export function runActivityAttempt(
     });
     child.once('error', (error) => {
       signal?.removeEventListener('abort', cancel);
-      say(Buffer.from(`spool: activity ${activity.name}: ${error.message}\n`));
-      resolve({ stdout: '', exitCode: 127, attempts: activity.attempt, ...tail.field() });
+      failedToStart(error);
     });
     child.once('close', (code, ended) => {
       signal?.removeEventListener('abort', cancel);
