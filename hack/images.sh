@@ -11,7 +11,8 @@
 #                                      host with their shared libraries, busybox for the usual
 #                                      commands (test, env, sleep...), this repo's bin/, dist/ and
 #                                      production node_modules in /app, `spool` on PATH, the native
-#                                      client at /usr/local/lib/hyperspool/spool, the Python SDK on
+#                                      client at /usr/local/lib/hyperspool/spool (and the activity
+#                                      reporter beside it), the Python SDK on
 #                                      PYTHONPATH and the TypeScript SDK's resolve hook in
 #                                      NODE_OPTIONS, USER 1000
 #   plain     hyperspool/plain:dev     a user's own image as pass pods may run it: bash and python3
@@ -222,8 +223,10 @@ build_app_rootfs() { # the runner's and operator's files, in $cache/.app-rootfs
   rm -f "$rootfs/app/package-lock.json"
   mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/hyperspool" "$rootfs/app/sdk/python"
   ln -s /app/bin/spool "$rootfs/usr/local/bin/spool"
-  # The static client the agent copies into each pass's pod (src/operator/passes/job-builder.ts).
+  # The static client the agent copies into each pass's pod (src/operator/passes/job-builder.ts),
+  # and the reporter an activity attempt's pod copies (src/operator/activities/activity-job.ts).
   ln -s /app/dist/native/linux-x64/spool "$rootfs/usr/local/lib/hyperspool/spool"
+  ln -s /app/dist/native/linux-x64/spool-activity-attempt "$rootfs/usr/local/lib/hyperspool/spool-activity-attempt"
   # The managed environment: `from hyperspool import script` with nothing installed.
   cp -a "$repo/sdk/python/src" "$rootfs/app/sdk/python/src"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Builds the native in-script client (sdk/go/cmd/spool, a static Go binary) into
- * dist/native/<platform>-<arch>/spool, where `spool run`, `spool dev` and the runner image find it.
+ * dist/native/<platform>-<arch>/spool, where `spool run`, `spool dev` and the runner image find it,
+ * and beside it an activity attempt's reporter (sdk/go/cmd/spool-activity-attempt), for the image.
  *
  *   node scripts/build-native.mjs            # this platform; says once what it did
  *   node scripts/build-native.mjs --all      # linux and darwin, x64 and arm64 (what a release ships)
@@ -63,14 +64,16 @@ if (targets.length === 0) {
 }
 
 for (const target of targets) {
-  const out = join(ROOT, 'dist', 'native', target.node, 'spool');
-  mkdirSync(dirname(out), { recursive: true });
+  const dir = join(ROOT, 'dist', 'native', target.node);
+  mkdirSync(dir, { recursive: true });
   const started = Date.now();
-  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', out, './cmd/spool'], {
+  // Both into the directory (a trailing slash): the in-script client, and an activity attempt's
+  // reporter, which links net/http and so is a binary of its own.
+  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${dir}/`, './cmd/spool', './cmd/spool-activity-attempt'], {
     cwd: MODULE,
     stdio: ['ignore', 'inherit', 'inherit'],
     // Static, so the binary runs in any image a pass pod is given (no libc needed).
     env: { ...process.env, CGO_ENABLED: '0', GOOS: target.goos, GOARCH: target.goarch },
   });
-  say(`built the native client for ${target.node} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${out}`);
+  say(`built the native client for ${target.node} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${join(dir, 'spool')} (and spool-activity-attempt)`);
 }

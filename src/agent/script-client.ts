@@ -27,6 +27,8 @@ export const PLATFORM = `${process.platform}-${process.arch}`;
 
 /** Where `npm run build:native` (and the install step) put the binary for this platform. */
 export const BUILT_NATIVE = join(PACKAGE_ROOT, 'dist', 'native', PLATFORM, 'spool');
+/** An activity attempt's reporter, built beside it (the runner image's copy is what a cluster's attempt pods run). */
+export const BUILT_ACTIVITY_REPORTER = join(PACKAGE_ROOT, 'dist', 'native', PLATFORM, 'spool-activity-attempt');
 
 function executable(file: string): boolean {
   try {

@@ -19,7 +19,7 @@ import {
  * Activities on a cluster: each attempt is a Job of its own, shaped by the ActivityClass offering
  * what it requires; its pod reports the command's result, recorded once; the run waiting for it
  * holds no pod. The kubelet and the Job controller are played here (support/cluster.ts): pass
- * pods run `spool agent` and `spool pass`, attempt pods `spool activity-attempt`, as processes.
+ * pods run `spool agent` and `spool pass`, attempt pods `spool-activity-attempt`, as processes.
  */
 const FAN_OUT = `regions="eu-north us-east ap-south"
 
@@ -211,7 +211,7 @@ describe('activities on a cluster', () => {
           image: 'registry.example/tools:1',
           resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
         });
-        expect(pod?.containers[0]?.command?.slice(0, 3)).toEqual(['/spool/bin/spool', 'activity-attempt', '--']);
+        expect(pod?.containers[0]?.command?.slice(0, 2)).toEqual(['/spool/bin/spool-activity-attempt', '--']);
         expect(
           pod?.volumes?.find((volume) => volume.name === 'token')?.projected?.sources?.[0]?.serviceAccountToken
             ?.audience,

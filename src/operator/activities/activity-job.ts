@@ -2,7 +2,7 @@ import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { ActivityRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
 import { ACTIVITY_NAME_ANNOTATION, LABELS, MANAGED_BY, activityJobName, activityKey, runKey } from '../naming.js';
-import { ownedByRun, RESTRICTED_CONTAINER, RESTRICTED_POD, RUNNER_CLIENT, TOKEN_DIR, TOKEN_VOLUME, type JobOwner } from '../kube/pod-security.js';
+import { ownedByRun, RESTRICTED_CONTAINER, RESTRICTED_POD, RUNNER_ACTIVITY_REPORTER, TOKEN_DIR, TOKEN_VOLUME, type JobOwner } from '../kube/pod-security.js';
 import type { PassJobSettings } from '../passes/job-builder.js';
 import { projectOfRunId } from '../../common/ids.js';
 
@@ -18,7 +18,7 @@ export function attemptReportUrl(
 
 /**
  * One attempt of an activity as a Job of its own, shaped by its ActivityClass: the command runs
- * under `spool activity-attempt` (the static client, copied in from the runner image by an init
+ * under `spool-activity-attempt` (a static binary, copied in from the runner image by an init
  * container, so any image will do), which captures its stdout and reports it with the exit code
  * to the operator, with a token bound to this pod. The Job never retries its pod: a lost attempt
  * is tried again by the operator as a new attempt, a new Job.
@@ -68,7 +68,7 @@ export function buildAttemptJob(
               name: 'client',
               image: settings.runnerImage,
               imagePullPolicy: 'IfNotPresent',
-              command: ['cp', RUNNER_CLIENT, `${CLIENT_DIR}/spool`],
+              command: ['cp', RUNNER_ACTIVITY_REPORTER, `${CLIENT_DIR}/spool-activity-attempt`],
               volumeMounts: [client],
               securityContext: RESTRICTED_CONTAINER,
             },
@@ -78,7 +78,7 @@ export function buildAttemptJob(
               name: 'activity',
               image: spec.image ?? settings.runnerImage,
               imagePullPolicy: 'IfNotPresent',
-              command: [`${CLIENT_DIR}/spool`, 'activity-attempt', '--', ...activity.argv],
+              command: [`${CLIENT_DIR}/spool-activity-attempt`, '--', ...activity.argv],
               env: [
                 { name: 'SPOOL_ACTIVITY_REPORT', value: attemptReportUrl(settings.serverUrl, activity) },
                 { name: 'SPOOL_TOKEN_FILE', value: `${TOKEN_DIR}/token` },

@@ -7,6 +7,8 @@ import type { V1OwnerReference, V1PodSecurityContext, V1SecurityContext, V1Volum
 
 /** The native client in the runner image (images/Dockerfile, hack/images.sh put it there). */
 export const RUNNER_CLIENT = '/usr/local/lib/hyperspool/spool';
+/** An activity attempt's reporter beside it (sdk/go/cmd/spool-activity-attempt). */
+export const RUNNER_ACTIVITY_REPORTER = '/usr/local/lib/hyperspool/spool-activity-attempt';
 /** Where a pod's audience-bound token is mounted; its agent or client reads `token` there. */
 export const TOKEN_DIR = '/var/run/secrets/hyperspool';
 export const TOKEN_AUDIENCE = 'hyperspool';

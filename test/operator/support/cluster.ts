@@ -23,8 +23,8 @@ import type { Logger } from '../../../src/common/json-log.js';
 import type { ChatSettings } from '../../../src/server/chat/settings.js';
 import { startControlPlane, type ControlPlane } from '../../support/kube.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
-import { BUILT_NATIVE } from '../../../src/agent/script-client.js';
-import { RUNNER_CLIENT } from '../../../src/operator/kube/pod-security.js';
+import { BUILT_ACTIVITY_REPORTER, BUILT_NATIVE } from '../../../src/agent/script-client.js';
+import { RUNNER_ACTIVITY_REPORTER, RUNNER_CLIENT } from '../../../src/operator/kube/pod-security.js';
 import { SPOOL_BIN, processGroupOf, processesMentioning, startSpool, tempDir } from '../../support/spool.js';
 import { eventually } from '../../support/eventually.js';
 import { startInformer } from '../../../src/operator/kube/informer.js';
@@ -528,15 +528,15 @@ export async function startPod(
 
 /** An activity attempt's pod whose command runs as a process here (see startActivityPod). */
 export interface RunningAttempt {
-  /** Settles when `spool activity-attempt` exits (the Job is marked then, as the Job controller would). */
+  /** Settles when `spool-activity-attempt` exits (the Job is marked then, as the Job controller would). */
   done: Promise<{ code: number | null; output: string }>;
   /** The pod is deleted mid-attempt: its process is killed, the pod goes, and the Job says Failed. */
   deletePod(): Promise<void>;
 }
 
 /**
- * Plays the kubelet for an activity attempt's pod: its init container's copy of the native client
- * is the one built in dist/, and the command (`spool activity-attempt -- ...`) runs as a process
+ * Plays the kubelet for an activity attempt's pod: its init container's copy of the reporter is
+ * the one built in dist/, and the command (`spool-activity-attempt -- ...`) runs as a process
  * here with the Job's environment and the pod's projected token, reporting to `operatorUrl`.
  */
 export async function startActivityPod(cluster: Cluster, operatorUrl: string, job: V1Job): Promise<RunningAttempt> {
@@ -544,8 +544,8 @@ export async function startActivityPod(cluster: Cluster, operatorUrl: string, jo
   const spec = job.spec?.template.spec;
   const container = spec?.containers[0];
   const copied = spec?.initContainers?.[0]?.command?.join(' ');
-  if (copied !== `cp ${RUNNER_CLIENT} /spool/bin/spool` || container?.command?.slice(0, 2).join(' ') !== '/spool/bin/spool activity-attempt') {
-    throw new Error(`the attempt's pod does not run the native client it copies: ${copied ?? 'no init container'}; ${container?.command?.join(' ') ?? ''}`);
+  if (copied !== `cp ${RUNNER_ACTIVITY_REPORTER} /spool/bin/spool-activity-attempt` || container?.command?.[0] !== '/spool/bin/spool-activity-attempt') {
+    throw new Error(`the attempt's pod does not run the reporter it copies: ${copied ?? 'no init container'}; ${container?.command?.join(' ') ?? ''}`);
   }
   const root = tempDir('spool-attempt-');
   writeFileSync(join(root, 'token'), token);
@@ -553,7 +553,7 @@ export async function startActivityPod(cluster: Cluster, operatorUrl: string, jo
   // The Service's DNS name means nothing here: the report goes to the operator in this process.
   env.SPOOL_ACTIVITY_REPORT = (env.SPOOL_ACTIVITY_REPORT ?? '').replace(/^https?:\/\/[^/]+/, operatorUrl);
   env.SPOOL_TOKEN_FILE = join(root, 'token');
-  const main = startSpool((container.command ?? []).slice(1), { cwd: root, program: BUILT_NATIVE, env: { ...env, PATH: process.env.PATH ?? '' } });
+  const main = startSpool((container.command ?? []).slice(1), { cwd: root, program: BUILT_ACTIVITY_REPORTER, env: { ...env, PATH: process.env.PATH ?? '' } });
   let deleted = false;
   const done = main.done.then(async ({ code, output }) => {
     if (!deleted) await whenJobEnds(cluster, job, code === 0 ? 'Complete' : 'Failed');

@@ -64,10 +64,10 @@ func exchange(conn *hyperspool.Conn, call *scriptCall) (int, error) {
 	}
 	if answer.Status == hyperspool.StatusExecute && call.command != nil {
 		result := runCommand(call.command, answer.IdempotencyKey, answer.Traceparent)
-		done := hyperspool.WithOutput(hyperspool.NewRequest("done").With("position", answer.Position), "stdout", result.stdout).
-			With("exitCode", result.exitCode)
-		if result.exitCode != 0 && result.stderrTail != "" {
-			done = done.With("stderrTail", result.stderrTail)
+		done := hyperspool.WithOutput(hyperspool.NewRequest("done").With("position", answer.Position), "stdout", result.Stdout).
+			With("exitCode", result.ExitCode)
+		if result.ExitCode != 0 && result.StderrTail != "" {
+			done = done.With("stderrTail", result.StderrTail)
 		}
 		if answer, err = conn.Call(done); err != nil {
 			return 0, err

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	hyperspool "hyperspool.dev/go"
+
+	"hyperspool.dev/go/internal/command"
 )
 
 // delegate hands a command this client does not serve (submit, runs, --help, ...) to the Node
@@ -25,25 +27,18 @@ func delegate(verb string, args []string) int {
 			"set SPOOL_CONTROL_CLI to the Node CLI (its bin/spool) to pass them on, or run that CLI itself\n", what)
 		return hyperspool.ExitUsage
 	}
-	path, err := lookPath(cli, os.Getenv("PATH"))
+	path, err := command.LookPath(cli, os.Getenv("PATH"))
 	if err == nil && isThisProgram(path) {
 		err = errors.New("it names this native client, which would hand the command back to itself")
 	}
 	if err == nil {
 		err = syscall.Exec(path, append([]string{path}, args...), os.Environ())
 	}
-	fmt.Fprintf(os.Stderr, "spool: cannot start the control CLI '%s' (SPOOL_CONTROL_CLI): %s\n", cli, execMessage(err))
+	fmt.Fprintf(os.Stderr, "spool: cannot start the control CLI '%s' (SPOOL_CONTROL_CLI): %s\n", cli, command.ExecMessage(err))
 	if errors.Is(err, syscall.ENOENT) {
 		return 127
 	}
 	return 126
-}
-
-func execMessage(err error) string {
-	if errors.Is(err, syscall.ENOENT) {
-		return "not found"
-	}
-	return err.Error()
 }
 
 func isThisProgram(path string) bool {

@@ -1,8 +1,9 @@
 // Command spool is the native in-script client of Hyperspool: the durable verbs a script calls
-// (spool step, spool sleep, ...), spoken to the agent of its pass over $SPOOL_SOCKET, the pod's
-// pass runner (spool pass) and an activity attempt's reporter (spool activity-attempt). It starts
-// in well under a millisecond where the Node client takes ~100 ms a call. Every other command is
-// handed to the Node control CLI.
+// (spool step, spool sleep, ...), spoken to the agent of its pass over $SPOOL_SOCKET, and the
+// pod's pass runner (spool pass). It starts in well under a millisecond where the Node client
+// takes ~100 ms a call. Every other command is handed to the Node control CLI. An activity
+// attempt's reporter is a binary of its own (cmd/spool-activity-attempt): it needs an HTTP
+// client, which would double this one's size and start-up.
 package main
 
 import (
@@ -35,8 +36,6 @@ func run(args []string) int {
 		return runScriptVerb(args)
 	case verb == "pass":
 		return runPassCommand(args[1:])
-	case verb == "activity-attempt":
-		return runActivityAttempt(args[1:])
 	}
 	return delegate(verb, args)
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"hyperspool.dev/go/internal/command"
 )
 
 // killGrace is how long a script has after SIGTERM before its group is killed outright.
@@ -26,13 +28,13 @@ type scriptProcess struct {
 	ended  chan struct{}
 }
 
-func startScript(command []string, dir string, env []string, output *os.File) *scriptProcess {
+func startScript(argv []string, dir string, env []string, output *os.File) *scriptProcess {
 	s := &scriptProcess{exited: make(chan scriptExit, 1), ended: make(chan struct{})}
-	path, err := lookPath(command[0], pathOf(env))
+	path, err := command.LookPath(argv[0], pathOf(env))
 	if err == nil {
 		s.cmd = &exec.Cmd{
 			Path:        path,
-			Args:        command,
+			Args:        argv,
 			Dir:         dir,
 			Env:         env,
 			Stdout:      output,

@@ -1,3 +1,7 @@
+// Command spool-activity-attempt is the command of an activity attempt's pod on a cluster (see
+// runActivityAttempt). It is a binary of its own, not a verb of the in-script client, because it
+// reports over HTTP(S): net/http and crypto/tls double a Go binary's size and add a third to its
+// start-up, which every in-script call of cmd/spool would pay.
 package main
 
 import (
@@ -16,13 +20,18 @@ import (
 	"time"
 
 	hyperspool "hyperspool.dev/go"
+	"hyperspool.dev/go/internal/command"
 )
+
+func main() {
+	os.Exit(runActivityAttempt(os.Args[1:]))
+}
 
 // How long an attempt's pod keeps trying to report its result: an operator handing over
 // leadership answers 503 for a few seconds, and a pod that gives up is retried as a new attempt.
 const reportFor = 60 * time.Second
 
-// runActivityAttempt is `spool activity-attempt -- COMMAND...`, the command of an activity
+// runActivityAttempt is `spool-activity-attempt -- COMMAND...`, the command of an activity
 // attempt's pod on a cluster: it runs COMMAND with stderr passed through (the pod's log, its tail
 // kept) and stdout captured, then reports the stdout and exit code (and a failed command's stderr
 // tail, for people) to the operator at
@@ -31,12 +40,12 @@ const reportFor = 60 * time.Second
 // and non-zero when the report failed, so the operator tries the activity again.
 func runActivityAttempt(args []string) int {
 	if len(args) < 2 || args[0] != "--" {
-		fmt.Fprintln(os.Stderr, "spool activity-attempt: usage: spool activity-attempt -- COMMAND [ARG...]")
+		fmt.Fprintln(os.Stderr, "spool-activity-attempt: usage: spool-activity-attempt -- COMMAND [ARG...]")
 		return 2
 	}
 	url, tokenFile := os.Getenv("SPOOL_ACTIVITY_REPORT"), os.Getenv("SPOOL_TOKEN_FILE")
 	if url == "" || tokenFile == "" {
-		fmt.Fprintln(os.Stderr, "spool activity-attempt: SPOOL_ACTIVITY_REPORT and SPOOL_TOKEN_FILE must be set (the operator's Job sets them)")
+		fmt.Fprintln(os.Stderr, "spool-activity-attempt: SPOOL_ACTIVITY_REPORT and SPOOL_TOKEN_FILE must be set (the operator's Job sets them)")
 		return 2
 	}
 	limit, err := strconv.Atoi(os.Getenv("SPOOL_MAX_RESULT_BYTES"))
@@ -45,7 +54,7 @@ func runActivityAttempt(args []string) int {
 	}
 	result := runCaptured(args[1:], limit)
 	if err := report(url, tokenFile, result); err != nil {
-		fmt.Fprintf(os.Stderr, "spool activity-attempt: %s\n", err)
+		fmt.Fprintf(os.Stderr, "spool-activity-attempt: %s\n", err)
 		return 1
 	}
 	return 0
@@ -73,52 +82,52 @@ func (b *limitedBuffer) String() string { return b.buf.String() }
 // output over the limit ends the attempt with exit 1 and a line saying why), the exit code as a
 // shell has it (128+N for a signal, 127 for a command not found), and for a failed command the
 // tail of its stderr, or spool's own line when it was spool that ended it.
-func runCaptured(command []string, limit int) commandResult {
-	path, err := lookPath(command[0], os.Getenv("PATH"))
+func runCaptured(argv []string, limit int) command.Result {
+	path, err := command.LookPath(argv[0], os.Getenv("PATH"))
 	if err != nil {
-		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", command[0], execMessage(err)), 127)
+		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", argv[0], command.ExecMessage(err)), 127)
 	}
 	out := &limitedBuffer{limit: limit}
-	cmd := &exec.Cmd{Path: path, Args: command, Stdout: out, Env: os.Environ()}
-	stderr := teeStderr(cmd)
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdout: out, Env: os.Environ()}
+	stderr := command.TeeStderr(cmd)
 	err = cmd.Run()
-	stderr.finish()
+	stderr.Finish()
 	if out.over {
 		return failedToRun(fmt.Sprintf("spool: the activity printed over the %d-byte limit for a recorded result; write the output to a file and record its path or an id instead", limit), 1)
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-			return commandResult{[]byte(out.String()), 128 + int(status.Signal()), stderr.text()}
+			return command.Result{Stdout: []byte(out.String()), ExitCode: 128 + int(status.Signal()), StderrTail: stderr.Text()}
 		}
-		return commandResult{[]byte(out.String()), exit.ExitCode(), stderr.text()}
+		return command.Result{Stdout: []byte(out.String()), ExitCode: exit.ExitCode(), StderrTail: stderr.Text()}
 	}
 	if err != nil {
-		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", command[0], err), 126)
+		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", argv[0], err), 126)
 	}
-	return commandResult{[]byte(out.String()), 0, ""}
+	return command.Result{Stdout: []byte(out.String())}
 }
 
 // failedToRun is an attempt spool ended: its line printed, and kept as its tail.
-func failedToRun(message string, code int) commandResult {
+func failedToRun(message string, code int) command.Result {
 	fmt.Fprintln(os.Stderr, message)
-	return commandResult{nil, code, tailOf(message)}
+	return command.Result{ExitCode: code, StderrTail: command.TailOf(message)}
 }
 
 // report sends the result until an answer says where it stands: an error or a 503 (no leader
 // yet) is tried again, which is safe since a second report of the same attempt is answered 409.
 // A 409 means the attempt is over (its result is recorded, or a newer attempt superseded it).
-func report(url, tokenFile string, result commandResult) error {
-	fields := map[string]any{"exitCode": result.exitCode}
+func report(url, tokenFile string, result command.Result) error {
+	fields := map[string]any{"exitCode": result.ExitCode}
 	// As a step's output travels: bytes that are not plain text (a NUL, not UTF-8) as base64, which
 	// a JSON string would otherwise change (Go replaces bad UTF-8) or PostgreSQL refuse (a NUL).
-	if hyperspool.IsPlainText(result.stdout) {
-		fields["stdout"] = string(result.stdout)
+	if hyperspool.IsPlainText(result.Stdout) {
+		fields["stdout"] = string(result.Stdout)
 	} else {
-		fields["stdoutBase64"] = base64.StdEncoding.EncodeToString(result.stdout)
+		fields["stdoutBase64"] = base64.StdEncoding.EncodeToString(result.Stdout)
 	}
-	if result.exitCode != 0 && result.stderrTail != "" {
-		fields["stderrTail"] = result.stderrTail
+	if result.ExitCode != 0 && result.StderrTail != "" {
+		fields["stderrTail"] = result.StderrTail
 	}
 	body, _ := json.Marshal(fields)
 	deadline := time.Now().Add(reportFor)
@@ -138,7 +147,7 @@ func report(url, tokenFile string, result commandResult) error {
 			case resp.StatusCode < 300:
 				return nil
 			case resp.StatusCode == http.StatusConflict:
-				fmt.Fprintf(os.Stderr, "spool activity-attempt: %s\n", strings.TrimSpace(string(answer)))
+				fmt.Fprintf(os.Stderr, "spool-activity-attempt: %s\n", strings.TrimSpace(string(answer)))
 				return nil
 			case resp.StatusCode != http.StatusServiceUnavailable:
 				return fmt.Errorf("the operator refused the result (%d): %s", resp.StatusCode, strings.TrimSpace(string(answer)))

@@ -1,16 +1,58 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 )
+
+// TestMain lets the tests run this very test binary as the reporter: with
+// SPOOL_TEST_AS_REPORTER set it is the reporter, not the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("SPOOL_TEST_AS_REPORTER") == "1" {
+		os.Exit(runActivityAttempt(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// reporter runs the reporter with args and env, and no other SPOOL_* setting.
+func reporter(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SPOOL_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "SPOOL_TEST_AS_REPORTER=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if _, isExit := err.(*exec.ExitError); err != nil && !isExit {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+}
 
 // reportServer answers reports with the given statuses in turn (200 after them), and keeps
 // what each report said and the token it carried.
@@ -48,7 +90,7 @@ func attempt(t *testing.T, server *reportServer, env map[string]string, command 
 	for k, v := range env {
 		all[k] = v
 	}
-	return runClient(t, client(t, all, append([]string{"activity-attempt", "--"}, command...)...))
+	return reporter(t, all, append([]string{"--"}, command...)...)
 }
 
 func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
@@ -114,8 +156,8 @@ func TestActivityAttemptRetriesUnavailableAndStopsAtConflict(t *testing.T) {
 }
 
 func TestActivityAttemptUsage(t *testing.T) {
-	got := runClient(t, client(t, nil, "activity-attempt", "echo"))
-	if got.code != 2 || !strings.Contains(got.stderr, "usage: spool activity-attempt -- COMMAND") {
+	got := reporter(t, nil, "echo")
+	if got.code != 2 || !strings.Contains(got.stderr, "usage: spool-activity-attempt -- COMMAND") {
 		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
 	}
 }
