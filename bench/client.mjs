@@ -11,8 +11,8 @@
  * BENCH_CLIENT_STEPS (default 40) steps per client per run; BENCH_REPLAY_STEPS (default 100).
  * Every command is timed from inside bash with $EPOCHREALTIME (no fork for the clock).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,10 +57,24 @@ function samples(file) {
 }
 
 /**
- * One `spool run` whose loop makes, per iteration, a call with each client (each a new step name)
- * beside a `/bin/true`, then sleeps 1ms: pass 1 records every call (fresh), pass 2 replays them.
+ * A Go hello-world built as the native client is (static, stripped): the least a Go program costs
+ * to start, which issue 32 measures a call against (a fresh call ≤ 2×, a replayed one ≤ 1.3×).
  */
-async function sideBySide(prefix, storeArgs) {
+function buildHello() {
+  const dir = join(scratch, 'hello');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'go.mod'), 'module hello\n\ngo 1.24\n');
+  writeFileSync(join(dir, 'main.go'), 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n');
+  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', 'hello', '.'], { cwd: dir, env: { ...process.env, CGO_ENABLED: '0' } });
+  return join(dir, 'hello');
+}
+
+/**
+ * One `spool run` whose loop makes, per iteration, a call with each client (each a new step name)
+ * beside a `/bin/true` and a Go hello-world, then sleeps 1ms: pass 1 records every call (fresh),
+ * pass 2 replays them.
+ */
+async function sideBySide(prefix, storeArgs, hello) {
   const out = join(scratch, `${prefix}.samples`);
   const timed = (id, command) => `  now; a=$t; ${command}; now; echo "${id} $((t - a))" >> "$out"`;
   const script = [
@@ -69,6 +83,7 @@ async function sideBySide(prefix, storeArgs) {
     ': > "$out"',
     `for ((i = 0; i < ${STEPS}; i++)); do`,
     timed('bin_true', '/bin/true'),
+    timed('hello', `"${hello}" > /dev/null`),
     timed('native', `"${NATIVE}" step "n$i" -- true`),
     timed('node', `node "${NODE_CLI}" step "j$i" -- true`),
     'done',
@@ -99,7 +114,8 @@ async function replayTime(client, storeArgs) {
 async function main() {
   if (!existsSync(NATIVE)) throw new Error(`no native client at ${NATIVE}: run npm run build (needs Go)`);
   const rows = [];
-  const add = (store, what, values, base) => rows.push({ store, what, median: median(values), n: values.length, base });
+  const add = (store, what, values, base, hello) => rows.push({ store, what, median: median(values), n: values.length, base, hello });
+  const hello = buildHello();
   const replays = [];
   const stores = [['PGlite', ['--data-dir', join(scratch, 'pglite')]]];
   let server = null;
@@ -113,14 +129,17 @@ async function main() {
   try {
     for (const [store, args] of stores) {
       log(`${store}: ${STEPS} calls per client, fresh then replayed`);
-      const { fresh, replayed } = await sideBySide(store.toLowerCase(), args);
+      const { fresh, replayed } = await sideBySide(store.toLowerCase(), args, hello);
       const trues = [...fresh.get('bin_true'), ...replayed.get('bin_true')];
+      const hellos = [...fresh.get('hello'), ...replayed.get('hello')];
       const base = median(trues);
-      add(store, '`/bin/true`', trues, base);
-      add(store, 'native client, fresh `spool step sN -- true`', fresh.get('native'), base);
-      add(store, 'native client, replayed', replayed.get('native'), base);
-      add(store, 'Node client, fresh', fresh.get('node'), base);
-      add(store, 'Node client, replayed', replayed.get('node'), base);
+      const helloBase = median(hellos);
+      add(store, '`/bin/true`', trues, base, helloBase);
+      add(store, 'Go hello-world (static, stripped)', hellos, base, helloBase);
+      add(store, 'native client, fresh `spool step sN -- true`', fresh.get('native'), base, helloBase);
+      add(store, 'native client, replayed', replayed.get('native'), base, helloBase);
+      add(store, 'Node client, fresh', fresh.get('node'), base, helloBase);
+      add(store, 'Node client, replayed', replayed.get('node'), base, helloBase);
       for (const client of ['node', 'native']) {
         log(`${store}: a ${REPLAY_STEPS}-step replay with the ${client} client`);
         replays.push({ store, client, ms: await replayTime(client, [...args.slice(0, 1), `${args[1]}${args[0] === '--data-dir' ? `-${client}` : ''}`]) });
@@ -130,9 +149,9 @@ async function main() {
     await server?.stop();
   }
   const table = [
-    '| store | call | n | median ms | × `/bin/true` |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map((row) => `| ${row.store} | ${row.what} | ${row.n} | ${fmt(row.median)} | ${(row.median / row.base).toFixed(1)}× |`),
+    '| store | call | n | median ms | × `/bin/true` | × Go hello-world |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${row.store} | ${row.what} | ${row.n} | ${fmt(row.median)} | ${(row.median / row.base).toFixed(1)}× | ${(row.median / row.hello).toFixed(2)}× |`),
   ];
   const replayTable = [
     `| store | client | pass 2 of a ${REPLAY_STEPS}-step script, until its next new call |`,
@@ -149,7 +168,7 @@ async function main() {
     '',
     `\`npm run bench:client\` (\`bench/client.mjs\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load ` +
       `${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end. One \`spool run\` per store whose loop ` +
-      `makes, per iteration, a \`/bin/true\`, a call with the native client and a call with the Node client (each a new step, ` +
+      `makes, per iteration, a \`/bin/true\`, a Go hello-world, a call with the native client and a call with the Node client (each a new step, ` +
       `so pass 1 records them all and pass 2, after a \`spool sleep 1ms\`, replays them all), timed from bash with ` +
       '`$EPOCHREALTIME`; the medians below come from that one run per store.',
     '',
