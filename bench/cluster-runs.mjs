@@ -26,12 +26,13 @@
  *   npm run bench:runs                              # build first; 1,000 and 10,000 Runs
  *   node bench/cluster-runs.mjs --runs 100000       # the largest by hand (about half an hour on 2 cores)
  *   node bench/cluster-runs.mjs --finished 0.5 --probes 10 --parallel 64
+ *   node bench/cluster-runs.mjs --runs 20000 --heap-snapshot /tmp/snaps   # where the leader's memory goes
  *
  * Nothing here is asserted: test/operator/many-runs.test.ts checks the behaviour in CI.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -39,7 +40,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pg from 'pg';
-import { number } from './lib/args.mjs';
+import { number, option } from './lib/args.mjs';
 import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
@@ -51,6 +52,8 @@ const FINISHED = number('finished', 0.2, { whole: false });
 const PROBES = number('probes', 5);
 const PARALLEL = number('parallel', 48);
 const THROUGH_API = process.argv.includes('--through-api');
+/** Where the leader writes a heap snapshot at each size once its queue is empty (`--heap-snapshot DIR`). */
+const HEAP_SNAPSHOT_DIR = option('heap-snapshot');
 const SIZES = [...new Set([1_000, 10_000, 100_000].filter((size) => size < RUNS).concat(RUNS))];
 const NAMESPACE = 'bench';
 const GROUP = { group: 'hyperspool.dev', version: 'v1alpha1', plural: 'runs' };
@@ -256,7 +259,11 @@ async function startOperatorProcess() {
   const child = spawn(
     process.execPath,
     [join(ROOT, 'bin', 'spool'), 'operator', '--database-url', postgres.url, '--port', String(port), '--metrics-port', String(metricsPort), '--aggregated-port', String(aggregatedPort), '--namespace', 'hyperspool-system', '--lease-duration', '15'],
-    { env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator', ...(HEAP_SNAPSHOT_DIR ? { NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' } : {}) },
+      ...(HEAP_SNAPSHOT_DIR ? { cwd: resolve(HEAP_SNAPSHOT_DIR) } : {}),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   let stderr = '';
   child.stderr.on('data', (chunk) => {
@@ -273,6 +280,18 @@ async function startOperatorProcess() {
       const text = await (await fetch(`${metricsUrl}/metrics`)).text();
       const value = (name, labels = '') => Number(new RegExp(`^${name}${labels.replaceAll('{', '\\{').replaceAll('}', '\\}')} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
       return value;
+    },
+    /** A heap snapshot (node --heapsnapshot-signal) written into HEAP_SNAPSHOT_DIR, once it is whole. */
+    async heapSnapshot(size) {
+      const dir = resolve(HEAP_SNAPSHOT_DIR);
+      const before = new Set(readdirSync(dir));
+      child.kill('SIGUSR2');
+      const file = await until('the heap snapshot', async () => readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name)), 10 * 60_000, 500);
+      // Written by the process's main thread: once the leader answers its metrics again, the file is whole.
+      await until('the leader answering again', () => fetch(`${metricsUrl}/metrics`).then((response) => response.ok), 10 * 60_000, 500);
+      const named = join(dir, `leader-${size}.heapsnapshot`);
+      renameSync(join(dir, file), named);
+      return named;
     },
     async stop() {
       child.kill('SIGTERM');
@@ -371,7 +390,9 @@ for (const size of SIZES) {
   const memory = memoryOf(operator.pid);
   const value = await operator.metrics();
   const cached = { runs: value('hyperspool_informer_objects', '{resource="runs"}'), slim: value('hyperspool_informer_slim_objects', '{resource="runs"}') };
-  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), ${cached.runs} Runs cached, ${cached.slim} as summaries`);
+  const heap = value('hyperspool_nodejs_heap_size_used_bytes');
+  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), V8 heap used ${mib(heap)} MiB, ${cached.runs} Runs cached, ${cached.slim} lean`);
+  if (HEAP_SNAPSHOT_DIR) log(`${size}: heap snapshot ${await operator.heapSnapshot(size)}`);
 
   const wakes = await wakeUps(size);
   log(`${size}: wake-up to Job created ${wakes.map((ms) => ms.toFixed(0)).join(', ')} ms`);
@@ -382,7 +403,7 @@ for (const size of SIZES) {
   const etcdDb = statSync(join(planeDir, 'etcd', 'member', 'snap', 'db')).size;
   const after = memoryOf(operator.pid);
   log(`${size}: kubectl get runs ${seconds(get)} s; spool runs ${spoolRuns.total.toFixed(0)} ms; kube-apiserver ${mib(apiserver.rss)} MiB, etcd ${mib(etcd.rss)} MiB, etcd db ${mib(etcdDb)} MiB; leader after ${mib(after.rss)} MiB`);
-  rows.push({ size, createSeconds, ready, drained, memory, after, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
+  rows.push({ size, createSeconds, ready, drained, memory, heap, after, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
   await operator.stop();
 }
 
@@ -397,8 +418,9 @@ const out = [
   line(['leader synced (first sweep)', ...rows.map((r) => `${seconds(r.ready)} s`)]),
   line(['leader queue empty (every Run looked at)', ...rows.map((r) => `${seconds(r.drained)} s`)]),
   line(['leader RSS synced (peak)', ...rows.map((r) => `${mib(r.memory.rss)} MiB (${mib(r.memory.peak)})`)]),
+  line(['leader V8 heap used, synced', ...rows.map((r) => `${mib(r.heap)} MiB`)]),
   line(['leader RSS at the end', ...rows.map((r) => `${mib(r.after.rss)} MiB`)]),
-  line(['Runs cached (as summaries)', ...rows.map((r) => `${r.cached.runs} (${r.cached.slim})`)]),
+  line(['Runs cached (lean)', ...rows.map((r) => `${r.cached.runs} (${r.cached.slim})`)]),
   line(['wake-up to pass Job, median / max', ...rows.map((r) => `${median(r.wakes).toFixed(0)} / ${percentile(r.wakes, 100).toFixed(0)} ms`)]),
   line(['`kubectl get runs -n bench` (chunks of 500)', ...rows.map((r) => `${seconds(r.get)} s`)]),
   line(['`spool runs`: store page / Runs by label / not admitted', ...rows.map((r) => `${r.spoolRuns.page.toFixed(0)} / ${r.spoolRuns.named.toFixed(0)} / ${r.spoolRuns.unadmitted.toFixed(0)} ms`)]),
