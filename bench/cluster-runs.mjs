@@ -391,7 +391,9 @@ for (const size of SIZES) {
   const value = await operator.metrics();
   const cached = { runs: value('hyperspool_informer_objects', '{resource="runs"}'), slim: value('hyperspool_informer_slim_objects', '{resource="runs"}') };
   const heap = value('hyperspool_nodejs_heap_size_used_bytes');
-  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), V8 heap used ${mib(heap)} MiB, ${cached.runs} Runs cached, ${cached.slim} lean`);
+  const heapTotal = value('hyperspool_nodejs_heap_size_total_bytes');
+  const external = value('hyperspool_nodejs_external_memory_bytes');
+  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), V8 heap used ${mib(heap)} MiB of ${mib(heapTotal)}, external ${mib(external)} MiB, ${cached.runs} Runs cached, ${cached.slim} lean`);
   if (HEAP_SNAPSHOT_DIR) log(`${size}: heap snapshot ${await operator.heapSnapshot(size)}`);
 
   const wakes = await wakeUps(size);
