@@ -30,7 +30,7 @@
  *
  * Nothing here is asserted: test/operator/many-runs.test.ts checks the behaviour in CI.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -106,7 +106,9 @@ process.once('exit', () => {
 });
 cleanups.push(() => rmSync(planeDir, { recursive: true, force: true }));
 await plane('up');
-cleanups.push(() => spawn('bash', [join(ROOT, 'hack', 'control-plane.sh'), 'down', '--purge'], { env: planeEnv, stdio: 'ignore' }));
+// Synchronous: at exit, a spawned `down` would find its directory already removed (the cleanup
+// before it in this list) and leave kube-apiserver running.
+cleanups.push(() => execFileSync('bash', [join(ROOT, 'hack', 'control-plane.sh'), 'down', '--purge'], { env: planeEnv, stdio: 'ignore' }));
 const adminConfig = join(planeDir, 'kubeconfig');
 const kubectl = (...args) => run(KUBECTL, ['--kubeconfig', adminConfig, ...args], { cwd: ROOT, maxBuffer: 64 * MiB });
 const pidOf = (name) => Number(readFileSync(join(planeDir, `${name}.pid`), 'utf8').trim());

@@ -81,7 +81,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   slim?: (object: T) => T | undefined;
   /**
    * A second key to find cached objects by (a Run's run id), for getByIndex: one lookup, not a walk
-   * of the whole cache. The last object cached under a key wins.
+   * of the whole cache. Asked of the form the cache keeps (see slim). The last object cached under
+   * a key wins.
    */
   index?: (object: T) => string | undefined;
   onAdd?: (object: T) => void;
@@ -123,6 +124,8 @@ export interface Informer<T extends KubernetesObject> {
   getByIndex(key: string): T | undefined;
   /** Every cached object, or those of one namespace. Treat them as read-only: they are the cache. */
   list(namespace?: string): T[];
+  /** Every cached object, as list() but not copied into an array: for a walk of them all each second (the Run sweep). Not across an await. */
+  values(): IterableIterator<T>;
   /** How many cached objects are kept whole and how many in their lean form (see InformerOptions.slim). */
   counts(): { whole: number; slim: number };
   /** True once the first list has been applied. */
@@ -224,8 +227,9 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     if (previous && version !== undefined && previous.metadata?.resourceVersion === version) return;
     const previousIndex = previous && options.index?.(previous);
     if (previousIndex !== undefined && indexed.get(previousIndex) === key) indexed.delete(previousIndex);
-    cache.set(key, cacheForm(key, object));
-    const index = options.index?.(object);
+    const cached = cacheForm(key, object);
+    cache.set(key, cached);
+    const index = options.index?.(cached);
     if (index !== undefined) indexed.set(index, key);
   }
 
@@ -475,6 +479,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
       const all = [...cache.values()];
       return namespace === undefined ? all : all.filter((object) => object.metadata?.namespace === namespace);
     },
+    values: () => cache.values(),
     counts: () => ({ whole: cache.size - slimmed.size, slim: slimmed.size }),
     hasSynced: () => synced,
     waitForSync: () => syncedPromise,
