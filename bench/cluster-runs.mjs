@@ -27,6 +27,7 @@
  *   node bench/cluster-runs.mjs --runs 100000       # the largest by hand (about half an hour on 2 cores)
  *   node bench/cluster-runs.mjs --finished 0.5 --probes 10 --parallel 64
  *   node bench/cluster-runs.mjs --runs 20000 --heap-snapshot /tmp/snaps   # where the leader's memory goes
+ *   node bench/cluster-runs.mjs --node-options ''   # V8 unbounded (the Deployment's NODE_OPTIONS otherwise)
  *
  * Nothing here is asserted: test/operator/many-runs.test.ts checks the behaviour in CI.
  */
@@ -54,6 +55,9 @@ const PARALLEL = number('parallel', 48);
 const THROUGH_API = process.argv.includes('--through-api');
 /** Where the leader writes a heap snapshot at each size once its queue is empty (`--heap-snapshot DIR`). */
 const HEAP_SNAPSHOT_DIR = option('heap-snapshot');
+/** The operator's Node options as config/manager/deployment.yaml gives them (its heap limit), unless `--node-options '...'`. */
+const NODE_OPTIONS =
+  option('node-options') ?? /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(join(ROOT, 'config', 'manager', 'deployment.yaml'), 'utf8'))?.[1]?.trim() ?? '';
 const SIZES = [...new Set([1_000, 10_000, 100_000].filter((size) => size < RUNS).concat(RUNS))];
 const NAMESPACE = 'bench';
 const GROUP = { group: 'hyperspool.dev', version: 'v1alpha1', plural: 'runs' };
@@ -262,7 +266,7 @@ async function startOperatorProcess() {
     process.execPath,
     [join(ROOT, 'bin', 'spool'), 'operator', '--database-url', postgres.url, '--port', String(port), '--metrics-port', String(metricsPort), '--aggregated-port', String(aggregatedPort), '--namespace', 'hyperspool-system', '--lease-duration', '15'],
     {
-      env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator', ...(HEAP_SNAPSHOT_DIR ? { NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' } : {}) },
+      env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator', NODE_OPTIONS: `${NODE_OPTIONS}${HEAP_SNAPSHOT_DIR ? ' --heapsnapshot-signal=SIGUSR2' : ''}`.trim() },
       ...(HEAP_SNAPSHOT_DIR ? { cwd: resolve(HEAP_SNAPSHOT_DIR) } : {}),
       stdio: ['ignore', 'ignore', 'pipe'],
     },
@@ -355,7 +359,7 @@ async function spoolRunsCost() {
 
 const rows = [];
 let made = 0;
-log(`control plane up (${planeDir}); PostgreSQL at ${postgres.url}; sizes ${SIZES.join(', ')}, ${FINISHED * 100}% finished`);
+log(`control plane up (${planeDir}); PostgreSQL at ${postgres.url}; sizes ${SIZES.join(', ')}, ${FINISHED * 100}% finished; the operator with NODE_OPTIONS='${NODE_OPTIONS}'`);
 for (const size of SIZES) {
   const making = Date.now();
   await copyRows(made, size);
@@ -414,7 +418,7 @@ for (const size of SIZES) {
 const load = loadavg().map((n) => n.toFixed(2)).join(', ');
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
-  `Run ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model ?? ''}), load average at the end ${load}; ${FINISHED * 100}% of the Runs finished, the rest asleep; ${PROBES} wake-ups a size.`,
+  `Run ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model ?? ''}), load average at the end ${load}; ${FINISHED * 100}% of the Runs finished, the rest asleep; ${PROBES} wake-ups a size; the operator with NODE_OPTIONS='${NODE_OPTIONS}'.`,
   '',
   line(['Runs', ...rows.map((r) => r.size.toLocaleString('en'))]),
   line(['---', ...rows.map(() => '---')]),
