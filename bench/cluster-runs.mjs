@@ -28,6 +28,7 @@
  *   node bench/cluster-runs.mjs --finished 0.5 --probes 10 --parallel 64
  *   node bench/cluster-runs.mjs --runs 20000 --heap-snapshot /tmp/snaps   # where the leader's memory goes
  *   node bench/cluster-runs.mjs --node-options ''   # V8 unbounded (the Deployment's NODE_OPTIONS otherwise)
+ *   node bench/cluster-runs.mjs --runs 100000 --after-resync   # and the largest after its first resync (5 min on)
  *
  * Nothing here is asserted: test/operator/many-runs.test.ts checks the behaviour in CI.
  */
@@ -55,6 +56,8 @@ const PARALLEL = number('parallel', 48);
 const THROUGH_API = process.argv.includes('--through-api');
 /** Where the leader writes a heap snapshot at each size once its queue is empty (`--heap-snapshot DIR`). */
 const HEAP_SNAPSHOT_DIR = option('heap-snapshot');
+/** At the largest size, the leader is kept until its informers' first resync (5 minutes on) has relisted every Run, and measured again. */
+const AFTER_RESYNC = process.argv.includes('--after-resync');
 /** The operator's Node options as config/manager/deployment.yaml gives them (its heap limit), unless `--node-options '...'`. */
 const NODE_OPTIONS =
   option('node-options') ?? /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(join(ROOT, 'config', 'manager', 'deployment.yaml'), 'utf8'))?.[1]?.trim() ?? '';
@@ -411,7 +414,15 @@ for (const size of SIZES) {
   const etcdDb = statSync(join(planeDir, 'etcd', 'member', 'snap', 'db')).size;
   const after = memoryOf(operator.pid);
   log(`${size}: kubectl get runs ${seconds(get)} s; spool runs ${spoolRuns.total.toFixed(0)} ms; kube-apiserver ${mib(apiserver.rss)} MiB, etcd ${mib(etcd.rss)} MiB, etcd db ${mib(etcdDb)} MiB; leader after ${mib(after.rss)} MiB`);
-  rows.push({ size, createSeconds, ready, drained, memory, heap, after, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
+  let resynced;
+  if (AFTER_RESYNC && size === SIZES.at(-1)) {
+    await until('the Runs relisted by a resync', async () => (await operator.metrics())('hyperspool_informer_relists_total', '{kind="Run",reason="resync"}') >= 1, 15 * 60_000, 1000);
+    // Its updates (every Run reported again) looked at: the queue empty once more.
+    await until('the work queue empty after the resync', async () => (await operator.metrics())('hyperspool_queue_depth') === 0, 15 * 60_000, 250);
+    resynced = memoryOf(operator.pid);
+    log(`${size}: after a resync's relist RSS ${mib(resynced.rss)} MiB (peak ${mib(resynced.peak)})`);
+  }
+  rows.push({ size, createSeconds, ready, drained, memory, heap, after, resynced, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
   await operator.stop();
 }
 
@@ -428,6 +439,7 @@ const out = [
   line(['leader RSS synced (peak)', ...rows.map((r) => `${mib(r.memory.rss)} MiB (${mib(r.memory.peak)})`)]),
   line(['leader V8 heap used, synced', ...rows.map((r) => `${mib(r.heap)} MiB`)]),
   line(['leader RSS at the end', ...rows.map((r) => `${mib(r.after.rss)} MiB`)]),
+  ...(AFTER_RESYNC ? [line(["leader RSS after a resync's relist (peak)", ...rows.map((r) => (r.resynced ? `${mib(r.resynced.rss)} MiB (${mib(r.resynced.peak)})` : '-'))])] : []),
   line(['Runs cached (lean)', ...rows.map((r) => `${r.cached.runs} (${r.cached.slim})`)]),
   line(['wake-up to pass Job, median / max', ...rows.map((r) => `${median(r.wakes).toFixed(0)} / ${percentile(r.wakes, 100).toFixed(0)} ms`)]),
   line(['`kubectl get runs -n bench` (chunks of 500)', ...rows.map((r) => `${seconds(r.get)} s`)]),
