@@ -28,7 +28,7 @@ function served(labels: Record<string, string>): Run {
       ownerReferences: [{ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Schedule', name: 'nightly', uid: 'c0ffee00-0000-4000-8000-000000000002' }],
       managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'hyperspool.dev/v1alpha1' }],
     },
-    spec: { workflowRef: { name: 'remind' }, input: { orderId: 'ord_4242', lines: 'x'.repeat(4000) } as never, rerunOf: { name: 'remind-0', fromStep: 'fetch' }, ttlSecondsAfterFinished: 60 },
+    spec: { workflowRef: { name: 'remind' }, input: { orderId: 'ord_4242', lines: 'x'.repeat(4000) }, rerunOf: { name: 'remind-0', fromStep: 'fetch' }, ttlSecondsAfterFinished: 60 },
   };
   // The status its operator wrote, keys in the API server's (alphabetical) order.
   run.status = alphabetical(desiredRunStatus(run, record)) as Run['status'];
