@@ -34,7 +34,7 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -275,6 +275,8 @@ async function startOperatorProcess() {
     },
   );
   let stderr = '';
+  // BENCH_OPERATOR_LOG=FILE: every operator's log lines, each size's after the one before.
+  if (process.env.BENCH_OPERATOR_LOG) child.stderr.on('data', (chunk) => appendFileSync(process.env.BENCH_OPERATOR_LOG, chunk));
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-20_000);
   });
