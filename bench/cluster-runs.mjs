@@ -26,12 +26,15 @@
  *   npm run bench:runs                              # build first; 1,000 and 10,000 Runs
  *   node bench/cluster-runs.mjs --runs 100000       # the largest by hand (about half an hour on 2 cores)
  *   node bench/cluster-runs.mjs --finished 0.5 --probes 10 --parallel 64
+ *   node bench/cluster-runs.mjs --runs 20000 --heap-snapshot /tmp/snaps   # where the leader's memory goes
+ *   node bench/cluster-runs.mjs --node-options ''   # V8 unbounded (the Deployment's NODE_OPTIONS otherwise)
+ *   node bench/cluster-runs.mjs --runs 100000 --after-resync   # and the largest after its first resync (5 min on)
  *
  * Nothing here is asserted: test/operator/many-runs.test.ts checks the behaviour in CI.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -39,7 +42,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pg from 'pg';
-import { number } from './lib/args.mjs';
+import { number, option } from './lib/args.mjs';
 import { median, percentile } from './lib/stats.mjs';
 import { loadTestPostgres } from './lib/test-postgres.mjs';
 
@@ -51,6 +54,13 @@ const FINISHED = number('finished', 0.2, { whole: false });
 const PROBES = number('probes', 5);
 const PARALLEL = number('parallel', 48);
 const THROUGH_API = process.argv.includes('--through-api');
+/** Where the leader writes a heap snapshot at each size once its queue is empty (`--heap-snapshot DIR`). */
+const HEAP_SNAPSHOT_DIR = option('heap-snapshot');
+/** At the largest size, the leader is kept until its informers' first resync (5 minutes on) has relisted every Run, and measured again. */
+const AFTER_RESYNC = process.argv.includes('--after-resync');
+/** The operator's Node options as config/manager/deployment.yaml gives them (its heap limit), unless `--node-options '...'`. */
+const NODE_OPTIONS =
+  option('node-options') ?? /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(join(ROOT, 'config', 'manager', 'deployment.yaml'), 'utf8'))?.[1]?.trim() ?? '';
 const SIZES = [...new Set([1_000, 10_000, 100_000].filter((size) => size < RUNS).concat(RUNS))];
 const NAMESPACE = 'bench';
 const GROUP = { group: 'hyperspool.dev', version: 'v1alpha1', plural: 'runs' };
@@ -103,7 +113,9 @@ process.once('exit', () => {
 });
 cleanups.push(() => rmSync(planeDir, { recursive: true, force: true }));
 await plane('up');
-cleanups.push(() => spawn('bash', [join(ROOT, 'hack', 'control-plane.sh'), 'down', '--purge'], { env: planeEnv, stdio: 'ignore' }));
+// Synchronous: at exit, a spawned `down` would find its directory already removed (the cleanup
+// before it in this list) and leave kube-apiserver running.
+cleanups.push(() => execFileSync('bash', [join(ROOT, 'hack', 'control-plane.sh'), 'down', '--purge'], { env: planeEnv, stdio: 'ignore' }));
 const adminConfig = join(planeDir, 'kubeconfig');
 const kubectl = (...args) => run(KUBECTL, ['--kubeconfig', adminConfig, ...args], { cwd: ROOT, maxBuffer: 64 * MiB });
 const pidOf = (name) => Number(readFileSync(join(planeDir, `${name}.pid`), 'utf8').trim());
@@ -256,9 +268,15 @@ async function startOperatorProcess() {
   const child = spawn(
     process.execPath,
     [join(ROOT, 'bin', 'spool'), 'operator', '--database-url', postgres.url, '--port', String(port), '--metrics-port', String(metricsPort), '--aggregated-port', String(aggregatedPort), '--namespace', 'hyperspool-system', '--lease-duration', '15'],
-    { env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      env: { ...process.env, KUBECONFIG: operatorKubeconfig, POD_NAME: 'bench-operator', NODE_OPTIONS: `${NODE_OPTIONS}${HEAP_SNAPSHOT_DIR ? ' --heapsnapshot-signal=SIGUSR2' : ''}`.trim() },
+      ...(HEAP_SNAPSHOT_DIR ? { cwd: resolve(HEAP_SNAPSHOT_DIR) } : {}),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   let stderr = '';
+  // BENCH_OPERATOR_LOG=FILE: every operator's log lines, each size's after the one before.
+  if (process.env.BENCH_OPERATOR_LOG) child.stderr.on('data', (chunk) => appendFileSync(process.env.BENCH_OPERATOR_LOG, chunk));
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-20_000);
   });
@@ -273,6 +291,18 @@ async function startOperatorProcess() {
       const text = await (await fetch(`${metricsUrl}/metrics`)).text();
       const value = (name, labels = '') => Number(new RegExp(`^${name}${labels.replaceAll('{', '\\{').replaceAll('}', '\\}')} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
       return value;
+    },
+    /** A heap snapshot (node --heapsnapshot-signal) written into HEAP_SNAPSHOT_DIR, once it is whole. */
+    async heapSnapshot(size) {
+      const dir = resolve(HEAP_SNAPSHOT_DIR);
+      const before = new Set(readdirSync(dir));
+      child.kill('SIGUSR2');
+      const file = await until('the heap snapshot', async () => readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name)), 10 * 60_000, 500);
+      // Written by the process's main thread: once the leader answers its metrics again, the file is whole.
+      await until('the leader answering again', () => fetch(`${metricsUrl}/metrics`).then((response) => response.ok), 10 * 60_000, 500);
+      const named = join(dir, `leader-${size}.heapsnapshot`);
+      renameSync(join(dir, file), named);
+      return named;
     },
     async stop() {
       child.kill('SIGTERM');
@@ -334,7 +364,7 @@ async function spoolRunsCost() {
 
 const rows = [];
 let made = 0;
-log(`control plane up (${planeDir}); PostgreSQL at ${postgres.url}; sizes ${SIZES.join(', ')}, ${FINISHED * 100}% finished`);
+log(`control plane up (${planeDir}); PostgreSQL at ${postgres.url}; sizes ${SIZES.join(', ')}, ${FINISHED * 100}% finished; the operator with NODE_OPTIONS='${NODE_OPTIONS}'`);
 for (const size of SIZES) {
   const making = Date.now();
   await copyRows(made, size);
@@ -371,7 +401,11 @@ for (const size of SIZES) {
   const memory = memoryOf(operator.pid);
   const value = await operator.metrics();
   const cached = { runs: value('hyperspool_informer_objects', '{resource="runs"}'), slim: value('hyperspool_informer_slim_objects', '{resource="runs"}') };
-  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), ${cached.runs} Runs cached, ${cached.slim} as summaries`);
+  const heap = value('hyperspool_nodejs_heap_size_used_bytes');
+  const heapTotal = value('hyperspool_nodejs_heap_size_total_bytes');
+  const external = value('hyperspool_nodejs_external_memory_bytes');
+  log(`${size}: leader ready in ${seconds(ready)} s, queue empty in ${seconds(drained)} s, RSS ${mib(memory.rss)} MiB (peak ${mib(memory.peak)}), V8 heap used ${mib(heap)} MiB of ${mib(heapTotal)}, external ${mib(external)} MiB, ${cached.runs} Runs cached, ${cached.slim} lean`);
+  if (HEAP_SNAPSHOT_DIR) log(`${size}: heap snapshot ${await operator.heapSnapshot(size)}`);
 
   const wakes = await wakeUps(size);
   log(`${size}: wake-up to Job created ${wakes.map((ms) => ms.toFixed(0)).join(', ')} ms`);
@@ -382,14 +416,22 @@ for (const size of SIZES) {
   const etcdDb = statSync(join(planeDir, 'etcd', 'member', 'snap', 'db')).size;
   const after = memoryOf(operator.pid);
   log(`${size}: kubectl get runs ${seconds(get)} s; spool runs ${spoolRuns.total.toFixed(0)} ms; kube-apiserver ${mib(apiserver.rss)} MiB, etcd ${mib(etcd.rss)} MiB, etcd db ${mib(etcdDb)} MiB; leader after ${mib(after.rss)} MiB`);
-  rows.push({ size, createSeconds, ready, drained, memory, after, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
+  let resynced;
+  if (AFTER_RESYNC && size === SIZES.at(-1)) {
+    await until('the Runs relisted by a resync', async () => (await operator.metrics())('hyperspool_informer_relists_total', '{kind="Run",reason="resync"}') >= 1, 15 * 60_000, 1000);
+    // Its updates (every Run reported again) looked at: the queue empty once more.
+    await until('the work queue empty after the resync', async () => (await operator.metrics())('hyperspool_queue_depth') === 0, 15 * 60_000, 250);
+    resynced = memoryOf(operator.pid);
+    log(`${size}: after a resync's relist RSS ${mib(resynced.rss)} MiB (peak ${mib(resynced.peak)})`);
+  }
+  rows.push({ size, createSeconds, ready, drained, memory, heap, after, resynced, cached, wakes, get, spoolRuns, apiserver, etcd, etcdDb });
   await operator.stop();
 }
 
 const load = loadavg().map((n) => n.toFixed(2)).join(', ');
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
-  `Run ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model ?? ''}), load average at the end ${load}; ${FINISHED * 100}% of the Runs finished, the rest asleep; ${PROBES} wake-ups a size.`,
+  `Run ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model ?? ''}), load average at the end ${load}; ${FINISHED * 100}% of the Runs finished, the rest asleep; ${PROBES} wake-ups a size; the operator with NODE_OPTIONS='${NODE_OPTIONS}'.`,
   '',
   line(['Runs', ...rows.map((r) => r.size.toLocaleString('en'))]),
   line(['---', ...rows.map(() => '---')]),
@@ -397,8 +439,10 @@ const out = [
   line(['leader synced (first sweep)', ...rows.map((r) => `${seconds(r.ready)} s`)]),
   line(['leader queue empty (every Run looked at)', ...rows.map((r) => `${seconds(r.drained)} s`)]),
   line(['leader RSS synced (peak)', ...rows.map((r) => `${mib(r.memory.rss)} MiB (${mib(r.memory.peak)})`)]),
+  line(['leader V8 heap used, synced', ...rows.map((r) => `${mib(r.heap)} MiB`)]),
   line(['leader RSS at the end', ...rows.map((r) => `${mib(r.after.rss)} MiB`)]),
-  line(['Runs cached (as summaries)', ...rows.map((r) => `${r.cached.runs} (${r.cached.slim})`)]),
+  ...(AFTER_RESYNC ? [line(["leader RSS after a resync's relist (peak)", ...rows.map((r) => (r.resynced ? `${mib(r.resynced.rss)} MiB (${mib(r.resynced.peak)})` : '-'))])] : []),
+  line(['Runs cached (lean)', ...rows.map((r) => `${r.cached.runs} (${r.cached.slim})`)]),
   line(['wake-up to pass Job, median / max', ...rows.map((r) => `${median(r.wakes).toFixed(0)} / ${percentile(r.wakes, 100).toFixed(0)} ms`)]),
   line(['`kubectl get runs -n bench` (chunks of 500)', ...rows.map((r) => `${seconds(r.get)} s`)]),
   line(['`spool runs`: store page / Runs by label / not admitted', ...rows.map((r) => `${r.spoolRuns.page.toFixed(0)} / ${r.spoolRuns.named.toFixed(0)} / ${r.spoolRuns.unadmitted.toFixed(0)} ms`)]),

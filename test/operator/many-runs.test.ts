@@ -22,7 +22,7 @@ const TTL_SECONDS = 3600;
 /**
  * The small variant of bench/cluster-runs.mjs (docs/scaling.md): hundreds of Runs made in bulk,
  * their runs asleep or finished, under one leader. Its Run cache keeps a finished Run only as its
- * summary, retention still deletes the finished Runs past their TTL from that summary,
+ * summary and one asleep without its input, retention still deletes the finished Runs past their TTL from that summary,
  * `spool runs` reads a page, not every Run, and a new leader's first look at every Run writes
  * nothing where nothing changed.
  */
@@ -65,13 +65,20 @@ describe('a cluster of many Runs', () => {
     }
     // Their Runs, created many at once (a Run with its run label is one whose run is in the store).
     const made = Object.values(groups).flatMap((group) => Array.from({ length: EACH }, (_, i) => key(group, i)));
+    // Each with an input and kubectl's annotation (a copy of the whole Run), which its cached form leaves out.
+    const input = { orderId: 'ord_4242', note: 'x'.repeat(2000) };
     const create = async (name: string): Promise<void> => {
       await cluster.custom.createNamespacedCustomObject({
         group: 'hyperspool.dev',
         version: 'v1alpha1',
         namespace: NAMESPACE,
         plural: 'runs',
-        body: { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name, labels: { 'hyperspool.dev/run': name } }, spec: { workflowRef: { name: 'nap' } } },
+        body: {
+          apiVersion: 'hyperspool.dev/v1alpha1',
+          kind: 'Run',
+          metadata: { name, labels: { 'hyperspool.dev/run': name }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ spec: { input } }) } },
+          spec: { workflowRef: { name: 'nap' }, input },
+        },
       });
     };
     for (let at = 0; at < made.length; at += 32) await Promise.all(made.slice(at, at + 32).map(create));
@@ -92,7 +99,7 @@ describe('a cluster of many Runs', () => {
   const runs = async (): Promise<RunResource[]> =>
     ((await cluster.custom.listNamespacedCustomObject({ group: 'hyperspool.dev', version: 'v1alpha1', namespace: NAMESPACE, plural: 'runs' })) as { items: RunResource[] }).items;
 
-  it('given Runs finished past their TTL, finished within it and asleep, then the expired ones are deleted, and the leader caches the rest of the finished ones only as their summary', async () => {
+  it('given Runs finished past their TTL, finished within it and asleep, then the expired ones are deleted, and the leader caches the rest lean (the finished ones as their summary)', async () => {
     await eventually(
       'the expired Runs deleted, the others with their status',
       async () => {
@@ -108,8 +115,8 @@ describe('a cluster of many Runs', () => {
     );
     // The runs stay in the store: only their Runs went.
     expect((await operator.store.getRun(`k8s:${NAMESPACE}:${key(groups.expired, 0)}`))?.status).toBe('succeeded');
-    // Whole: the Runs asleep; summarized: the finished ones kept.
-    await eventually('the cache counted', async () => (await gauge('informerObjects')) === 2 * EACH && (await gauge('informerSlimObjects')) === EACH, 10_000);
+    // Every Run kept is cached lean: the finished ones as their summary, the ones asleep without their input and annotations.
+    await eventually('the cache counted', async () => (await gauge('informerObjects')) === 2 * EACH && (await gauge('informerSlimObjects')) === 2 * EACH, 10_000);
   }, 200_000);
 
   it('given more Runs than a page, when spool runs lists them, then it shows the newest page, each by its Run, not every Run of the namespace', async () => {

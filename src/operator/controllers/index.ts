@@ -7,7 +7,7 @@ import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import { ACTIVITY_CLASS, GROUP, HANDLER, RUN, SCHEDULE, VERSION, WORKFLOW, type ActivityClass, type Handler, type Run, type Schedule, type Workflow } from '../api/generated.js';
 import { untilItAnswers } from '../kube/backoff.js';
-import { startInformer, type Informer, type RelistReason } from '../kube/informer.js';
+import { startInformer, type Informer, type ListQuery, type RelistReason } from '../kube/informer.js';
 import type { OperatorMetrics } from '../kube/metrics.js';
 import { splitKey } from '../kube/object-key.js';
 import { failureOf } from '../kube/request-options.js';
@@ -21,7 +21,7 @@ import { Resources } from '../resources.js';
 import { startArchivePruner } from '../runs/archive-pruner.js';
 import { startArtifactSweeper } from '../runs/artifact-sweeper.js';
 import { EventRecorder } from '../runs/events.js';
-import { finishedRunSummary } from '../runs/finished-run-summary.js';
+import { runCacheForm } from '../runs/run-cache-form.js';
 import { RunReconciler } from '../runs/run-reconciler.js';
 import { TriggerReconciler } from '../triggers/trigger-reconciler.js';
 import { checkoutBundle, withFanOutBodies } from '../fan-out-bodies.js';
@@ -244,7 +244,7 @@ export class Controllers {
     const custom$ = <T>({ kind, plural }: { kind: string; plural: string }) => ({
       kubeConfig,
       path: `/apis/${GROUP}/${VERSION}/${plural}`,
-      list: async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<T & { metadata?: object }> as never,
+      list: async (query: ListQuery) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, ...query })) as KubernetesListObject<T & { metadata?: object }> as never,
       resyncPeriodMs: resync,
       onError: (error: Error) => log.error('watch failed', error, { resource: `${plural}.${GROUP}` }),
       ...relisted(kind),
@@ -254,8 +254,8 @@ export class Controllers {
       runs: startInformer<Run>({
         ...custom$<Run>(RUN),
         ...runs.handlers,
-        // A finished Run is kept as the little retention and the lookups read (runs/finished-run-summary.ts).
-        slim: finishedRunSummary,
+        // An admitted Run is kept as the little its reconcile, retention and the lookups read (runs/run-cache-form.ts).
+        slim: runCacheForm,
         index: (run) => RunReconciler.runIdOf(run),
       }),
       handlers: startInformer<Handler>({ ...custom$<Handler>(HANDLER), ...handlers.handlers }),

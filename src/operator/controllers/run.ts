@@ -19,6 +19,9 @@ import type { WorkflowCheckout } from '../workflow-checkout.js';
 import type { ResolvedSource } from '../workflow-source.js';
 import { queueKey, type ControllerContext } from './context.js';
 
+/** The state the sweep compares a Run's with when its run is not among the store's unfinished ones. */
+const NOT_UNFINISHED = 'finished, or not in the store';
+
 export interface RunControllerOptions {
   /** What a run of that Workflow starts from (its script, and a pipeline's fan_out bodies). */
   source: (workflow: Workflow) => Promise<ResolvedSource>;
@@ -48,7 +51,7 @@ export class RunController {
   /** Every unfinished run's state in the store, read at a cost that follows what changed. */
   private readonly storeStates: UnfinishedRunStates;
   /** Per admitted unfinished run, its state in the store at the last sweep. */
-  private sweptStates = new Map<string, string>();
+  private readonly sweptStates = new Map<string, string>();
   /** Why the pod of a run's pass under way cannot start its script (the Run's PodReady condition). */
   private readonly podTroubles = new Map<string, PodTrouble>();
   /** Finished Runs that retention found expired at the last sweep, by queue key: their reconcile deletes them. */
@@ -174,10 +177,13 @@ export class RunController {
     // store), not every second. With a thousand Runs asleep, reconciling each every second (a read
     // of its whole record) kept the work queue full for good.
     const states = await this.storeStates.read();
-    const swept = new Map<string, string>();
-    const withResource = new Set<string>();
+    let swept = 0;
     const phases = new Map<string, Map<string, number>>();
-    for (const run of informers.runs.list()) {
+    /** What retention reads: the finished Runs, and the children of a parent (which keep it). */
+    const retained: Run[] = [];
+    // A walk of the cache itself, allocating only for what changed: with 100,000 Runs, each one's
+    // copies and strings made every second kept the heap growing (docs/scaling.md).
+    for (const run of informers.runs.values()) {
       const runId = RunReconciler.runIdOf(run);
       // Each replica counts and compares the Runs of its own shards.
       if (!this.context.ownsRun(runId)) continue;
@@ -185,15 +191,20 @@ export class RunController {
       const namespace = run.metadata.namespace ?? 'default';
       const counts = phases.get(namespace) ?? new Map<string, number>();
       phases.set(namespace, counts.set(phase, (counts.get(phase) ?? 0) + 1));
-      withResource.add(runId);
+      if (isFinishedPhase(phase) || run.metadata.labels?.[LABELS.parent]) retained.push(run);
       if (isFinishedPhase(phase)) continue;
       // Not admitted yet (its Workflow, script or checkout still to come): its reconcile asked to look again.
       if (!run.metadata.labels?.[LABELS.run]) continue;
-      const state = states.get(runId) ?? 'finished, or not in the store';
-      swept.set(runId, state);
-      if (this.sweptStates.get(runId) !== state) this.context.enqueue('Run', run);
+      const state = states.get(runId) ?? NOT_UNFINISHED;
+      swept += 1;
+      const before = this.sweptStates.get(runId);
+      // Set even when equal: the text read from the store now, not a copy of it kept beside it.
+      this.sweptStates.set(runId, state);
+      if (before !== state) this.context.enqueue('Run', run);
     }
-    this.sweptStates = swept;
+    // Kept in place, not made anew each second; what was not swept now (finished, deleted, another
+    // replica's) leaves it, to be compared afresh if it comes back.
+    if (this.sweptStates.size !== swept) for (const runId of this.sweptStates.keys()) if (!this.sweepable(runId)) this.sweptStates.delete(runId);
     // A namespace whose last Run went leaves no series behind.
     metrics.runs.reset();
     for (const [namespace, counts] of phases) {
@@ -204,10 +215,10 @@ export class RunController {
       metrics.passesLost.inc({ namespace }, 0);
     }
     this.countPodTroubles();
-    this.findExpiredRuns();
+    this.findExpiredRuns(retained);
     // Unfinished store-born runs only: a run whose Run was deleted has been cancelled, and stays gone.
     for (const runId of states.keys()) {
-      if (withResource.has(runId) || this.deletedRuns.has(runId) || !this.context.ownsRun(runId)) continue;
+      if (this.runResource(runId) || this.deletedRuns.has(runId) || !this.context.ownsRun(runId)) continue;
       const run = await store.getRun(runId);
       if (run && !TERMINAL_STATUSES.includes(run.status)) await this.ownerOf(run);
     }
@@ -217,6 +228,12 @@ export class RunController {
       const run = await store.getRun(runId);
       if (run && TERMINAL_STATUSES.includes(run.status)) passes.abortPass(runId);
     }
+  }
+
+  /** Whether the sweep compares this run's Run with the store: it is this replica's, admitted, unfinished. */
+  private sweepable(runId: string): boolean {
+    const run = this.runResource(runId);
+    return Boolean(run && this.context.ownsRun(runId) && !isFinishedPhase(run.status?.phase) && run.metadata.labels?.[LABELS.run]);
   }
 
   private countPodTroubles(): void {
@@ -259,10 +276,11 @@ export class RunController {
 
   /**
    * Finished Runs past their TTL or their trigger's history limit go (their runs stay in the
-   * store): each through the work queue, so a delete that fails is retried with backoff, counted
-   * and logged once, not every sweep.
+   * store), of `runs` (this replica's finished Runs, and the children that keep a parent): each
+   * through the work queue, so a delete that fails is retried with backoff, counted and logged
+   * once, not every sweep.
    */
-  private findExpiredRuns(): void {
+  private findExpiredRuns(runs: readonly Run[]): void {
     const { informers } = this.context;
     const lookups = {
       workflow: (namespace: string, name: string) => informers.workflows.get(namespace, name),
@@ -270,11 +288,7 @@ export class RunController {
       schedule: (namespace: string, name: string) => informers.schedules.get(namespace, name),
       defaultTtlSeconds: this.options.runTtlSeconds,
     };
-    const found = expiredRuns(
-      informers.runs.list().filter((run) => this.context.ownsRun(RunReconciler.runIdOf(run))),
-      lookups,
-      this.context.now(),
-    );
+    const found = expiredRuns(runs, lookups, this.context.now());
     this.expired = new Map(found.map(({ run, reason }) => [queueKey('Run', run), { uid: run.metadata.uid, reason }]));
     for (const { run } of found) this.context.nudge('Run', run);
   }

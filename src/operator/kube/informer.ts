@@ -20,10 +20,16 @@ import { keyOf, objectKey } from './object-key.js';
  * deleted even if the watch could never have told us.
  */
 
-/** Selectors the informer applies to its watch; the list function must apply the same ones. */
+/**
+ * Selectors the informer applies to its watch, which the list function must apply too, and the
+ * page it asks for: the list is read `limit` objects at a time, each page from `_continue` on (the
+ * names client-node's list functions take), so no response holds every object at once.
+ */
 export interface ListQuery {
   labelSelector?: string;
   fieldSelector?: string;
+  limit?: number;
+  _continue?: string;
 }
 
 export interface DeleteInfo {
@@ -43,10 +49,16 @@ export interface InformerOptions<T extends KubernetesObject> {
   path: string;
   /**
    * Lists the same collection, e.g. `(q) => core.listNamespacedConfigMap({ namespace, ...q })` or
-   * `(q) => custom.listClusterCustomObject({ group, version, plural, ...q })`. Its
-   * `metadata.resourceVersion` is where the watch starts.
+   * `(q) => custom.listClusterCustomObject({ group, version, plural, ...q })`, passing the whole
+   * query on (its page too). The last page's `metadata.resourceVersion` is where the watch starts.
    */
   list: (query: ListQuery) => Promise<KubernetesListObject<T>>;
+  /**
+   * How many objects one list request asks for (500 unless set, as client-go's reflector): with
+   * 100,000 Runs, one response of every Run was 150 MB of text and its parsed objects at once,
+   * the leader's peak (docs/scaling.md).
+   */
+  pageSize?: number;
   labelSelector?: string;
   fieldSelector?: string;
   /**
@@ -69,7 +81,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   slim?: (object: T) => T | undefined;
   /**
    * A second key to find cached objects by (a Run's run id), for getByIndex: one lookup, not a walk
-   * of the whole cache. The last object cached under a key wins.
+   * of the whole cache. Asked of the form the cache keeps (see slim). The last object cached under
+   * a key wins.
    */
   index?: (object: T) => string | undefined;
   onAdd?: (object: T) => void;
@@ -111,6 +124,8 @@ export interface Informer<T extends KubernetesObject> {
   getByIndex(key: string): T | undefined;
   /** Every cached object, or those of one namespace. Treat them as read-only: they are the cache. */
   list(namespace?: string): T[];
+  /** Every cached object, as list() but not copied into an array: for a walk of them all each second (the Run sweep). Not across an await. */
+  values(): IterableIterator<T>;
   /** How many cached objects are kept whole and how many in their lean form (see InformerOptions.slim). */
   counts(): { whole: number; slim: number };
   /** True once the first list has been applied. */
@@ -125,6 +140,7 @@ export interface Informer<T extends KubernetesObject> {
 
 const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000 };
 const DEFAULT_RESYNC_MS = 5 * 60_000;
+const DEFAULT_PAGE_SIZE = 500;
 /** A watch that lived this long (or delivered anything) was healthy: the next failure starts a fresh backoff. */
 const HEALTHY_WATCH_MS = 5_000;
 
@@ -141,6 +157,12 @@ interface WatchStatus {
   message?: string;
 }
 
+/** Where the next page starts: `_continue` in client-node's typed lists, `continue` in the plain JSON of a custom resource's. */
+function continueOf(page: KubernetesListObject<KubernetesObject>): string | undefined {
+  const plain = page.metadata as { continue?: string } | undefined;
+  return page.metadata?._continue || plain?.continue || undefined;
+}
+
 export function startInformer<T extends KubernetesObject>(options: InformerOptions<T>): Informer<T> {
   const watch = new Watch(options.kubeConfig);
   const stopController = new AbortController();
@@ -151,11 +173,12 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
   if (options.labelSelector !== undefined) query.labelSelector = options.labelSelector;
   if (options.fieldSelector !== undefined) query.fieldSelector = options.fieldSelector;
 
-  let cache = new Map<string, T>();
+  const cache = new Map<string, T>();
   /** Keys of the objects cached in their lean form. */
-  let slimmed = new Set<string>();
+  const slimmed = new Set<string>();
   /** Index key → object key. */
-  let indexed = new Map<string, string>();
+  const indexed = new Map<string, string>();
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const retained = options.retain ?? (() => true);
   let resourceVersion = '';
   let synced = false;
@@ -199,10 +222,14 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
 
   function store(key: string, object: T): void {
     const previous = cache.get(key);
+    // Unchanged (a relist): its cached form stays, rather than a copy of it made beside it.
+    const version = object.metadata?.resourceVersion;
+    if (previous && version !== undefined && previous.metadata?.resourceVersion === version) return;
     const previousIndex = previous && options.index?.(previous);
     if (previousIndex !== undefined && indexed.get(previousIndex) === key) indexed.delete(previousIndex);
-    cache.set(key, cacheForm(key, object));
-    const index = options.index?.(object);
+    const cached = cacheForm(key, object);
+    cache.set(key, cached);
+    const index = options.index?.(cached);
     if (index !== undefined) indexed.set(index, key);
   }
 
@@ -214,23 +241,29 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     slimmed.delete(key);
   }
 
-  /** Replaces the cache by a list and reports the difference: what the watch missed, if anything. */
-  function applyList(items: readonly T[], resync: boolean): void {
-    const listed = new Map<string, T>();
-    for (const item of items) listed.set(objectKey(item), item);
-    const previous = cache;
-    cache = new Map();
-    slimmed = new Set();
-    indexed = new Map();
-    for (const [key, item] of listed) if (retained(item)) store(key, item);
-    for (const [key, object] of listed) {
-      const old = previous.get(key);
-      if (!old) emit(() => options.onAdd?.(object));
-      else if (resync || old.metadata?.resourceVersion !== object.metadata?.resourceVersion)
-        emit(() => options.onUpdate?.(object, old));
+  /**
+   * One page of a list, applied to the cache in place and reported: a relist keeps one cache, not
+   * a second copy of every object beside the first (docs/scaling.md). `listed` collects the keys
+   * seen, for applyListEnd.
+   */
+  function applyPage(items: readonly T[], resync: boolean, listed: Set<string>): void {
+    for (const item of items) {
+      const key = objectKey(item);
+      listed.add(key);
+      const old = cache.get(key);
+      if (retained(item)) store(key, item);
+      else forget(key);
+      if (!old) emit(() => options.onAdd?.(item));
+      else if (resync || old.metadata?.resourceVersion !== item.metadata?.resourceVersion) emit(() => options.onUpdate?.(item, old));
     }
-    for (const [key, old] of previous) {
-      if (!listed.has(key)) emit(() => options.onDelete?.(old, { finalStateUnknown: true }));
+  }
+
+  /** The list is whole: what it did not hold was deleted while the watch could not say. */
+  function applyListEnd(listed: Set<string>): void {
+    for (const [key, old] of cache) {
+      if (listed.has(key)) continue;
+      forget(key);
+      emit(() => options.onDelete?.(old, { finalStateUnknown: true }));
     }
   }
 
@@ -333,8 +366,9 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     });
   }
 
-  async function listOnce(): Promise<KubernetesListObject<T> | undefined> {
-    const listing = options.list(query);
+  /** One page of the list, or undefined if the informer was stopped meanwhile. */
+  async function listPage(from: string | undefined): Promise<KubernetesListObject<T> | undefined> {
+    const listing = options.list({ ...query, limit: pageSize, ...(from ? { _continue: from } : {}) });
     // If stop() wins the race the list still settles later; its failure then is nobody's business.
     listing.catch(() => undefined);
     let onStop: (() => void) | undefined;
@@ -349,6 +383,27 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     }
   }
 
+  /**
+   * Lists every object, page by page, each applied as it arrives; the resourceVersion the list was
+   * read at, or undefined if stopped. A page that fails (its continue token expired, the server
+   * away) fails the whole list, which starts again from the first page: what the pages before it
+   * put in the cache was true, only newer.
+   */
+  async function listAll(resync: boolean): Promise<string | undefined> {
+    const listed = new Set<string>();
+    let from: string | undefined;
+    for (;;) {
+      const page = await listPage(from);
+      if (!page || stopSignal.aborted) return undefined;
+      applyPage(page.items ?? [], resync, listed);
+      from = continueOf(page);
+      if (!from) {
+        applyListEnd(listed);
+        return page.metadata?.resourceVersion ?? '';
+      }
+    }
+  }
+
   async function run(): Promise<void> {
     let needList = true;
     let listReason: RelistReason = 'start';
@@ -356,17 +411,16 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
     let resyncAt = Number.POSITIVE_INFINITY;
     while (!stopSignal.aborted) {
       if (needList) {
-        let listed: KubernetesListObject<T> | undefined;
+        let listedAt: string | undefined;
         try {
-          listed = await listOnce();
+          listedAt = await listAll(resync);
         } catch (error) {
           report(new Error(`list ${options.path} failed: ${ensureError(error).message}`, { cause: error }));
           await sleep(backoff.next(), stopSignal);
           continue;
         }
-        if (!listed || stopSignal.aborted) return;
-        applyList(listed.items ?? [], resync);
-        resourceVersion = listed.metadata?.resourceVersion ?? '';
+        if (listedAt === undefined || stopSignal.aborted) return;
+        resourceVersion = listedAt;
         const reason = listReason;
         emit(() => options.onRelist?.(reason));
         needList = false;
@@ -425,6 +479,7 @@ export function startInformer<T extends KubernetesObject>(options: InformerOptio
       const all = [...cache.values()];
       return namespace === undefined ? all : all.filter((object) => object.metadata?.namespace === namespace);
     },
+    values: () => cache.values(),
     counts: () => ({ whole: cache.size - slimmed.size, slim: slimmed.size }),
     hasSynced: () => synced,
     waitForSync: () => syncedPromise,

@@ -1,4 +1,5 @@
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { DelayedKeys } from './delayed-keys.js';
 
 /**
  * A keyed work queue in the manner of client-go's workqueue: informer handlers add keys
@@ -73,7 +74,6 @@ export interface WorkQueue {
 }
 
 const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 60_000 };
-const MAX_DELAY_MS = 2 ** 31 - 1;
 
 export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const workers = Math.max(1, Math.floor(options.workers ?? 1));
@@ -85,7 +85,8 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const dirty = new Set<string>();
   // Keys nudged while running: they go back into `waiting` only if their run succeeds.
   const nudged = new Set<string>();
-  const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  // Behind one timer: a Run asleep waits here until its wake time (./delayed-keys.ts).
+  const delayed = new DelayedKeys((key) => add(key));
   /** Per failing key (terminal failures too), how many times in a row it failed and the last error. */
   const failures = new Map<string, { attempt: number; error: unknown }>();
   let shuttingDown = false;
@@ -109,18 +110,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       add(key);
       return;
     }
-    // setTimeout fires at once past 2^31 - 1 ms (24.8 days): a Run asleep longer is looked at then
-    // and asks again.
-    ms = Math.min(ms, MAX_DELAY_MS);
-    const at = Date.now() + ms;
-    const pending = timers.get(key);
-    if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      timers.delete(key);
-      add(key);
-    }, ms);
-    timers.set(key, { at, timer });
+    delayed.add(key, ms);
   }
 
   function pump(): void {
@@ -183,8 +173,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     if (!shuttingDown) {
       shuttingDown = true;
       draining = shutdownOptions.drain === true;
-      for (const { timer } of timers.values()) clearTimeout(timer);
-      timers.clear();
+      delayed.clear();
       dirty.clear();
       nudged.clear();
       if (!draining) waiting.clear();
@@ -210,7 +199,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       return running.size;
     },
     get delayed() {
-      return timers.size;
+      return delayed.size;
     },
     shutdown,
   };

@@ -39,6 +39,9 @@ export interface RunReconcilerOptions {
   lookAgainMs: number;
 }
 
+/** Each Run object's run id (RunReconciler.runIdOf); objects are not changed once made (the cache's are read-only). */
+const RUN_IDS = new WeakMap<Run, string>();
+
 /**
  * A Run resource and its run in the store: a new Run is admitted as a run (with the Workflow's
  * script copied in), and the Run's status follows the store's record from then on.
@@ -46,11 +49,20 @@ export interface RunReconcilerOptions {
 export class RunReconciler {
   constructor(private readonly options: RunReconcilerOptions) {}
 
-  /** The store's id for the run of this resource. */
+  /**
+   * The store's id for the run of this resource, made once per object: the sweep asks it of every
+   * cached Run each second, and the cache's index keeps the same string (a new one each time was
+   * 100,000 strings a second of garbage at 100,000 Runs; docs/scaling.md).
+   */
   static runIdOf(resource: Run): string {
-    const namespace = resource.metadata.namespace ?? 'default';
-    const key = resource.metadata.labels?.[LABELS.run];
-    return key ? runIdOf(namespace, key) : runIdForResource(namespace, resource.metadata.uid ?? '');
+    let id = RUN_IDS.get(resource);
+    if (id === undefined) {
+      const namespace = resource.metadata.namespace ?? 'default';
+      const key = resource.metadata.labels?.[LABELS.run];
+      id = key ? runIdOf(namespace, key) : runIdForResource(namespace, resource.metadata.uid ?? '');
+      RUN_IDS.set(resource, id);
+    }
+    return id;
   }
 
   /**

@@ -184,7 +184,8 @@ describe('informer against a real kube-apiserver', () => {
     const proxy = await startPartitionProxy(() => plane.kubeConfig());
     proxies.push(proxy);
     const seen = newSeen();
-    const informer = watchConfigMaps(namespace, seen, { backoff: { initialMs: 200, maxMs: 400 } }, proxy.kubeConfig);
+    // Two a page: the deletion is found by a relist read in pages.
+    const informer = watchConfigMaps(namespace, seen, { backoff: { initialMs: 200, maxMs: 400 }, pageSize: 2 }, proxy.kubeConfig);
     await informer.waitForSync();
     seen.events.length = 0;
 
@@ -202,7 +203,8 @@ describe('informer against a real kube-apiserver', () => {
     expect([...seen.events].sort()).toEqual(['add born v1', 'delete doomed', 'update changed v2']);
     // The deletion happened where no watch could see it: the relist found it missing.
     expect(seen.deletes).toEqual([{ name: 'doomed', finalStateUnknown: true }]);
-    expect(seen.lists).toBe(2);
+    // Two lists of three objects, two pages each.
+    expect(seen.lists).toBe(4);
     // Each list said why it was made: the first, then the one the failed watch called for.
     expect(seen.relists).toEqual(['start', 'error']);
   });
@@ -220,6 +222,40 @@ describe('informer against a real kube-apiserver', () => {
     expect(seen.events.filter((event) => !event.startsWith('update')).sort()).toEqual(['add x v1', 'add y v1']);
     expect(seen.errors).toEqual([]);
     expect(seen.relists.slice(0, 3)).toEqual(['start', 'resync', 'resync']);
+  });
+
+  it('reads its lists in pages, and a relist keeps one cache: an object unchanged stays the object cached', async () => {
+    const namespace = await freshNamespace();
+    for (let index = 0; index < 7; index += 1) await core.createNamespacedConfigMap({ namespace, body: configMap(`cm-${index}`) });
+    const seen = newSeen();
+    const pages: { limit?: number; from?: string; items: number }[] = [];
+    const informer = watchConfigMaps(namespace, seen, {
+      pageSize: 3,
+      resyncPeriodMs: 1500,
+      list: async (query) => {
+        const listed = await core.listNamespacedConfigMap({ namespace, ...query });
+        pages.push({ limit: query.limit, from: query._continue, items: listed.items.length });
+        seen.lists += 1;
+        return listed;
+      },
+    });
+    await informer.waitForSync();
+    // The API server answered three pages of at most three, each after the one before.
+    expect(pages.map(({ limit, items }) => [limit, items])).toEqual([[3, 3], [3, 3], [3, 1]]);
+    expect(pages[0]?.from).toBeUndefined();
+    expect(pages.slice(1).every((page) => typeof page.from === 'string' && page.from.length > 0)).toBe(true);
+    expect(informer.list(namespace)).toHaveLength(7);
+    expect(seen.events.filter((event) => event.startsWith('add'))).toHaveLength(7);
+
+    const unchanged = informer.get(namespace, 'cm-0');
+    await core.replaceNamespacedConfigMap({ name: 'cm-1', namespace, body: configMap('cm-1', 'v2') });
+    await until('a resync', () => seen.relists.includes('resync'), 10_000);
+    // Not a copy made beside the cache: the very object, as nothing changed it.
+    expect(informer.get(namespace, 'cm-0')).toBe(unchanged);
+    expect(informer.get(namespace, 'cm-1')?.data?.value).toBe('v2');
+    expect(informer.list(namespace)).toHaveLength(7);
+    expect(pages.length).toBeGreaterThanOrEqual(6);
+    expect(seen.errors).toEqual([]);
   });
 
   it('stop ends the watch: no handler runs afterwards', async () => {

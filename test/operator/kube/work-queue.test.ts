@@ -269,6 +269,25 @@ describe('work queue', () => {
     await queue.shutdown();
   });
 
+  it('keys delayed to times of their own wait behind one timer, and each runs once, at its time, in order', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const runs: string[] = [];
+    const queue = createWorkQueue({ process: (key) => void runs.push(key) });
+    const before = timers();
+    // A thousand Runs asleep until as many different times (a timer each held 80,000 at 100,000 Runs).
+    for (let i = 999; i >= 0; i -= 1) queue.addAfter(`run-${String(i).padStart(3, '0')}`, 60_000 + i);
+    // The same keys asked again sooner, over and over: the earliest wins, the rest is not kept.
+    for (let round = 0; round < 3; round += 1) for (let i = 0; i < 1000; i += 1) queue.addAfter(`run-${String(i).padStart(3, '0')}`, 50 + i / 10 - round);
+    expect(queue.delayed).toBe(1000);
+    expect(timers() - before).toBeLessThanOrEqual(1);
+    await until(() => runs.length === 1000, 5000);
+    expect(runs).toEqual(Array.from({ length: 1000 }, (_, i) => `run-${String(i).padStart(3, '0')}`));
+    expect(queue.delayed).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runs).toHaveLength(1000);
+    await queue.shutdown();
+  });
+
   it('shutdown waits for work in flight, drops waiting and delayed keys and ignores new ones', async () => {
     const blocker = gate();
     const runs: string[] = [];
