@@ -20,6 +20,15 @@ import { deployHyperspool, E2E_LABEL, eventually, GaveUp, leaderPod, openCluster
 import { incompleteJournals, journalsIn, openJournalDatabase, runsIn } from './support/sleepers.js';
 
 const SHARDS = 4;
+/**
+ * The replicas' --lease-duration. The suite's 4 s (a renew deadline of 2.7 s) was too short for
+ * shards on the shared 2-core node: as a crashed replica's shards moved to the survivor while 12
+ * pass pods and two operator pods started, the survivor's renewals of its 5 Leases missed that
+ * deadline, it gave every shard up, its caches started over and it was not Ready, so no replica
+ * served people's requests (`spool signal` answered 503) for seconds. 10 s is still short enough
+ * for a dead replica's shards to move within the test (one to two lease durations).
+ */
+const LEASE_SECONDS = 10;
 const RUNS = 12;
 const WORKFLOW = 'nap';
 const SCRIPT = 'spool step a -- echo a\nspool sleep 3s\nspool wait signal go > /dev/null\nspool step b -- echo b\n';
@@ -72,6 +81,18 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
       60_000,
     );
 
+  /** What a person would look at when runs do not finish: the namespace's objects, the Leases, every replica's log. */
+  const whereThingsAre = async (): Promise<string> =>
+    [
+      await kubectl('-n', namespace, 'get', 'runs,jobs,pods', '-o', 'wide').catch((error: Error) => error.message),
+      await kubectl('-n', namespace, 'get', 'events', '--sort-by=.lastTimestamp').catch((error: Error) => error.message),
+      await kubectl('-n', SYSTEM, 'get', 'leases,pods', '-o', 'wide').catch((error: Error) => error.message),
+      await kubectl('-n', SYSTEM, 'logs', '-l', OPERATOR_PODS, '--prefix', '--tail=400').catch((error: Error) => error.message),
+    ].join('\n');
+
+  const began = Date.now();
+  const seconds = (): string => `${((Date.now() - began) / 1000).toFixed(0)} s`;
+
   beforeAll(async () => {
     cluster = await openCluster(runLabel);
     await deployHyperspool(cluster);
@@ -81,10 +102,17 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
     // --shards changes with no replica running (docs/operator.md#shards): two counts never overlap.
     await scale(0);
     await noOperatorPods();
-    const args = ['--shards', String(SHARDS)].map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }));
-    await kubectl('-n', SYSTEM, 'patch', DEPLOYMENT, '--type=json', '-p', JSON.stringify(args));
+    const args = '/spec/template/spec/containers/0/args';
+    const patch = [
+      ...['--shards', String(SHARDS)].map((value) => ({ op: 'add', path: `${args}/-`, value })),
+      // The suite's Lease (test/e2e/deploy) is longer here: see LEASE_SECONDS.
+      { op: 'test', path: `${args}/0`, value: '--lease-duration' },
+      { op: 'replace', path: `${args}/1`, value: String(LEASE_SECONDS) },
+    ];
+    await kubectl('-n', SYSTEM, 'patch', DEPLOYMENT, '--type=json', '-p', JSON.stringify(patch));
     await scale(2);
     await operatorRolledOut(cluster);
+    console.log(`e2e shards: the Deployment sharded after ${seconds()}`);
   });
 
   afterAll(async () => {
@@ -97,7 +125,9 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
     await noOperatorPods();
     const leases = (await cluster.getJson<{ items: LeaseResource[] }>('-n', SYSTEM, 'leases')).items.map((lease) => lease.metadata.name).filter((name) => SHARDING_LEASE.test(name));
     if (leases.length > 0) await kubectl('-n', SYSTEM, 'delete', 'lease', ...leases);
+    const restoring = Date.now();
     await deployHyperspool(cluster);
+    console.log(`e2e shards: the suite's install back in ${((Date.now() - restoring) / 1000).toFixed(0)} s`);
     await cluster.close();
   });
 
@@ -124,14 +154,16 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
       await kubectl('-n', SYSTEM, 'delete', 'pod', killed, '--grace-period=0', '--force');
       await scale(3);
       await signal(names.slice(RUNS / 2));
+      console.log(`e2e shards: every run begun, ${killed} killed and a replica added after ${seconds()}`);
 
       // All the Runs in one read a poll (a kubectl each would crowd the node's two cores), given up at once on one that ended otherwise.
       const done = await eventually('every run Succeeded', async () => {
         const runs = await runsIn(cluster, namespace);
         const ended = runs.find((run) => FINAL_PHASES.includes(run.status?.phase ?? '') && run.status?.phase !== 'Succeeded');
-        if (ended)
-          throw new GaveUp(`${ended.metadata.name} ended ${ended.status?.phase}: ${ended.status?.message}\n${await cluster.lostPasses(namespace, ended.metadata.name)}\n${await cluster.operatorLogs()}`);
-        return runs.every((run) => run.status?.phase === 'Succeeded') && runs;
+        if (ended) throw new GaveUp(`${ended.metadata.name} ended ${ended.status?.phase}: ${ended.status?.message}`);
+        if (runs.every((run) => run.status?.phase === 'Succeeded')) return runs;
+        // Said if the wait times out: where each run is.
+        throw new Error(runs.map((run) => `${run.metadata.name} ${run.status?.phase ?? '-'} after ${run.status?.passes ?? 0} passes`).join(', '));
       }, 120_000);
       const leaders = await untilShared(3);
       expect(leaders).not.toContain(killed);
@@ -153,7 +185,9 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
       } finally {
         await journal.close();
       }
-      console.log(`e2e shards: passes per run ${done.map((run) => run.status?.passes).join(' ')}; shards led at the end by ${leaders.join(' ')}; ${killed} killed`);
+      console.log(`e2e shards: passes per run ${done.map((run) => run.status?.passes).join(' ')}; shards led at the end by ${leaders.join(' ')}; ${killed} killed; all done after ${seconds()}`);
+    } catch (error) {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${await whereThingsAre()}`, { cause: error });
     } finally {
       jobs.stop();
     }
