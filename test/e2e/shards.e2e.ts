@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_PHASES } from '../support/eventually.js';
-import { deployHyperspool, E2E_LABEL, eventually, GaveUp, leaderPod, openCluster, OPERATOR_PODS, operatorRolledOut, repo, sh, SYSTEM, type Cluster, type OperatorPod } from './support/cluster.js';
+import { deployHyperspool, eventually, GaveUp, leaderPod, openNamespace, OPERATOR_PODS, operatorRolledOut, repo, sh, SYSTEM, type Cluster, type FileNamespace, type OperatorPod } from './support/cluster.js';
 import { incompleteJournals, journalsIn, openJournalDatabase, runsIn } from './support/sleepers.js';
 
 const SHARDS = 4;
@@ -46,12 +46,11 @@ interface LeaseResource {
 const shardLease = (shard: number): string => (shard === 0 ? 'hyperspool-operator' : `hyperspool-operator-shard-${shard}`);
 
 describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replicas sharing the runs in shards on a real node', () => {
-  const runLabel = `e2e-shards-${Date.now().toString(36)}`;
-  const namespace = runLabel;
+  const namespace = `e2e-shards-${Date.now().toString(36)}`;
+  let file: FileNamespace;
   let cluster: Cluster;
-  let userConfig = '';
   const kubectl = (...args: string[]): Promise<string> => cluster.kubectl(...args);
-  const spool = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', userConfig, '-n', namespace]);
+  const spool = (...args: string[]): Promise<string> => sh(process.execPath, [join(repo, 'bin', 'spool'), ...args, '--kubeconfig', file.userConfig, '-n', namespace]);
   const operatorPods = async (): Promise<OperatorPod[]> => (await cluster.getJson<{ items: OperatorPod[] }>('-n', SYSTEM, 'pods', '-l', OPERATOR_PODS)).items;
   const scale = (replicas: number): Promise<string> => kubectl('-n', SYSTEM, 'scale', DEPLOYMENT, `--replicas=${replicas}`);
   const noOperatorPods = (): Promise<boolean> => eventually('no operator pod left', async () => (await operatorPods()).length === 0, 120_000);
@@ -94,11 +93,8 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
   const seconds = (): string => `${((Date.now() - began) / 1000).toFixed(0)} s`;
 
   beforeAll(async () => {
-    cluster = await openCluster(runLabel);
-    await deployHyperspool(cluster);
-    await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    await eventually('the default ServiceAccount', () => kubectl('-n', namespace, 'get', 'serviceaccount', 'default'));
-    userConfig = await cluster.givenPerson(namespace, 'person', 'hyperspool-edit');
+    file = await openNamespace(namespace);
+    cluster = file.cluster;
     // --shards changes with no replica running (docs/operator.md#shards): two counts never overlap.
     await scale(0);
     await noOperatorPods();
@@ -117,8 +113,6 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
 
   afterAll(async () => {
     if (!cluster) return;
-    if (!process.env.HYPERSPOOL_E2E_KEEP) await kubectl('delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
-    await kubectl('-n', SYSTEM, 'delete', 'rolebinding', '-l', `${E2E_LABEL}=${runLabel}`).catch(() => undefined);
     // The suite's install back, one shard again: down to no replica first, then the install's own
     // args and two replicas; the shards' and replicas' Leases go, as the unsharded operator uses neither.
     await scale(0);
@@ -128,7 +122,7 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
     const restoring = Date.now();
     await deployHyperspool(cluster);
     console.log(`e2e shards: the suite's install back in ${((Date.now() - restoring) / 1000).toFixed(0)} s`);
-    await cluster.close();
+    await file.close();
   });
 
   it(`given ${SHARDS} shards over 2 replicas, when one replica's pod is killed and a third joins while runs wake and signals arrive, then every run succeeds with one Job per pass and each call once, and every shard is led by a live replica`, async () => {
@@ -137,7 +131,7 @@ describe.skipIf(Boolean(process.env.HYPERSPOOL_E2E_KUBECONFIG))('operator replic
     try {
       const names = Array.from({ length: RUNS }, (_, i) => `${WORKFLOW}-${i + 1}`);
       await cluster.applyAs(
-        userConfig,
+        file.userConfig,
         { apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Workflow', metadata: { name: WORKFLOW, namespace }, spec: { filename: `${WORKFLOW}.sh`, script: SCRIPT } },
         ...names.map((name) => ({ apiVersion: 'hyperspool.dev/v1alpha1', kind: 'Run', metadata: { name, namespace }, spec: { workflowRef: { name: WORKFLOW } } })),
       );
