@@ -201,7 +201,8 @@ export class Controllers {
       activityClasses,
       ownerOf: (run) => runs.ownerOf(run),
       takeWarmPod: async (run) => {
-        const job = await options.warm.take(run);
+        // With shards, warm pods' agents ask shard 0's leader: any other takes an idle pod it has seen.
+        const job = await options.warm.take(run, shards.count > 1 ? () => this.informers.pods.list() : undefined);
         // The pool refills at once, not at the next sweep.
         if (job) this.warmPools.refill();
         return job;
@@ -270,7 +271,11 @@ export class Controllers {
         list: (query) => core.listPodForAllNamespaces(query),
         resyncPeriodMs: resync,
         onAdd: (pod) => this.cluster.podChanged(pod),
-        onUpdate: (pod) => this.cluster.podChanged(pod),
+        onUpdate: (pod) => {
+          this.cluster.podChanged(pod);
+          // A warm pod whose agent asks here, assigned a pass by the leader of another shard.
+          options.warm.podChanged(pod);
+        },
         onError: (error) => log.error('watch failed', error, { resource: 'pods' }),
         ...relisted('Pod'),
       }),

@@ -107,31 +107,51 @@ export class WarmAssignments {
 
   /**
    * Assigns this pass to a warm pod of its pool (its namespace, Workflow and pod settings as the
-   * run pinned them) whose agent is waiting: the name of that pod's Job, now this pass's; null
-   * when none is waiting, or none could be had, and the pass gets a Job of its own.
+   * run pinned them): one whose agent is waiting here, else one of `seen` (the pods' cache), idle
+   * and not going. With shards, agents ask shard 0's leader, and the leader of another shard
+   * dispatches its own runs' passes: it takes a pod whose agent asks elsewhere, and the replica
+   * that agent asks answers it when it sees the labels change (podChanged). The answer: the name of
+   * that pod's Job, now this pass's; null when none could be had, and the pass gets a Job of its own.
    */
-  async take(run: RunRecord): Promise<string | null> {
+  async take(run: RunRecord, seen: () => readonly V1Pod[] = () => []): Promise<string | null> {
     const definition = definitionKey(podSettingsOf(run));
     const workflow = workflowOf(run).name;
+    const ofPool = (pod: V1Pod): boolean => {
+      const { metadata } = pod;
+      return metadata?.namespace === run.project && metadata.labels?.[LABELS.workflow] === workflow && metadata.labels[LABELS.definition] === definition;
+    };
     for (const [uid, waiting] of this.waiting) {
-      const { metadata } = waiting.pod;
-      if (metadata?.namespace !== run.project || metadata.labels?.[LABELS.workflow] !== workflow || metadata.labels[LABELS.definition] !== definition) continue;
+      if (!ofPool(waiting.pod)) continue;
       // Off the list before the first await: no other pass tries this pod meanwhile.
       this.waiting.delete(uid);
-      const job = jobOf(waiting.pod);
-      if (!job || !(await this.assign(waiting.pod, run))) {
-        // Gone, or assigned by another leader: its agent, asking again, learns which.
-        waiting.answer(null);
-        continue;
-      }
-      // The Job's labels say the same, so that what finds a pass's Jobs by label (its end, a
-      // suspension's cleanup, a cancel) finds this one. The pod's labels are the record: if this
-      // fails, the pass still runs, and its Job goes with the Run's cleanup by name.
-      await this.labelJob(run, metadata.namespace, job).catch(() => undefined);
-      waiting.answer({ runId: run.id, pass: run.passes });
-      return job;
+      const job = await this.takePod(waiting.pod, run);
+      // Gone, or assigned by another leader: its agent, asking again, learns which.
+      waiting.answer(job ? { runId: run.id, pass: run.passes } : null);
+      if (job) return job;
+    }
+    const idle = (pod: V1Pod): boolean => pod.metadata?.labels?.[LABELS.warm] === WARM.idle && !pod.metadata.deletionTimestamp && !this.isRetired(pod);
+    for (const pod of seen().filter((each) => ofPool(each) && idle(each))) {
+      const job = await this.takePod(pod, run);
+      if (job) return job;
     }
     return null;
+  }
+
+  /** A pod changed (the pods' cache): one whose agent waits here and that another replica assigned a pass is told it now. */
+  podChanged(pod: V1Pod): void {
+    const assigned = assignmentOf(pod);
+    if (assigned) this.waiting.get(pod.metadata?.uid ?? '')?.answer(assigned);
+  }
+
+  /** The pod made this pass's: its Job's name, or null if it was gone or another pass had it first. */
+  private async takePod(pod: V1Pod, run: RunRecord): Promise<string | null> {
+    const job = jobOf(pod);
+    if (!job || !(await this.assign(pod, run))) return null;
+    // The Job's labels say the same, so that what finds a pass's Jobs by label (its end, a
+    // suspension's cleanup, a cancel) finds this one. The pod's labels are the record: if this
+    // fails, the pass still runs, and its Job goes with the Run's cleanup by name.
+    await this.labelJob(run, pod.metadata?.namespace ?? '', job).catch(() => undefined);
+    return job;
   }
 
   /** The one-shot write: the pod's labels test idle and become this run's pass, or nothing changes. */

@@ -56,6 +56,8 @@ export interface Cluster {
   getJson<T>(...args: string[]): Promise<T>;
   /** `kubectl apply` of these objects, each labelled as this run's. */
   apply(...items: KubeObject[]): Promise<void>;
+  /** The same, as the person whose kubeconfig this is (givenPerson's), not the cluster's admin. */
+  applyAs(kubeconfig: string, ...items: KubeObject[]): Promise<void>;
   /** The operator replicas' recent logs, for a failure's message. */
   operatorLogs(): Promise<string>;
   /** Why a Run took more passes than it should (its PassLost Events), for a failure's message. */
@@ -114,11 +116,13 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
   const kubectlBin =
     process.env.KUBECTL ?? join((await sh('bash', [join(repo, 'hack', 'build-k8s.sh'), 'kubectl'])).trim().split('\n').pop() ?? '', 'kubectl');
 
-  const kubectl = (...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', kubeconfig, ...args]);
-  const apply = async (...items: KubeObject[]): Promise<void> => {
+  const kubectlAs = (config: string, ...args: string[]): Promise<string> => sh(kubectlBin, ['--kubeconfig', config, ...args]);
+  const kubectl = (...args: string[]): Promise<string> => kubectlAs(kubeconfig, ...args);
+  const applyAs = async (config: string, ...items: KubeObject[]): Promise<void> => {
     for (const item of items) item.metadata = { ...item.metadata, labels: { ...item.metadata?.labels, [E2E_LABEL]: runLabel } };
-    await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectl('apply', '-f', path));
+    await withFile('objects.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), (path) => kubectlAs(config, 'apply', '-f', path));
   };
+  const apply = (...items: KubeObject[]): Promise<void> => applyAs(kubeconfig, ...items);
   const people = mkdtempSync(join(tmpdir(), 'hyperspool-e2e-people-'));
   /** Binds a person to `role` in the namespace and to hyperspool-cli in hyperspool-system (with `objects`, such as their ServiceAccount). */
   const bindPerson = (namespace: string, role: string, subject: Record<string, string>, ...objects: KubeObject[]): Promise<void> => {
@@ -151,6 +155,7 @@ export async function openCluster(runLabel: string): Promise<Cluster> {
     kubeconfig,
     kubectl,
     apply,
+    applyAs,
     givenPerson: async (namespace, name, role) => {
       await bindPerson(namespace, role, { kind: 'ServiceAccount', name, namespace }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
       const token = (await kubectl('-n', namespace, 'create', 'token', name, '--duration=2h')).trim();

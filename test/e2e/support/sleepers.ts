@@ -178,31 +178,57 @@ export interface Recorded {
   passes: number[];
 }
 
-/** What the runs of a namespace (the sleepers' own) recorded, read from the store. */
-export async function recorded(db: pg.Client, namespace: string, park: Park): Promise<Recorded> {
+/** What the runs of a namespace recorded, as the store has it: each run's status, passes and calls in order. */
+export interface Journals {
+  /** Runs of the namespace in the store, by status. */
+  statuses: Record<string, number>;
+  runs: { id: string; status: string; passes: number }[];
+  /** Each run's calls ("verb name"), in the order its journal holds them. */
+  calls: Map<string, string[]>;
+  /** Calls recorded more than once in a run's journal: "run verb name × n". */
+  repeated: string[];
+}
+
+/** Each run's journal in a namespace, read from the store in two queries however many runs. */
+export async function journalsIn(db: pg.Client, namespace: string): Promise<Journals> {
   const runs = await db.query<{ id: string; status: string; passes: number }>('select id, status, passes from runs where project = $1', [namespace]);
-  const calls = await db.query<{ run_id: string; verb: string; name: string }>(
+  const rows = await db.query<{ run_id: string; verb: string; name: string }>(
     `select j.run_id, j.verb, j.name from journal j join runs r on r.id = j.run_id
       where r.project = $1 and j.kind = 'call' order by j.run_id, j.position`,
     [namespace],
   );
+  const statuses: Record<string, number> = {};
+  for (const run of runs.rows) statuses[run.status] = (statuses[run.status] ?? 0) + 1;
+  const calls = new Map<string, string[]>(runs.rows.map((run) => [run.id, []]));
+  for (const row of rows.rows) calls.set(row.run_id, [...(calls.get(row.run_id) ?? []), `${row.verb} ${row.name}`.trim()]);
+  const repeated: string[] = [];
+  for (const [id, entries] of calls)
+    for (const call of new Set(entries)) if (entries.filter((entry) => entry === call).length > 1) repeated.push(`${id} ${call} × ${entries.filter((entry) => entry === call).length}`);
+  return { statuses, runs: runs.rows, calls, repeated };
+}
+
+/** The runs whose journal's calls are not `expected`, in order: "run: calls". */
+export function incompleteJournals(journals: Journals, expected: readonly string[]): string[] {
+  return [...journals.calls].filter(([, calls]) => calls.join(', ') !== expected.join(', ')).map(([id, calls]) => `${id}: ${calls.join(', ')}`);
+}
+
+/** What the runs of a namespace (the sleepers' own) recorded, read from the store. */
+export async function recorded(db: pg.Client, namespace: string, park: Park): Promise<Recorded> {
+  const journals = await journalsIn(db, namespace);
   const results = await db.query<{ data: Record<string, unknown> }>(
     `select j.data from journal j join runs r on r.id = j.run_id
       where r.project = $1 and j.kind = 'result' and j.verb = 'step' and j.name = 'work'`,
     [namespace],
   );
-  const statuses: Record<string, number> = {};
-  for (const run of runs.rows) statuses[run.status] = (statuses[run.status] ?? 0) + 1;
-  const journals = new Map<string, string[]>();
-  for (const row of calls.rows) journals.set(row.run_id, [...(journals.get(row.run_id) ?? []), `${row.verb} ${row.name}`.trim()]);
-  const repeated: string[] = [];
-  for (const [id, entries] of journals)
-    for (const call of new Set(entries)) if (entries.filter((entry) => entry === call).length > 1) repeated.push(`${id} ${call} × ${entries.filter((entry) => entry === call).length}`);
-  const expected = sleeperCalls(park).join(', ');
-  const incomplete = runs.rows.filter((run) => (journals.get(run.id) ?? []).join(', ') !== expected).map((run) => `${run.id}: ${(journals.get(run.id) ?? []).join(', ')}`);
   const work = results.rows.map((row) => {
     const [start, end] = String(row.data.stdout ?? '').trim().split('\n').map(Number);
     return [start ?? NaN, end ?? NaN] as [number, number];
   });
-  return { statuses, repeated, incomplete, work, passes: runs.rows.map((run) => run.passes) };
+  return {
+    statuses: journals.statuses,
+    repeated: journals.repeated,
+    incomplete: incompleteJournals(journals, sleeperCalls(park)),
+    work,
+    passes: journals.runs.map((run) => run.passes),
+  };
 }
