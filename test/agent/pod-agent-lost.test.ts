@@ -74,7 +74,7 @@ describe('the pod agent when the operator cannot be reached', () => {
     dir = mkdtempSync(join(tmpdir(), 'pod-agent-'));
     writeFileSync(join(dir, 'token'), 'token\n');
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
-    agent = await servePodAgent({ server: url, assignment: Promise.resolve({ runId: 'run-1', pass: 1 }), tokenFile: join(dir, 'token'), socket, control, retryForMs, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
+    agent = await servePodAgent({ server: url, assignment: () => Promise.resolve({ runId: 'run-1', pass: 1 }), tokenFile: join(dir, 'token'), socket, control, retryForMs, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
     const answer = await ask(socket, { verb: 'step', name: 'a' });
     const ended = await ask(control, { verb: 'exit', code: answer.exitCode ?? 0, signal: null });
     return { answer, ended };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { PatchStrategy, setHeaderOptions, type V1Job, type V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalRun } from '../../src/engine/wake.js';
@@ -46,6 +47,12 @@ describe('warm pass pods on a real kube-apiserver', () => {
   /** Once this many warm pods' agents are asking the leader for a pass. */
   const whenWaiting = (count: number): Promise<boolean> =>
     eventually(`${count} warm agents asking`, async () => new RegExp(`^hyperspool_warm_pods_waiting ${count}$`, 'm').test(await (await fetch(`${operator.healthUrl}/metrics`)).text()));
+  /** TokenReviews the API server has answered so far (its own /metrics). */
+  const tokenReviews = (): number =>
+    execFileSync(cluster.plane.kubectl, ['--kubeconfig', cluster.plane.kubeconfigPath, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
+      .split('\n')
+      .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="tokenreviews"'))
+      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   const runIdOf = async (name: string): Promise<string> => eventually(`${name}'s run id`, async () => (await getRun(cluster, name)).status?.runId);
   /** The pod spec without what tells a warm pod's agent from a pass's: its flag and its run's env. */
   const sameSpec = (spec: V1PodSpec | undefined): V1PodSpec => {
@@ -80,14 +87,17 @@ describe('warm pass pods on a real kube-apiserver', () => {
     await whenRunCreated(cluster, 'hot-1', 'hot');
     const runId = await runIdOf('hot-1');
     const answer = await asked;
-    expect(answer).toEqual({ status: 200, body: { assignment: { run: runId, pass: 1 } } });
-    // The pod and its Job are now that pass's, by their labels; no Job of the pass's own was made.
+    // With its script: the agent needs nothing more to start it.
+    const spec = { run: runId, pass: 1, filename: 'hot.sh', interpreter: expect.any(String) as unknown, script: SCRIPT, input: expect.objectContaining({ run: runId }) as unknown };
+    expect(answer).toEqual({ status: 200, body: { assignment: { run: runId, pass: 1, spec } } });
+    // The pod is now that pass's, by its labels, and its Job (relabelled after the answer) too; no Job of the pass's own was made.
     const key = (await getRun(cluster, 'hot-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
-    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).toEqual([warm!.metadata?.name]);
     const assigned = await cluster.core.readNamespacedPod({ namespace: cluster.namespace, name: pod.pod.metadata?.name ?? '' });
     expect(assigned.metadata?.labels).toMatchObject({ 'hyperspool.dev/warm': 'assigned', 'hyperspool.dev/run': key, 'hyperspool.dev/pass': '1' });
+    await eventually("the warm Job relabelled as the pass's", async () => (await jobsOf(cluster, key)).length > 0);
+    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).toEqual([warm!.metadata?.name]);
     // Asking again (an answer lost on the way) gets the same pass, never another.
-    expect((await ask(pod.token)).body).toEqual({ assignment: { run: runId, pass: 1 } });
+    expect((await ask(pod.token)).body).toEqual({ assignment: { run: runId, pass: 1, spec } });
 
     // The pool refills; a pass due while no pod of its pool asks gets a Job of its own.
     const [refill] = await eventually('the pool refilled', async () => {
@@ -102,7 +112,9 @@ describe('warm pass pods on a real kube-apiserver', () => {
     // Made alike: a warm pod is the pod the pass would have had.
     expect(sameSpec(template?.spec)).toEqual(sameSpec(cold.spec?.template.spec));
 
-    // The assigned pod serves its pass, and is refused another run's journal.
+    // The assigned pod serves its pass, and is refused another run's journal; what its token
+    // proves was learnt as it asked for its pass, so its first calls wait for no TokenReview.
+    const reviews = tokenReviews();
     const pass1 = agentOf(operator.url, runId, 1, pod.token);
     expect((await pass1.spec()).body).toMatchObject({ filename: 'hot.sh', script: SCRIPT });
     const stolen = await agentOf(operator.url, other, 1, pod.token).call({ verb: 'step', name: 'a' });
@@ -110,6 +122,7 @@ describe('warm pass pods on a real kube-apiserver', () => {
     expect(JSON.stringify(stolen.body)).toContain(`not pass 1 of run ${other}`);
     const step = await pass1.call({ verb: 'step', name: 'a' });
     expect(step.body).toMatchObject({ status: 'execute' });
+    expect(tokenReviews()).toBe(reviews);
     await pass1.call({ verb: 'done', position: step.body.position, stdout: 'one\n', exitCode: 0 });
     expect((await pass1.call({ verb: 'wait.signal', name: 'go' })).body).toMatchObject({ status: 'suspended' });
     // Its script stopped, the pod ends; a waiting run holds nothing: the warm pod's Job goes as a pass's does.

@@ -201,10 +201,10 @@ export class Controllers {
       activityClasses,
       ownerOf: (run) => runs.ownerOf(run),
       takeWarmPod: async (run) => {
-        const job = await options.warm.take(run);
+        const taken = await options.warm.take(run);
         // The pool refills at once, not at the next sweep.
-        if (job) this.warmPools.refill();
-        return job;
+        if (taken) this.warmPools.refill();
+        return taken;
       },
       storedWorkflow: async (namespace, name) => {
         const found = workflow(namespace, name);
@@ -235,6 +235,7 @@ export class Controllers {
       pods: () => this.informers.pods.list(),
       running: () => options.passes.size,
       retire: (namespace, job) => options.warm.retire(namespace, job),
+      isTaken: (namespace, job) => options.warm.isTaken(namespace, job),
       maxRunningPasses: options.maxRunningPasses ?? 16,
       now,
     });
