@@ -1,8 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { PatchStrategy, setHeaderOptions, type V1Job, type V1PodSpec } from '@kubernetes/client-node';
+import { BatchV1Api, PatchStrategy, setHeaderOptions, type V1Job, type V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLogger } from '../../src/common/json-log.js';
 import { signalRun } from '../../src/engine/wake.js';
+import type { Workflow } from '../../src/operator/api/generated.js';
+import { definitionKey, LABELS, MANAGED_BY, WARM } from '../../src/operator/naming.js';
 import type { Operator } from '../../src/operator/operator.js';
+import { WarmPools } from '../../src/operator/warm/warm-pools.js';
+import { workflowPodSettings } from '../../src/operator/workflow-source.js';
 import { agentOf, eventually, getRun, givenPodOf, jobsOf, startCluster, startPod, whenJobEnds, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const SCRIPT = 'spool step a -- echo one\nspool wait signal go\nspool step b -- echo two\n';
@@ -202,5 +207,51 @@ describe('warm pass pods on a real kube-apiserver', () => {
     expect(new Date(replaced.metadata?.creationTimestamp ?? 0).getTime() - new Date(second!.metadata?.creationTimestamp ?? 0).getTime()).toBeGreaterThanOrEqual((IDLE_SECONDS - 1) * 1000);
     await workflowPatch('spare', { warmPods: 0 });
     await eventually('the pool emptied', async () => (await idleJobs('spare')).length === 0);
+  });
+
+  it("given a pod just assigned its pass, whose labels the caches do not show yet, then its pool makes the replacement at once, not at the next look", async () => {
+    // A pool of its own (not the operator's), acting as the operator does, with the caches held
+    // still: the taken pod's Job still reads idle there, as it does for a moment after a take.
+    const workflow: Workflow = {
+      apiVersion: 'hyperspool.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: { name: 'still', namespace: cluster.namespace, uid: '00000000-0000-4000-8000-000000000001' },
+      spec: { filename: 'still.sh', script: 'true\n', warmPods: 1 },
+    };
+    const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.workflow]: 'still', [LABELS.warm]: WARM.idle, [LABELS.definition]: definitionKey(workflowPodSettings(workflow)) };
+    const cached: V1Job = { metadata: { name: 'still-warm-taken', namespace: cluster.namespace, labels, creationTimestamp: new Date() } };
+    const batch = cluster.operatorKubeConfig().makeApiClient(BatchV1Api);
+    const created: string[] = [];
+    const recording = Object.assign(Object.create(batch) as BatchV1Api, {
+      createNamespacedJob: async (request: Parameters<BatchV1Api['createNamespacedJob']>[0]) => {
+        const job = await batch.createNamespacedJob(request);
+        created.push(job.metadata?.name ?? '');
+        return job;
+      },
+    });
+    const taken = new Set<string>();
+    const pools = new WarmPools({
+      batch: recording,
+      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+      log: jsonLogger(() => undefined),
+      max: 4,
+      idleSeconds: null,
+      workflows: () => [workflow],
+      jobs: () => [cached],
+      pods: () => [],
+      running: () => 0,
+      retire: () => undefined,
+      isTaken: (_namespace, job) => taken.has(job),
+      maxRunningPasses: 16,
+      now: () => new Date(),
+    });
+    pools.refill();
+    await pools.settled();
+    expect(created).toEqual([]);
+    taken.add('still-warm-taken');
+    pools.refill();
+    await pools.settled();
+    expect(created).toHaveLength(1);
+    for (const name of created) await cluster.batch.deleteNamespacedJob({ namespace: cluster.namespace, name, propagationPolicy: 'Background' });
   });
 });
