@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { servePodAgent } from '../../src/agent/remote/pod-agent.js';
 import type { Assignment } from '../../src/agent/remote/warm-assignment.js';
 import { eventually } from '../support/eventually.js';
 import { removeTempDirs, startSpool, tempDir } from '../support/spool.js';
+import { askSocket } from '../support/socket-line.js';
 
 const SPEC = { run: 'k8s:team:run-1', pass: 3, filename: 'hot.sh', interpreter: 'bash', script: 'echo hot\n', input: { run: 'k8s:team:run-1' } };
 
@@ -40,21 +40,6 @@ describe('a warm pod agent', () => {
     return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, asked };
   }
 
-  /** One NDJSON line to a unix socket, and the first line it answers. */
-  function ask(path: string, message: unknown): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(path, () => socket.write(`${JSON.stringify(message)}\n`));
-      let text = '';
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (!text.includes('\n')) return;
-        socket.destroy();
-        resolve(JSON.parse(text.split('\n')[0] ?? '') as Record<string, unknown>);
-      });
-      socket.on('error', reject);
-    });
-  }
-
   it("given an agent serving its sockets, then its pass is asked for only when the runner asks for the script, and the assignment's script is the runner's answer with no request for it", async () => {
     const dir = tempDir('warm-agent-');
     writeFileSync(join(dir, 'token'), 'warm-token\n');
@@ -68,7 +53,7 @@ describe('a warm pod agent', () => {
     agent = await servePodAgent({ server: operator.url, tokenFile: join(dir, 'token'), socket, control, assignment });
     // Listening, with no runner yet (its container not started): no pass asked for.
     expect(asks).toEqual([]);
-    expect(await ask(control, { verb: 'spec' })).toEqual({ spec: SPEC });
+    expect(await askSocket(control, { verb: 'spec' })).toEqual({ spec: SPEC });
     expect(asks).toEqual(['assignment']);
     expect(operator.asked).toEqual([]);
   });
@@ -80,7 +65,7 @@ describe('a warm pod agent', () => {
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
     const process_ = startSpool(['agent', '--socket', socket, '--control', control, '--warm'], { cwd: dir, env: { SPOOL_SERVER: operator.url, SPOOL_TOKEN_FILE: join(dir, 'token') } });
     await eventually('the control socket', () => Promise.resolve(existsSync(control)), 10_000, 10);
-    expect(await ask(control, { verb: 'spec' })).toEqual({ spec: SPEC });
+    expect(await askSocket(control, { verb: 'spec' })).toEqual({ spec: SPEC });
     expect(operator.asked).toEqual(['GET /v1/agent/assignment Bearer warm-token']);
     process.kill(process_.pid, 'SIGTERM');
     const ended = await process_.done;
@@ -94,7 +79,7 @@ describe('a warm pod agent', () => {
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
     const process_ = startSpool(['agent', '--socket', socket, '--control', control, '--warm'], { cwd: dir, env: { SPOOL_SERVER: operator.url, SPOOL_TOKEN_FILE: join(dir, 'token') } });
     await eventually('the control socket', () => Promise.resolve(existsSync(control)), 10_000, 10);
-    expect(await ask(control, { verb: 'spec' })).toEqual({ error: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' });
+    expect(await askSocket(control, { verb: 'spec' })).toEqual({ error: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' });
     const ended = await process_.done;
     expect(ended.output).toBe('spool: pass 3 of run k8s:team:run-1 is not under way here; its script must stop\n');
     expect(ended.code).not.toBe(0);
