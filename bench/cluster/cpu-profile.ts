@@ -3,15 +3,17 @@
 // /proc, and every pod together (the pass pods, which come and go, and the operator's and
 // PostgreSQL's) from the kubelet's cgroup root (hack/local-cluster.sh: /hyperspool), whose cpuacct
 // keeps the time of cgroups already removed. The machine's own total comes from /proc/stat: on a
-// shared machine it holds other people's work too, which the named rows do not.
-import { readdirSync, readFileSync } from 'node:fs';
+// shared machine it holds other people's work too. The named rows are the node's: processes in a
+// network namespace other than this process's (the node runs in one of its own, its pods in theirs),
+// so other people's control planes and tests on this machine are left out of them.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 const TICKS_PER_SECOND = 100;
 const PODS_CPUACCT = '/sys/fs/cgroup/cpuacct/hyperspool/kubepods/cpuacct.usage';
 
 export interface CpuSnapshot {
-  /** CPU seconds by pid, with the command's name. */
+  /** CPU seconds by pid of the node's processes, with the command's name. */
   processes: Map<number, { name: string; seconds: number }>;
   /** CPU seconds of every pod, or NaN where the cgroup is not there. */
   pods: number;
@@ -22,9 +24,11 @@ export interface CpuSnapshot {
 
 export function cpuSnapshot(): CpuSnapshot {
   const processes = new Map<number, { name: string; seconds: number }>();
+  const here = readlinkSync('/proc/self/ns/net');
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
+      if (readlinkSync(join('/proc', entry, 'ns', 'net')) === here) continue;
       const stat = readFileSync(join('/proc', entry, 'stat'), 'utf8');
       // The name is in parentheses and may hold spaces: the fields after it are counted from its end.
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
@@ -47,8 +51,8 @@ export function cpuSnapshot(): CpuSnapshot {
 }
 
 /**
- * CPU seconds between two snapshots: the machine's, every pod's, and the busiest commands among
- * processes alive at both (summed by name).
+ * CPU seconds between two snapshots: the machine's, every pod's, and the node's busiest commands
+ * among processes alive at both (summed by name).
  */
 export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot, top = 10): string {
   const byName = new Map<string, number>();
@@ -62,6 +66,6 @@ export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot, top = 10): s
   return [
     `CPU over ${seconds.toFixed(0)} s: the machine ${(after.busy - before.busy).toFixed(0)} s busy (${((after.busy - before.busy) / seconds).toFixed(2)} cores)`,
     `every pod ${(after.pods - before.pods).toFixed(0)} s`,
-    ...rows.map(([name, used]) => `${name} ${used.toFixed(0)} s`),
+    ...rows.map(([name, used]) => `${name} ${used.toFixed(1)} s`),
   ].join('; ');
 }
