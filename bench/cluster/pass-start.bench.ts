@@ -21,13 +21,16 @@
 // On a cluster this run did not bring up, it uses the Hyperspool installed there (./install.ts).
 // A second run does the same with a warm pod (spec.warmPods: 1; sleeps of 3 s, so the pool has
 // refilled before each wake) and prints wait resolved -> script started for the passes that ran in
-// one (docs/benchmarks.md, "Warm pass pods").
+// one (docs/benchmarks.md, "Warm pass pods"), split at the pod's assignment (its labels patched,
+// as the watch saw it), with the Job's relabelling and the leader's mean from dispatch to the
+// agent's ask for the script.
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually, openCluster, repo, sh, type Cluster } from '../../test/e2e/support/cluster.js';
+import { leaderMetrics, samples } from '../../test/e2e/support/sleepers.js';
 import { hyperspoolFor, writeResults } from './install.js';
 
 const PASSES = Number.parseInt(process.env.BENCH_PASSES ?? '', 10) || 20;
@@ -59,8 +62,10 @@ interface PodObject {
   status?: { podIP?: string; initContainerStatuses?: { name: string; started?: boolean }[] };
 }
 
-async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Seen; bound: Seen; sandbox: Seen; agent: Seen; warm: Set<number>; stop(): void }> {
+async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Seen; bound: Seen; sandbox: Seen; agent: Seen; warm: Set<number>; assigned: Seen; stop(): void }> {
   const warm = new Set<number>();
+  // A warm pod's assignment (its labels patched: the pass is its), by pass.
+  const assigned: Seen = new Map();
   const job: Seen = new Map();
   const pod: Seen = new Map();
   const bound: Seen = new Map();
@@ -84,14 +89,17 @@ async function watchPasses(kubeConfig: KubeConfig): Promise<{ job: Seen; pod: Se
       const pass = passOf(object);
       first(pod, pass, at);
       // A warm pod (spec.warmPods) assigned this pass: made before the pass was due.
-      if (object.metadata?.labels?.['hyperspool.dev/warm'] === 'assigned' && Number.isInteger(pass)) warm.add(pass);
+      if (object.metadata?.labels?.['hyperspool.dev/warm'] === 'assigned' && Number.isInteger(pass)) {
+        warm.add(pass);
+        first(assigned, pass, at);
+      }
       if (object.spec?.nodeName) first(bound, pass, at);
       if (object.status?.podIP) first(sandbox, pass, at);
       if (object.status?.initContainerStatuses?.some((status) => status.name === 'agent' && status.started)) first(agent, pass, at);
     },
     onError,
   );
-  return { job, pod, bound, sandbox, agent, warm, stop: () => (jobs.abort(), pods.abort()) };
+  return { job, pod, bound, sandbox, agent, warm, assigned, stop: () => (jobs.abort(), pods.abort()) };
 }
 
 const median = (values: number[]): number => {
@@ -207,19 +215,39 @@ ${END}`;
   if (!writeResults()) console.log('bench: docs/benchmarks.md left as it is (BENCH_WRITE=1 writes this section there)');
 });
 
+/** The leader's pass start latency so far (dispatched -> the pod's agent asking for the script): its sum (s) and count. */
+async function passStartLatency(): Promise<{ sum: number; count: number }> {
+  const text = await leaderMetrics(cluster);
+  const name = 'hyperspool_pass_start_latency_seconds';
+  return { sum: samples(text, `${name}_sum`).get('') ?? NaN, count: samples(text, `${name}_count`).get('') ?? NaN };
+}
+
 it(`measures the same with a warm pod (spec.warmPods: 1), over ${PASSES} passes`, async () => {
+  const before = await passStartLatency();
   // 3 s between passes: time for the pool to refill (a pod's start) after each pass took its pod.
   const { seen, resolved, scriptStarted } = await sleepyRun('warm-naps', '3s', { warmPods: 1 });
-  const totals = resolved.map((due, index) => (scriptStarted.get(index + 2) ?? NaN) - due);
-  const warm = totals.filter((_, index) => seen.warm.has(index + 2));
-  const cold = totals.filter((_, index) => !seen.warm.has(index + 2));
+  const after = await passStartLatency();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  // Per pass: the timer due, the pod's assignment (as the watch saw its labels change), its Job's
+  // relabelling (the same), the script's first line.
+  const passes = resolved.map((due, index) => {
+    const pass = index + 2;
+    const [assigned, relabelled, started] = [seen.assigned.get(pass), seen.job.get(pass), scriptStarted.get(pass)].map((at) => at ?? NaN) as [number, number, number];
+    return { pass, warm: seen.warm.has(pass), total: started - due, assigned: assigned - due, relabelled: relabelled - assigned, started: started - assigned };
+  });
+  const warm = passes.filter((pass) => pass.warm);
+  const cold = passes.filter((pass) => !pass.warm);
+  const figure = (label: string, values: number[]): string => `  ${label}: median ${ms(median(values))}, p99 ${ms(percentile(values, 99))}`;
   console.log(
     [
-      `bench: warm pods, ${new Date().toISOString()}, load average ${load}: of ${totals.length} passes ${warm.length} ran in a warm pod`,
-      `  wait resolved -> script started, warm: median ${ms(median(warm))}, p99 ${ms(percentile(warm, 99))}`,
-      ...(cold.length ? [`  and ${cold.length} in a pod of their own (none was waiting): median ${ms(median(cold))}`] : []),
-      `  per pass (ms): ${totals.map((total, index) => `p${index + 2}${seen.warm.has(index + 2) ? 'w' : ''} ${Math.round(total)}`).join(', ')}`,
+      `bench: warm pods, ${new Date().toISOString()}, load average ${load}: of ${passes.length} passes ${warm.length} ran in a warm pod`,
+      figure('wait resolved -> script started, warm', warm.map((pass) => pass.total)),
+      figure('  wait resolved -> pod assigned (operator: notices the wake, claims the pass, the JSON Patch)', warm.map((pass) => pass.assigned)),
+      figure('  pod assigned -> script started (the answer, the agent, `spool pass`, bash)', warm.map((pass) => pass.started)),
+      figure('  pod assigned -> its Job relabelled', warm.map((pass) => pass.relabelled)),
+      `  dispatched -> the agent asks for the script (the leader's histogram over these passes, mean): ${ms(((after.sum - before.sum) / (after.count - before.count)) * 1000)} over ${after.count - before.count}`,
+      ...(cold.length ? [`  and ${cold.length} in a pod of their own (none was waiting): median ${ms(median(cold.map((pass) => pass.total)))}`] : []),
+      `  per pass, total (assigned + started) ms: ${passes.map((pass) => `p${pass.pass}${pass.warm ? 'w' : ''} ${Math.round(pass.total)} (${Math.round(pass.assigned)}+${Math.round(pass.started)})`).join(', ')}`,
     ].join('\n'),
   );
   expect(warm.length).toBeGreaterThan(0);

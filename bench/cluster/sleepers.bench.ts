@@ -3,6 +3,7 @@
 //   npm run bench:node-sleepers                 (root: the local node, as the e2e suite)
 //   BENCH_RUNS=300 npm run bench:node-sleepers  (fewer; default 1,000)
 //   BENCH_WAKE_AFTER=600 ...                    (seconds from creating them to WAKE; default 120 + 1.8 a run)
+//   BENCH_WARM_PODS=8 ...                       (the Workflow's spec.warmPods; default none)
 //
 // The Runs are those of test/e2e/support/sleepers.ts (test/e2e/scale.e2e.ts checks a bounded count
 // of them for correctness): a first pass works out how long to sleep so that all wake at WAKE,
@@ -12,16 +13,20 @@
 //     with its informer caches' object counts;
 //   - from WAKE: the delay until each run's step started (median, p99) and passes per minute;
 //   - the most steps that ran at once (at most the operator's --max-running-passes);
-//   - the largest Run status (bytes of JSON) and passes per run.
+//   - the largest Run status (bytes of JSON) and passes per run;
+//   - how many woken passes ran in a warm pod, and where the node's CPU went from WAKE to the last
+//     step's end (./cpu-profile.ts) beside the leader's own CPU and passes started.
 // Figures go to docs/benchmarks.md by hand ("1,000 sleeping Runs on the real node").
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually, openCluster, SYSTEM, type Cluster } from '../../test/e2e/support/cluster.js';
+import { cpuBetween, cpuSnapshot } from './cpu-profile.js';
 import { hyperspoolFor } from './install.js';
 import { createSleepers, leaderMetrics, mostAtOnce, openJournalDatabase, passPods, phaseCounts, quantile, recorded, runsIn, samples, type RunResource } from '../../test/e2e/support/sleepers.js';
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? '', 10) || 1000;
+const WARM_PODS = Number.parseInt(process.env.BENCH_WARM_PODS ?? '', 10) || 0;
 // Room for every first pass at the 42 a minute measured on 2 cores (1.4 s a run), and a margin.
 const WAKE_AFTER = Number(process.env.BENCH_WAKE_AFTER) || 120 + Math.ceil(1.8 * RUNS);
 // Listing a thousand Runs costs kubectl and the API server a good part of a core, taken from the
@@ -72,13 +77,26 @@ async function leaderMemory(): Promise<{ rss: number; heap: number; caches: Reco
   };
 }
 
+/** The leader's CPU seconds and passes started so far. */
+async function leaderCpu(): Promise<{ cpu: number; passes: number }> {
+  const text = await leaderMetrics(cluster);
+  const passes = [...samples(text, 'hyperspool_passes_started_total').values()].reduce((sum, value) => sum + value, 0);
+  return { cpu: samples(text, 'hyperspool_process_cpu_seconds_total').get('') ?? NaN, passes };
+}
+
+/** The second passes' Jobs there now (the first passes' went when they suspended), and whether each ran in a warm pod. */
+async function woken(): Promise<{ name: string; warm: boolean }[]> {
+  const jobs = await cluster.getJson<{ items: { metadata: { name: string; labels?: Record<string, string> } }[] }>('-n', namespace, 'jobs', '-l', 'hyperspool.dev/pass=2');
+  return jobs.items.map((job) => ({ name: job.metadata.name, warm: job.metadata.labels?.['hyperspool.dev/warm'] === 'assigned' }));
+}
+
 it(`${RUNS} runs asleep on the node, all waking in the same second`, async () => {
   const args = (await cluster.kubectl('-n', SYSTEM, 'get', 'deployment', 'hyperspool-operator', '-o', 'jsonpath={.spec.template.spec.containers[0].args}')).trim();
   const given = JSON.parse(args || '[]') as string[];
   const cap = given.includes('--max-running-passes') ? Number(given[given.indexOf('--max-running-passes') + 1]) : 16;
   const created = Date.now();
   const wakeAt = Math.ceil(created / 1000) + WAKE_AFTER;
-  await createSleepers(cluster, namespace, RUNS, { wakeAt });
+  await createSleepers(cluster, namespace, RUNS, { wakeAt }, WARM_PODS ? { warmPods: WARM_PODS } : {});
 
   // Memory is sampled all along: the largest RSS is the figure that matters for a limit.
   let most = { rss: 0, heap: 0, caches: {} as Record<string, number> };
@@ -108,7 +126,11 @@ it(`${RUNS} runs asleep on the node, all waking in the same second`, async () =>
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const asleep = await leaderMemory();
+    // From WAKE (or now, if parking ran past it): the node's CPU and the leader's.
+    while (Date.now() < wakeAt * 1000) await new Promise((resolve) => setTimeout(resolve, 100));
+    const [cpuAtWake, leaderAtWake] = [cpuSnapshot(), await leaderCpu()];
     let done: RunResource[];
+    const warmOrNot = new Map<string, boolean>();
     const deadline = wakeAt * 1000 + 3 * RUNS * 1000;
     for (;;) {
       const runs = await runsIn(cluster, namespace);
@@ -119,9 +141,13 @@ it(`${RUNS} runs asleep on the node, all waking in the same second`, async () =>
         done = runs;
         break;
       }
+      // Pass Jobs stay until their TTL once their run has ended: counted while they are there.
+      for (const job of await woken()) if (!warmOrNot.has(job.name)) warmOrNot.set(job.name, job.warm);
       if (Date.now() > deadline) throw new Error(`not all Succeeded in time: ${JSON.stringify(phaseCounts(runs))}`);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+    const [cpuAtEnd, leaderAtEnd] = [cpuSnapshot(), await leaderCpu()];
+    for (const job of await woken()) if (!warmOrNot.has(job.name)) warmOrNot.set(job.name, job.warm);
     const journal = await openJournalDatabase(cluster);
     const seen = await recorded(journal.db, namespace, { wakeAt }).finally(() => journal.close());
     expect(seen.statuses).toEqual({ succeeded: RUNS });
@@ -142,6 +168,8 @@ it(`${RUNS} runs asleep on the node, all waking in the same second`, async () =>
       `largest leader RSS seen (every 5 s): ${(most.rss / MiB).toFixed(0)} MiB (heap ${(most.heap / MiB).toFixed(0)} MiB, caches ${JSON.stringify(most.caches)})`,
       `wake -> step started: median ${quantile(delays, 0.5).toFixed(0)} ms, p99 ${quantile(delays, 0.99).toFixed(0)} ms, last ${Math.max(...delays).toFixed(0)} ms`,
       `woken passes: ${RUNS} in ${(lastEnd - wakeAt).toFixed(0)} s = ${((RUNS / (lastEnd - wakeAt)) * 60).toFixed(0)} passes/min; steps at once at most ${mostAtOnce(seen.work)}`,
+      `woken passes in a warm pod (spec.warmPods ${WARM_PODS}): ${[...warmOrNot.values()].filter(Boolean).length} of the ${warmOrNot.size} pass Jobs seen`,
+      `from WAKE to the last step's end: ${cpuBetween(cpuAtWake, cpuAtEnd)}; the leader ${(leaderAtEnd.cpu - leaderAtWake.cpu).toFixed(0)} s of CPU, ${leaderAtEnd.passes - leaderAtWake.passes} passes started`,
       `passes per run: ${JSON.stringify(Object.fromEntries([...new Set(seen.passes)].map((n) => [n, seen.passes.filter((p) => p === n).length])))}; largest Run status ${Math.max(...statusBytes)} bytes`,
     ];
     console.log(`\nbench node-sleepers:\n  ${lines.join('\n  ')}\n`);

@@ -279,6 +279,18 @@ const DURATIONS = named(
   }),
 );
 export type RunStatsBucket = FromSchema<typeof RUN_STATS_BUCKET>;
+/** What a pass's pod runs: its agent asks for it, or a warm pod is handed it with its assignment. */
+const PASS_SPEC = named(
+  'PassSpec',
+  shape({
+    run: TEXT,
+    pass: WHOLE,
+    filename: TEXT,
+    interpreter: TEXT,
+    script: TEXT,
+    input: { type: 'object', description: 'what $SPOOL_INPUT_FILE holds: run, subject, input, payload, event' },
+  }),
+);
 
 export const RESPONSES = {
   'POST /runs': shape({ run: RUN, created: { type: 'boolean', description: 'false: the run an idempotency key named already' } }),
@@ -351,16 +363,9 @@ export const RESPONSES = {
   'PUT /state/:entity/:key': shape({ cell: CELL }),
   'DELETE /state/:entity/:key': DELETED,
   'GET /agent/assignment': shape({
-    assignment: nullable(shape({ run: TEXT, pass: WHOLE })),
+    assignment: nullable(shape({ run: TEXT, pass: WHOLE }, { spec: PASS_SPEC })),
   }),
-  'GET /agent/runs/:run/passes/:pass': shape({
-    run: TEXT,
-    pass: WHOLE,
-    filename: TEXT,
-    interpreter: TEXT,
-    script: TEXT,
-    input: { type: 'object', description: 'what $SPOOL_INPUT_FILE holds: run, subject, input, payload, event' },
-  }),
+  'GET /agent/runs/:run/passes/:pass': PASS_SPEC,
   'POST /agent/runs/:run/passes/:pass/calls': { type: 'object', description: 'the answer to the call, as docs/protocol.md says' },
   'POST /agent/runs/:run/passes/:pass/logs': OK,
   'POST /agent/runs/:run/passes/:pass/exit': OK,

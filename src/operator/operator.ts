@@ -193,6 +193,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     );
     return found;
   };
+  const agentIdentity = agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api), runName);
   const context: ServerContext = {
     store,
     runResources,
@@ -205,11 +206,16 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     authorize: userAuthorizer(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(AuthorizationV1Api), runName),
     agents: {
       passes,
-      authenticate: agentAuthenticator(kubeConfig.makeApiClient(AuthenticationV1Api), kubeConfig.makeApiClient(CoreV1Api), runName),
+      authenticate: agentIdentity,
+      sharded: (options.shards ?? 1) > 1,
       warmPods: {
         wait: async (token, signal) => {
+          const reviewedAt = Date.now();
           const pod = await warmPod(token);
-          return pod && !warm.isRetired(pod) ? { assignment: await warm.wait(pod, ASSIGNMENT_POLL_MS, signal) } : null;
+          if (!pod || warm.isRetired(pod)) return null;
+          const assignment = await warm.wait(pod, ASSIGNMENT_POLL_MS, signal);
+          if (assignment) agentIdentity.assigned(token, assignment, reviewedAt);
+          return { assignment };
         },
       },
       activities: {

@@ -42,12 +42,14 @@ export function agentRoutes(ctx: ServerContext): Router {
   const authorizedPass = async (req: Request): Promise<RemotePass> => {
     const { runId, pass } = await authorizedAgent(req);
     const remote = agents.passes.get(runId, pass);
-    if (!remote) throw new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
+    if (!remote) throw passEnded({ runId, pass });
     return remote;
   };
 
   // A warm pod's agent waits here for its pass: a long poll, answered when the operator assigns the
-  // pod one, or with a null assignment after a while (the agent asks again).
+  // pod one, or with a null assignment after a while (the agent asks again). The pass's script
+  // comes with it: the agent asks only once its runner waits for the script (so the script
+  // container is up), and another round trip here would be on the pass's path.
   router.get('/agent/assignment', async (req, res) => {
     const token = bearer(req);
     if (!agents.warmPods) throw new HttpError(403, 'forbidden', 'no warm pods here: passes run where the server runs');
@@ -56,21 +58,16 @@ export function agentRoutes(ctx: ServerContext): Router {
     const answer = await agents.warmPods.wait(token, gone.signal);
     if (!answer) throw new HttpError(401, 'unauthenticated', 'the token is not bound to a warm pass pod of this operator (TokenReview)');
     const { assignment } = answer;
-    res.json({ assignment: assignment ? { run: assignment.runId, pass: assignment.pass } : null } satisfies ResponseOf<'GET /agent/assignment'>);
+    if (!assignment) return void res.json({ assignment: null } satisfies ResponseOf<'GET /agent/assignment'>);
+    // With --shards, the pass may be hosted by its run's shard leader, another replica: then the
+    // agent asks for the script as a cold pass's does (forwarded there, and refused there if over).
+    const remote = agents.passes.get(assignment.runId, assignment.pass);
+    if (!remote && !agents.sharded) throw passEnded(assignment);
+    res.json({ assignment: { run: assignment.runId, pass: assignment.pass, ...(remote ? { spec: specOf(remote) } : {}) } } satisfies ResponseOf<'GET /agent/assignment'>);
   });
 
   router.get('/agent/runs/:run/passes/:pass', async (req, res) => {
-    const remote = await authorizedPass(req);
-    const { run } = remote;
-    remote.markStarting();
-    res.json({
-      run: run.id,
-      pass: run.passes,
-      filename: basename(run.workflow),
-      interpreter: run.interpreter,
-      script: run.script,
-      input: inputDocument(run),
-    } satisfies ResponseOf<'GET /agent/runs/:run/passes/:pass'>);
+    res.json(specOf(await authorizedPass(req)) satisfies ResponseOf<'GET /agent/runs/:run/passes/:pass'>);
   });
 
   router.post('/agent/runs/:run/passes/:pass/calls', async (req, res) => {
@@ -106,4 +103,15 @@ export function agentRoutes(ctx: ServerContext): Router {
   });
 
   return router;
+}
+
+function passEnded({ runId, pass }: { runId: string; pass: number }): HttpError {
+  return new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
+}
+
+/** What the pass's pod runs. Asked for, the script is starting: --pass-start-timeout stops counting. */
+function specOf(remote: RemotePass): ResponseOf<'GET /agent/runs/:run/passes/:pass'> {
+  const { run } = remote;
+  remote.markStarting();
+  return { run: run.id, pass: run.passes, filename: basename(run.workflow), interpreter: run.interpreter, script: run.script, input: inputDocument(run) };
 }

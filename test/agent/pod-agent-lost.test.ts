@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { servePodAgent } from '../../src/agent/remote/pod-agent.js';
 import { cutOffReusedConnections } from '../support/reused-connections.js';
+import { askSocket } from '../support/socket-line.js';
 
 /**
  * A pass pod's agent whose operator cannot be reached mid-pass (its Service has no ready replica
@@ -54,29 +54,14 @@ describe('the pod agent when the operator cannot be reached', () => {
     return { url: `http://127.0.0.1:${address.port}`, exits, calls: () => calls };
   }
 
-  /** One NDJSON line to a unix socket, and the first line it answers. */
-  function ask(path: string, message: unknown): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(path, () => socket.write(`${JSON.stringify(message)}\n`));
-      let text = '';
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (!text.includes('\n')) return;
-        socket.destroy();
-        resolve(JSON.parse(text.split('\n')[0] ?? '') as Record<string, unknown>);
-      });
-      socket.on('error', reject);
-    });
-  }
-
   /** The agent of pass 1, a step call through its spool socket, then the script's end (69) through its control socket. */
   async function passWithOneCall(url: string, requestTimeoutMs?: number, retryForMs = 400): Promise<{ answer: Record<string, unknown>; ended: Record<string, unknown> }> {
     dir = mkdtempSync(join(tmpdir(), 'pod-agent-'));
     writeFileSync(join(dir, 'token'), 'token\n');
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
-    agent = await servePodAgent({ server: url, assignment: Promise.resolve({ runId: 'run-1', pass: 1 }), tokenFile: join(dir, 'token'), socket, control, retryForMs, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
-    const answer = await ask(socket, { verb: 'step', name: 'a' });
-    const ended = await ask(control, { verb: 'exit', code: answer.exitCode ?? 0, signal: null });
+    agent = await servePodAgent({ server: url, assignment: () => Promise.resolve({ runId: 'run-1', pass: 1 }), tokenFile: join(dir, 'token'), socket, control, retryForMs, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) });
+    const answer = await askSocket(socket, { verb: 'step', name: 'a' });
+    const ended = await askSocket(control, { verb: 'exit', code: answer.exitCode ?? 0, signal: null });
     return { answer, ended };
   }
 

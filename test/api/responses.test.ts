@@ -280,7 +280,12 @@ describe("the agents' answers are the shapes src/api/responses.ts declares", { t
   });
 
   it("given a warm pod's agent asking for its pass, then the answer is its shape, assigned or not yet", async () => {
-    expect((await call<{ assignment: unknown }>('GET /agent/assignment', {}, undefined, '', { url, token: 'warm-token' })).json.assignment).toEqual({ run: runId, pass: 1 });
+    // Its pass's script comes with it: the agent asks for nothing more before the script starts.
+    expect((await call<{ assignment: unknown }>('GET /agent/assignment', {}, undefined, '', { url, token: 'warm-token' })).json.assignment).toEqual({
+      run: runId,
+      pass: 1,
+      spec: { run: runId, pass: 1, filename: 'agent.sh', interpreter: 'bash -eu', script: 'true', input: expect.objectContaining({ input: { a: 1 } }) as unknown },
+    });
     expect((await call<{ assignment: unknown }>('GET /agent/assignment', {}, undefined, '', { url, token: 'idle-token' })).json.assignment).toBeNull();
     expect((await call('GET /agent/assignment', {}, undefined, '', { url, token: 'pass-token' })).status).toBe(401);
   });

@@ -1,7 +1,13 @@
-import { PatchStrategy, setHeaderOptions, type V1Job, type V1PodSpec } from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { BatchV1Api, PatchStrategy, setHeaderOptions, type V1Job, type V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLogger } from '../../src/common/json-log.js';
 import { signalRun } from '../../src/engine/wake.js';
+import type { Workflow } from '../../src/operator/api/generated.js';
+import { definitionKey, LABELS, MANAGED_BY, WARM } from '../../src/operator/naming.js';
 import type { Operator } from '../../src/operator/operator.js';
+import { WarmPools } from '../../src/operator/warm/warm-pools.js';
+import { workflowPodSettings } from '../../src/operator/workflow-source.js';
 import { agentOf, eventually, getRun, givenPodOf, jobsOf, startCluster, startPod, whenJobEnds, whenJobFinishes, whenRunCreated, type Cluster } from './support/cluster.js';
 
 const SCRIPT = 'spool step a -- echo one\nspool wait signal go\nspool step b -- echo two\n';
@@ -46,6 +52,12 @@ describe('warm pass pods on a real kube-apiserver', () => {
   /** Once this many warm pods' agents are asking the leader for a pass. */
   const whenWaiting = (count: number): Promise<boolean> =>
     eventually(`${count} warm agents asking`, async () => new RegExp(`^hyperspool_warm_pods_waiting ${count}$`, 'm').test(await (await fetch(`${operator.healthUrl}/metrics`)).text()));
+  /** TokenReviews the API server has answered so far (its own /metrics). */
+  const tokenReviews = (): number =>
+    execFileSync(cluster.plane.kubectl, ['--kubeconfig', cluster.plane.kubeconfigPath, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
+      .split('\n')
+      .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="tokenreviews"'))
+      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   const runIdOf = async (name: string): Promise<string> => eventually(`${name}'s run id`, async () => (await getRun(cluster, name)).status?.runId);
   /** The pod spec without what tells a warm pod's agent from a pass's: its flag and its run's env. */
   const sameSpec = (spec: V1PodSpec | undefined): V1PodSpec => {
@@ -80,14 +92,17 @@ describe('warm pass pods on a real kube-apiserver', () => {
     await whenRunCreated(cluster, 'hot-1', 'hot');
     const runId = await runIdOf('hot-1');
     const answer = await asked;
-    expect(answer).toEqual({ status: 200, body: { assignment: { run: runId, pass: 1 } } });
-    // The pod and its Job are now that pass's, by their labels; no Job of the pass's own was made.
+    // With its script: the agent needs nothing more to start it.
+    const spec = { run: runId, pass: 1, filename: 'hot.sh', interpreter: expect.any(String) as unknown, script: SCRIPT, input: expect.objectContaining({ run: runId }) as unknown };
+    expect(answer).toEqual({ status: 200, body: { assignment: { run: runId, pass: 1, spec } } });
+    // The pod is now that pass's, by its labels, and its Job (relabelled after the answer) too; no Job of the pass's own was made.
     const key = (await getRun(cluster, 'hot-1')).metadata.labels?.['hyperspool.dev/run'] ?? '';
-    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).toEqual([warm!.metadata?.name]);
     const assigned = await cluster.core.readNamespacedPod({ namespace: cluster.namespace, name: pod.pod.metadata?.name ?? '' });
     expect(assigned.metadata?.labels).toMatchObject({ 'hyperspool.dev/warm': 'assigned', 'hyperspool.dev/run': key, 'hyperspool.dev/pass': '1' });
+    await eventually("the warm Job relabelled as the pass's", async () => (await jobsOf(cluster, key)).length > 0);
+    expect((await jobsOf(cluster, key)).map((job) => job.metadata?.name)).toEqual([warm!.metadata?.name]);
     // Asking again (an answer lost on the way) gets the same pass, never another.
-    expect((await ask(pod.token)).body).toEqual({ assignment: { run: runId, pass: 1 } });
+    expect((await ask(pod.token)).body).toEqual({ assignment: { run: runId, pass: 1, spec } });
 
     // The pool refills; a pass due while no pod of its pool asks gets a Job of its own.
     const [refill] = await eventually('the pool refilled', async () => {
@@ -102,7 +117,9 @@ describe('warm pass pods on a real kube-apiserver', () => {
     // Made alike: a warm pod is the pod the pass would have had.
     expect(sameSpec(template?.spec)).toEqual(sameSpec(cold.spec?.template.spec));
 
-    // The assigned pod serves its pass, and is refused another run's journal.
+    // The assigned pod serves its pass, and is refused another run's journal; what its token
+    // proves was learnt as it asked for its pass, so its first calls wait for no TokenReview.
+    const reviews = tokenReviews();
     const pass1 = agentOf(operator.url, runId, 1, pod.token);
     expect((await pass1.spec()).body).toMatchObject({ filename: 'hot.sh', script: SCRIPT });
     const stolen = await agentOf(operator.url, other, 1, pod.token).call({ verb: 'step', name: 'a' });
@@ -110,6 +127,7 @@ describe('warm pass pods on a real kube-apiserver', () => {
     expect(JSON.stringify(stolen.body)).toContain(`not pass 1 of run ${other}`);
     const step = await pass1.call({ verb: 'step', name: 'a' });
     expect(step.body).toMatchObject({ status: 'execute' });
+    expect(tokenReviews()).toBe(reviews);
     await pass1.call({ verb: 'done', position: step.body.position, stdout: 'one\n', exitCode: 0 });
     expect((await pass1.call({ verb: 'wait.signal', name: 'go' })).body).toMatchObject({ status: 'suspended' });
     // Its script stopped, the pod ends; a waiting run holds nothing: the warm pod's Job goes as a pass's does.
@@ -189,5 +207,51 @@ describe('warm pass pods on a real kube-apiserver', () => {
     expect(new Date(replaced.metadata?.creationTimestamp ?? 0).getTime() - new Date(second!.metadata?.creationTimestamp ?? 0).getTime()).toBeGreaterThanOrEqual((IDLE_SECONDS - 1) * 1000);
     await workflowPatch('spare', { warmPods: 0 });
     await eventually('the pool emptied', async () => (await idleJobs('spare')).length === 0);
+  });
+
+  it("given a pod just assigned its pass, whose labels the caches do not show yet, then its pool makes the replacement at once, not at the next look", async () => {
+    // A pool of its own (not the operator's), acting as the operator does, with the caches held
+    // still: the taken pod's Job still reads idle there, as it does for a moment after a take.
+    const workflow: Workflow = {
+      apiVersion: 'hyperspool.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: { name: 'still', namespace: cluster.namespace, uid: '00000000-0000-4000-8000-000000000001' },
+      spec: { filename: 'still.sh', script: 'true\n', warmPods: 1 },
+    };
+    const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.workflow]: 'still', [LABELS.warm]: WARM.idle, [LABELS.definition]: definitionKey(workflowPodSettings(workflow)) };
+    const cached: V1Job = { metadata: { name: 'still-warm-taken', namespace: cluster.namespace, labels, creationTimestamp: new Date() } };
+    const batch = cluster.operatorKubeConfig().makeApiClient(BatchV1Api);
+    const created: string[] = [];
+    const recording = Object.assign(Object.create(batch) as BatchV1Api, {
+      createNamespacedJob: async (request: Parameters<BatchV1Api['createNamespacedJob']>[0]) => {
+        const job = await batch.createNamespacedJob(request);
+        created.push(job.metadata?.name ?? '');
+        return job;
+      },
+    });
+    const taken = new Set<string>();
+    const pools = new WarmPools({
+      batch: recording,
+      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+      log: jsonLogger(() => undefined),
+      max: 4,
+      idleSeconds: null,
+      workflows: () => [workflow],
+      jobs: () => [cached],
+      pods: () => [],
+      running: () => 0,
+      retire: () => undefined,
+      isTaken: (_namespace, job) => taken.has(job),
+      maxRunningPasses: 16,
+      now: () => new Date(),
+    });
+    pools.refill();
+    await pools.settled();
+    expect(created).toEqual([]);
+    taken.add('still-warm-taken');
+    pools.refill();
+    await pools.settled();
+    expect(created).toHaveLength(1);
+    for (const name of created) await cluster.batch.deleteNamespacedJob({ namespace: cluster.namespace, name, propagationPolicy: 'Background' });
   });
 });

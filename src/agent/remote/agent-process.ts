@@ -29,21 +29,33 @@ export async function runPodAgent(options: { socket: string; control: string; wa
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   }).then(() => stopping.abort());
+  let agent: { close(): Promise<void> } | null = null;
   try {
     const server = required('SPOOL_SERVER');
     const tokenFile = required('SPOOL_TOKEN_FILE');
-    const assignment: Promise<Assignment> = options.warm
-      ? awaitAssignment({ server, tokenFile, signal: stopping.signal })
-      : Promise.resolve({ runId: required('SPOOL_RUN_ID'), pass: Number(required('SPOOL_PASS')) });
-    const agent = await servePodAgent({ socket: options.socket, control: options.control, server, tokenFile, assignment });
-    // A warm pod the operator refuses ends here, and its Job with it: the pool replaces it.
-    await Promise.all([stopped, assignment]);
-    await agent.close();
+    const pass = options.warm ? null : { runId: required('SPOOL_RUN_ID'), pass: Number(required('SPOOL_PASS')) };
+    // A warm pod asks for its pass once its runner asks for the script: then both its containers
+    // are up, and a pass it takes starts at once.
+    let asked: Promise<Assignment> | null = null;
+    let refused: (error: unknown) => void = () => undefined;
+    const refusal = new Promise<never>((_, reject) => (refused = reject));
+    const assignment = (): Promise<Assignment> => {
+      if (pass) return Promise.resolve(pass);
+      asked ??= awaitAssignment({ server, tokenFile, signal: stopping.signal });
+      asked.catch(refused);
+      return asked;
+    };
+    agent = await servePodAgent({ socket: options.socket, control: options.control, server, tokenFile, assignment });
+    // A warm pod the operator refuses ends here (its runner, told so, ends too), and its Job
+    // with it: the pool replaces it.
+    await Promise.race([stopped, refusal]);
     return 0;
   } catch (error) {
     if (stopping.signal.aborted) return 0;
     process.stderr.write(`spool: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
     return exitCodeOf(error);
+  } finally {
+    await agent?.close();
   }
 }
 

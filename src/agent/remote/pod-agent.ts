@@ -11,10 +11,11 @@ export interface PodAgentOptions extends Omit<ServerClientOptions, 'runId' | 'pa
   /** The socket the pass runner in the script container talks to (spec, stop, exit). */
   control: string;
   /**
-   * The pass this pod serves: its Job's env says at once, or (a warm pod) the operator assigns one
-   * later. Until then the pass runner's ask for the script waits, and no call can come.
+   * The pass this pod serves, asked for when the pass runner first asks for the script: its Job's
+   * env says at once, or (a warm pod) the operator assigns one later, and only to a pod whose
+   * script container is up. Until then the runner's ask waits, and no call can come.
    */
-  assignment: Promise<Assignment>;
+  assignment: () => Promise<Assignment>;
 }
 
 /**
@@ -24,9 +25,14 @@ export interface PodAgentOptions extends Omit<ServerClientOptions, 'runId' | 'pa
  */
 export async function servePodAgent(options: PodAgentOptions): Promise<{ close(): Promise<void> }> {
   const { socket, control: controlPath, assignment, ...client } = options;
-  const assigned = assignment.then((pass) => new ServerClient({ ...client, ...pass }));
-  // An assignment that never comes (the pod deleted while it waited) is the caller's to report.
-  assigned.catch(() => undefined);
+  let server: Promise<ServerClient> | null = null;
+  const assigned = (): Promise<ServerClient> => {
+    if (server) return server;
+    server = assignment().then((pass) => new ServerClient({ ...client, ...pass }));
+    // An assignment that never comes (the pod deleted while it waited) is the caller's to report.
+    server.catch(() => undefined);
+    return server;
+  };
   const runners = new Set<Socket>();
   let stopped = false;
   const stop = (): void => {
@@ -45,7 +51,7 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
       const message = parseControl(line);
       if (message?.verb === 'log' && (typeof message.text === 'string' || typeof message.textBase64 === 'string')) {
         const piece = typeof message.textBase64 === 'string' ? { textBase64: message.textBase64 } : { text: String(message.text) };
-        logs = logs.then(async () => (await assigned).log(piece)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
+        logs = logs.then(async () => (await assigned()).log(piece)).catch((error: unknown) => process.stderr.write(`spool agent: could not send output: ${String(error)}\n`));
         return;
       }
       const ready = message?.verb === 'exit' ? logs : Promise.resolve();
@@ -55,7 +61,7 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
   for (const path of [controlPath, socket]) rmSync(path, { force: true });
   // The control socket last: `spool pass` (the script container, started beside this one with no
   // probe to hold it back) waits for it, and once it answers the spool socket is served already.
-  const calls = new AgentSocket({ handle: async (request) => (await assigned).handle(request) }, stop);
+  const calls = new AgentSocket({ handle: async (request) => (await assigned()).handle(request) }, stop);
   await calls.listen(socket);
   await listen(control, controlPath);
   ServerClient.warmUp();
@@ -67,9 +73,9 @@ export async function servePodAgent(options: PodAgentOptions): Promise<{ close()
   };
 }
 
-async function answerRunner(assigned: Promise<ServerClient>, line: string): Promise<unknown> {
+async function answerRunner(assigned: () => Promise<ServerClient>, line: string): Promise<unknown> {
   try {
-    const server = await assigned;
+    const server = await assigned();
     const message = JSON.parse(line) as { verb?: string; code?: number | null; signal?: string | null };
     if (message.verb === 'spec') return { spec: await server.spec() };
     if (message.verb === 'exit') {

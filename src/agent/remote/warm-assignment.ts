@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { PassSpec } from './server-client.js';
 
-/** The one pass a warm pod serves, once the operator has assigned it. */
+/** The one pass a warm pod serves, once the operator has assigned it, and (a warm pod's) its script. */
 export interface Assignment {
   runId: string;
   pass: number;
+  spec?: PassSpec;
 }
 
 export interface AssignmentOptions {
@@ -14,7 +16,10 @@ export interface AssignmentOptions {
   signal: AbortSignal;
 }
 
-/** Thrown when the operator says this pod will never be assigned a pass (it is not a warm pod of its own). */
+/**
+ * Thrown when the operator says this pod will never be assigned a pass (it is not a warm pod of its
+ * own), or that the pass it was assigned is over (an answer lost on the way, asked for again late).
+ */
 export class NotWarm extends Error {}
 
 /** How long one ask may go unanswered: the operator answers within ~20 s, assigned or not. */
@@ -24,8 +29,9 @@ const RETRY_MS = 1_000;
 
 /**
  * A warm pod's agent waits here, without a run, until the operator assigns it one pass of one run
- * (`GET /v1/agent/assignment`, a long poll: docs/api.md). It asks again when an answer says "not
- * yet", and through a leader's handover; it gives up only when the operator refuses the pod.
+ * (`GET /v1/agent/assignment`, a long poll: docs/api.md), and is handed that pass's script with it.
+ * It asks again when an answer says "not yet", and through a leader's handover; it gives up only
+ * when the operator refuses the pod.
  */
 export async function awaitAssignment(options: AssignmentOptions): Promise<Assignment> {
   const url = `${options.server.replace(/\/$/, '')}/v1/agent/assignment`;
@@ -42,10 +48,10 @@ export async function awaitAssignment(options: AssignmentOptions): Promise<Assig
       await pause(RETRY_MS, options.signal);
       continue;
     }
-    const body = (await response.json().catch(() => ({}))) as { assignment?: { run: string; pass: number } | null; error?: { message?: string } };
-    if (response.ok && body.assignment) return { runId: body.assignment.run, pass: body.assignment.pass };
+    const body = (await response.json().catch(() => ({}))) as { assignment?: { run: string; pass: number; spec: PassSpec } | null; error?: { message?: string } };
+    if (response.ok && body.assignment) return { runId: body.assignment.run, pass: body.assignment.pass, spec: body.assignment.spec };
     if (response.ok) continue;
-    if (response.status === 401 || response.status === 403) throw new NotWarm(body.error?.message ?? `the operator answered ${response.status}`);
+    if ([401, 403, 409].includes(response.status)) throw new NotWarm(body.error?.message ?? `the operator answered ${response.status}`);
     await pause(RETRY_MS, options.signal);
   }
 }

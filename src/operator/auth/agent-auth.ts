@@ -22,7 +22,7 @@ export function agentAuthenticator(
   authentication: AuthenticationV1Api,
   core: CoreV1Api,
   runName: (runId: string) => Promise<string | undefined>,
-): (token: string) => Promise<AgentIdentity | null> {
+): AgentAuthenticator {
   // The whole answer is kept, pod read included: every durable call of a pass brings its token.
   // Not an idle warm pod's: it may be assigned its pass the next moment.
   const identify = cachedFor(TOKEN_CACHE_MS, async (token): Promise<AgentIdentity | null | typeof IDLE> => {
@@ -40,11 +40,22 @@ export function agentAuthenticator(
     if (name === undefined || owner !== passJobName(name, pass)) return null;
     return { runId, pass };
   }, (identity) => identity !== IDLE);
-  return async (token) => {
+  const authenticate = async (token: string): Promise<AgentIdentity | null> => {
     const identity = await identify(token);
     return identity === IDLE ? null : identity;
   };
+  return Object.assign(authenticate, { assigned: (token: string, identity: AgentIdentity, reviewedAt: number) => identify.remember(token, identity, reviewedAt) });
 }
+
+/**
+ * Who an agent's token proves it is (null: nobody). `assigned` tells it what a warm pod's token
+ * proves from now: the token was reviewed at `reviewedAt` (its pod's name and uid) as its agent
+ * asked for a pass, and that pod (by uid) was just assigned `identity`, which its labels now say.
+ * That is what a review would find, so its pass's first calls do not wait for one.
+ */
+export type AgentAuthenticator = ((token: string) => Promise<AgentIdentity | null>) & {
+  assigned(token: string, identity: AgentIdentity, reviewedAt: number): void;
+};
 
 /** Made by a warm pod's Job of this operator (its labels and its controlling Job). */
 function isWarm(pod: V1Pod): boolean {

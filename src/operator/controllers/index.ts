@@ -202,10 +202,10 @@ export class Controllers {
       ownerOf: (run) => runs.ownerOf(run),
       takeWarmPod: async (run) => {
         // With shards, warm pods' agents ask shard 0's leader: any other takes an idle pod it has seen.
-        const job = await options.warm.take(run, shards.count > 1 ? () => this.informers.pods.list() : undefined);
+        const taken = await options.warm.take(run, shards.count > 1 ? () => this.informers.pods.list() : undefined);
         // The pool refills at once, not at the next sweep.
-        if (job) this.warmPools.refill();
-        return job;
+        if (taken) this.warmPools.refill();
+        return taken;
       },
       storedWorkflow: async (namespace, name) => {
         const found = workflow(namespace, name);
@@ -236,6 +236,7 @@ export class Controllers {
       pods: () => this.informers.pods.list(),
       running: () => options.passes.size,
       retire: (namespace, job) => options.warm.retire(namespace, job),
+      isTaken: (namespace, job) => options.warm.isTaken(namespace, job),
       maxRunningPasses: options.maxRunningPasses ?? 16,
       now,
     });

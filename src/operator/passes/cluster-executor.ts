@@ -10,6 +10,7 @@ import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { ActivityRecord, RunRecord } from '../../store/types.js';
 import type { ActivityClass } from '../api/generated.js';
+import type { WarmPass } from '../warm/assignments.js';
 import { KubeActivities } from '../activities/kube-activities.js';
 import type { OperatorMetrics } from '../kube/metrics.js';
 import { CLUSTER_ENV } from '../naming.js';
@@ -37,8 +38,8 @@ export interface ClusterExecutorOptions {
   };
   /** The Run resource that owns a run's Jobs (made if the run began in the store). */
   ownerOf: (run: RunRecord) => Promise<JobOwner>;
-  /** A warm pod of the run's pool assigned this pass: its Job's name; null for a Job of the pass's own. */
-  takeWarmPod: (run: RunRecord) => Promise<string | null>;
+  /** A warm pod of the run's pool assigned this pass: its Job; null for a Job of the pass's own. */
+  takeWarmPod: (run: RunRecord) => Promise<WarmPass | null>;
   /** A Workflow of the run's namespace by name, its source read now: `spool call-graph NAME` in a pass pod. */
   storedWorkflow: NonNullable<PassHost['storedWorkflow']>;
   /** The name of a run's Run resource, for log lines. */

@@ -6,6 +6,7 @@ import { ABANDONED } from '../../passes/executor.js';
 import type { RemotePasses } from '../../server/remote-passes.js';
 import type { Store } from '../../store/store.js';
 import type { RunRecord } from '../../store/types.js';
+import type { WarmPass } from '../warm/assignments.js';
 import { deleteJob, deleteJobs } from '../kube/jobs.js';
 import { isTransient, retryTransient } from '../kube/retry.js';
 import { LABELS, runKey } from '../naming.js';
@@ -47,9 +48,9 @@ export interface KubePassesOptions {
   ownerOf(run: RunRecord): Promise<JobOwner>;
   /**
    * Assigns the pass to a warm pod of the run's pool whose agent waits (spec.warmPods): that pod's
-   * Job's name, now the pass's; null when none waits, and the pass gets a Job of its own.
+   * Job, now the pass's; null when none waits, and the pass gets a Job of its own.
    */
-  takeWarmPod?(run: RunRecord): Promise<string | null>;
+  takeWarmPod?(run: RunRecord): Promise<WarmPass | null>;
   /** A pass's Job was created: the run, and the Job's name. */
   onPassStarted?(run: RunRecord, job: string): void;
   /** A pass's pod ended without its agent's report, with why: the run replays (or fails, after too many in a row). */
@@ -102,11 +103,21 @@ export class KubePasses {
       this.finished.set(job, { run, end: jobEnded.resolve });
       this.underWay.set(job, { run, trouble: null, recheck: null, fail: podFailed.resolve });
     };
+    // This pass's Jobs (or the run's, by `selector`). A warm pod's Job is relabelled as this pass's
+    // after its agent was answered: deleting by label waits for that, or it would miss it.
+    let labelled: Promise<void> = Promise.resolve();
+    const deletePassJobs = async (selector = thisPass(run)): Promise<void> => {
+      await labelled;
+      await deleteJobs(batch, run.project, selector);
+    };
     try {
       try {
-        // A warm pod's Job, assigned this pass, is watched at once: its agent is asking for the script.
+        // A warm pod's Job, assigned this pass, is watched at once: its agent has the script.
         const warm = (await this.options.takeWarmPod?.(run)) ?? null;
-        if (warm) watch(warm);
+        if (warm) {
+          watch(warm.job);
+          labelled = warm.labelled;
+        }
         // An API server restarting (or a connection reset) is waited out, not taken for the run's end.
         await retryTransient(async () => {
           const owner = await this.options.ownerOf(run);
@@ -117,7 +128,7 @@ export class KubePasses {
           await createPassJob(batch, job, owner);
         }, signal);
       } catch (error) {
-        if (signal.aborted) return await this.aborted(run, signal);
+        if (signal.aborted) return await this.aborted(run, signal, deletePassJobs);
         const message = `pass ${run.passes} could not start: ${ensureError(error).message}`;
         return isTransient(error) ? this.lost(run, message) : { kind: 'failed', message };
       }
@@ -131,22 +142,22 @@ export class KubePasses {
         neverStarted.then(() => ({ reason: `its pod did not start the script within ${startTimeoutMs / 1000}s (scheduling? image pull?)`, stuck: true })),
         aborted,
       ]);
-      if (ended === 'aborted') return await this.aborted(run, signal);
+      if (ended === 'aborted') return await this.aborted(run, signal, deletePassJobs);
       const { pass } = remote;
       // The journal may have settled it before the script's end came (a suspension, a divergence).
       if (pass.failure || pass.suspension || 'exit' in ended) {
         const outcome = scriptOutcome(pass, 'exit' in ended ? ended.exit : { code: null, signal: null });
         // A waiting run holds nothing, not even a finished pod (its own, or a lost pass's before
         // it): its output is in the run's log.
-        if (outcome.kind === 'suspended') await this.clearAway(run);
+        if (outcome.kind === 'suspended') await this.clearAway(run, deletePassJobs);
         return this.ended(run, outcome);
       }
       if ('failure' in ended) {
-        await deleteJobs(batch, run.project, thisPass(run));
+        await deletePassJobs();
         return this.ended(run, { kind: 'failed', message: `pass ${run.passes}'s pod cannot start: ${ended.failure}` });
       }
       // A pod that never started is ended, so it cannot start late beside the next pass's.
-      if ('stuck' in ended) await deleteJobs(batch, run.project, thisPass(run));
+      if ('stuck' in ended) await deletePassJobs();
       return this.lost(run, `pass ${run.passes} lost: ${ended.reason}`);
     } finally {
       passOver.abort();
@@ -163,18 +174,18 @@ export class KubePasses {
    * request (not the activity attempts', which go on while it waits). One the API server did not
    * delete goes at its TTL.
    */
-  private async clearAway(run: RunRecord): Promise<void> {
+  private async clearAway(run: RunRecord, deleteJobsOf: (selector: string) => Promise<void>): Promise<void> {
     try {
-      await deleteJobs(this.options.batch, run.project, `${LABELS.run}=${runKey(run.id)},${LABELS.pass}`);
+      await deleteJobsOf(`${LABELS.run}=${runKey(run.id)},${LABELS.pass}`);
     } catch {
       // The pass's outcome stands whatever became of its pod.
     }
   }
 
-  private async aborted(run: RunRecord, signal: AbortSignal): Promise<RunOutcome> {
+  private async aborted(run: RunRecord, signal: AbortSignal, deletePassJobs: () => Promise<void>): Promise<RunOutcome> {
     // The operator stopped leading: the pod is the next leader's business (it replays the run).
     if (signal.reason === ABANDONED) return { kind: 'lost', message: 'the operator stopped leading' };
-    await deleteJobs(this.options.batch, run.project, thisPass(run));
+    await deletePassJobs();
     return { kind: 'failed', message: 'cancelled' };
   }
 

@@ -11,11 +11,24 @@ interface Waiting {
   answer(assignment: AgentIdentity | null): void;
 }
 
+/** A pass a warm pod took: its Job's name, and when that Job's labels name the pass (never fails). */
+export interface WarmPass {
+  job: string;
+  labelled: Promise<void>;
+}
+
 /** A label's name in a JSON Patch path (RFC 6901: '/' is '~1'). */
 const labelPath = (label: string): string => `/metadata/labels/${label.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 
-/** How long a retired Job is remembered: its pod is gone long before. */
+/** How long a retired or taken Job is remembered: the caches show it long before. */
 const RETIRED_KEPT_MS = 10 * 60_000;
+
+/** Notes `key` as of now in a map of recent moments, forgetting those kept long enough. */
+function remember(moments: Map<string, number>, key: string): void {
+  const now = Date.now();
+  for (const [old, at] of moments) if (now - at > RETIRED_KEPT_MS) moments.delete(old);
+  moments.set(key, now);
+}
 
 /** The pod's Job (its controller). */
 export function jobOf(pod: V1Pod): string | undefined {
@@ -47,6 +60,11 @@ export class WarmAssignments {
    * take a moment to go, and must not be given a pass meanwhile.
    */
   private readonly retired = new Map<string, number>();
+  /**
+   * Jobs whose pods were assigned a pass here, `namespace/name`, and when: the informers show the
+   * pod's new labels (and later the Job's) a moment after, and the pool refills at once, not then.
+   */
+  private readonly taken = new Map<string, number>();
 
   constructor(
     private readonly core: CoreV1Api,
@@ -84,15 +102,18 @@ export class WarmAssignments {
    * asking again, is refused (it exits; its pod is going anyway).
    */
   retire(namespace: string, job: string): void {
-    const now = Date.now();
-    for (const [key, at] of this.retired) if (now - at > RETIRED_KEPT_MS) this.retired.delete(key);
-    this.retired.set(`${namespace}/${job}`, now);
+    remember(this.retired, `${namespace}/${job}`);
     for (const [uid, waiting] of this.waiting) {
       if (waiting.pod.metadata?.namespace === namespace && jobOf(waiting.pod) === job) {
         this.waiting.delete(uid);
         waiting.answer(null);
       }
     }
+  }
+
+  /** Whether this Job's pod was assigned a pass here (whatever the caches show yet). */
+  isTaken(namespace: string, job: string): boolean {
+    return this.taken.has(`${namespace}/${job}`);
   }
 
   /** Whether the pod's Job was retired: its agent is refused. */
@@ -110,10 +131,11 @@ export class WarmAssignments {
    * run pinned them): one whose agent is waiting here, else one of `seen` (the pods' cache), idle
    * and not going. With shards, agents ask shard 0's leader, and the leader of another shard
    * dispatches its own runs' passes: it takes a pod whose agent asks elsewhere, and the replica
-   * that agent asks answers it when it sees the labels change (podChanged). The answer: the name of
-   * that pod's Job, now this pass's; null when none could be had, and the pass gets a Job of its own.
+   * that agent asks answers it when it sees the labels change (podChanged). The answer: that pod's
+   * Job, now this pass's, and when that Job's labels say so too; null when none could be had, and
+   * the pass gets a Job of its own.
    */
-  async take(run: RunRecord, seen: () => readonly V1Pod[] = () => []): Promise<string | null> {
+  async take(run: RunRecord, seen: () => readonly V1Pod[] = () => []): Promise<WarmPass | null> {
     const definition = definitionKey(podSettingsOf(run));
     const workflow = workflowOf(run).name;
     const ofPool = (pod: V1Pod): boolean => {
@@ -124,15 +146,15 @@ export class WarmAssignments {
       if (!ofPool(waiting.pod)) continue;
       // Off the list before the first await: no other pass tries this pod meanwhile.
       this.waiting.delete(uid);
-      const job = await this.takePod(waiting.pod, run);
+      const taken = await this.takePod(waiting.pod, run);
       // Gone, or assigned by another leader: its agent, asking again, learns which.
-      waiting.answer(job ? { runId: run.id, pass: run.passes } : null);
-      if (job) return job;
+      waiting.answer(taken ? { runId: run.id, pass: run.passes } : null);
+      if (taken) return taken;
     }
     const idle = (pod: V1Pod): boolean => pod.metadata?.labels?.[LABELS.warm] === WARM.idle && !pod.metadata.deletionTimestamp && !this.isRetired(pod);
     for (const pod of seen().filter((each) => ofPool(each) && idle(each))) {
-      const job = await this.takePod(pod, run);
-      if (job) return job;
+      const taken = await this.takePod(pod, run);
+      if (taken) return taken;
     }
     return null;
   }
@@ -143,20 +165,25 @@ export class WarmAssignments {
     if (assigned) this.waiting.get(pod.metadata?.uid ?? '')?.answer(assigned);
   }
 
-  /** The pod made this pass's: its Job's name, or null if it was gone or another pass had it first. */
-  private async takePod(pod: V1Pod, run: RunRecord): Promise<string | null> {
+  /** The pod made this pass's: its Job, or null if it was gone or another pass had it first. */
+  private async takePod(pod: V1Pod, run: RunRecord): Promise<WarmPass | null> {
     const job = jobOf(pod);
     if (!job || !(await this.assign(pod, run))) return null;
-    // The Job's labels say the same, so that what finds a pass's Jobs by label (its end, a
-    // suspension's cleanup, a cancel) finds this one. The pod's labels are the record: if this
-    // fails, the pass still runs, and its Job goes with the Run's cleanup by name.
-    await this.labelJob(run, pod.metadata?.namespace ?? '', job).catch(() => undefined);
-    return job;
+    const namespace = pod.metadata?.namespace ?? '';
+    // The pod's labels are the record: its agent is answered now. The Job's labels then say the
+    // same, off the pass's path, so that what finds a pass's Jobs by label (a suspension's cleanup,
+    // a cancel, the next pass) finds this one; the pass's own cleanup waits for it. If it fails,
+    // the pass still runs, and its Job goes with the Run's cleanup by name.
+    remember(this.taken, `${namespace}/${job}`);
+    const labelled = this.labelJob(run, namespace, job).catch(() => undefined);
+    return { job, labelled };
   }
 
   /** The one-shot write: the pod's labels test idle and become this run's pass, or nothing changes. */
   private async assign(pod: V1Pod, run: RunRecord): Promise<boolean> {
     const patch = [
+      // The very pod whose token was reviewed when its agent asked (not one made again by its name).
+      { op: 'test', path: '/metadata/uid', value: pod.metadata?.uid ?? '' },
       { op: 'test', path: labelPath(LABELS.warm), value: WARM.idle },
       { op: 'replace', path: labelPath(LABELS.warm), value: WARM.assigned },
       { op: 'add', path: labelPath(LABELS.run), value: runKey(run.id) },

@@ -31,6 +31,8 @@ export interface WarmPoolsOptions extends WarmPodSettings {
   running: () => number;
   /** An idle Job is about to be deleted: its pod must not be assigned a pass while it goes. */
   retire: (namespace: string, job: string) => void;
+  /** Whether a Job's pod was just assigned a pass (its labels may not say so in the caches yet). */
+  isTaken: (namespace: string, job: string) => boolean;
   maxRunningPasses: number;
   now: () => Date;
 }
@@ -107,7 +109,9 @@ export class WarmPools {
     }
     // A pod assigned a pass is that pass's, whatever its Job's labels say yet.
     const taken = new Set(this.options.pods().filter((pod) => pod.metadata?.labels?.[LABELS.warm] === WARM.assigned).map((pod) => jobOf(pod)));
-    const idle = this.options.jobs().filter((job) => job.metadata?.labels?.[LABELS.warm] === WARM.idle && !taken.has(job.metadata.name));
+    const idle = this.options
+      .jobs()
+      .filter((job) => job.metadata?.labels?.[LABELS.warm] === WARM.idle && !taken.has(job.metadata.name) && !this.options.isTaken(job.metadata.namespace ?? '', job.metadata.name ?? ''));
     for (const [name, made] of this.made) if (now - made.at > MADE_GRACE_MS) this.made.delete(name);
 
     const expired = (job: V1Job): boolean => idleSeconds !== null && now - new Date(job.metadata?.creationTimestamp ?? now).getTime() > idleSeconds * 1000;

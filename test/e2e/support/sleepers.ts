@@ -45,13 +45,13 @@ export function sleeperCalls(park: Park): string[] {
   return 'wakeAt' in park ? ['step plan', 'sleep', 'step work'] : [`wait.event ${WAKE_EVENT}`, 'step work'];
 }
 
-/** The Workflow and `count` Runs of it (sleeper-1..count) in the namespace, applied in chunks. */
-export async function createSleepers(cluster: Cluster, namespace: string, count: number, park: Park): Promise<void> {
+/** The Workflow (with these extra spec fields) and `count` Runs of it (sleeper-1..count) in the namespace, applied in chunks. */
+export async function createSleepers(cluster: Cluster, namespace: string, count: number, park: Park, spec: object = {}): Promise<void> {
   await cluster.apply({
     apiVersion: 'hyperspool.dev/v1alpha1',
     kind: 'Workflow',
     metadata: { name: SLEEPER_WORKFLOW, namespace },
-    spec: { filename: 'sleeper.sh', script: sleeperScript(park) },
+    spec: { filename: 'sleeper.sh', script: sleeperScript(park), ...spec },
   });
   const runs = Array.from({ length: count }, (_, i) => ({
     apiVersion: 'hyperspool.dev/v1alpha1',
