@@ -420,21 +420,30 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.createRun(newRun('k8s:p1:done'));
         await store.updateRun('k8s:p1:done', { status: 'succeeded' });
         await store.createRun(newRun('local:p1:elsewhere'));
+        await sleep(3);
         const full = await store.listUnfinishedRunStates('k8s:');
         expect(ids(full)).toEqual(['k8s:p1:asleep waiting', 'k8s:p1:going pending']);
         expect((await store.listRunStatesChangedSince('k8s:', full.readAt)).states).toEqual([]);
 
         await store.updateRun('k8s:p1:going', { status: 'failed', error: 'boom' });
         await store.updateRun('local:p1:elsewhere', { status: 'failed' });
+        // A read's time is a Date, to the millisecond: a write in the same millisecond as the read
+        // after it is found again by the next read (harmless: the sweep reads with an overlap
+        // anyway), so each read here comes a few milliseconds after the writes before it.
+        await sleep(3);
         const changed = await store.listRunStatesChangedSince('k8s:', full.readAt);
         expect(changed.states).toEqual([{ id: 'k8s:p1:going', status: 'failed', awaiting: null, wait: null, passes: 0, error: 'boom' }]);
         expect(changed.readAt.getTime()).toBeGreaterThan(full.readAt.getTime());
 
         // Every write of a run's state counts: a pass started, and one recovered after its leader went.
+        await sleep(3);
         await store.startPass('k8s:p1:asleep');
+        await sleep(3);
         const started = await store.listRunStatesChangedSince('k8s:', changed.readAt);
         expect(ids(started)).toEqual(['k8s:p1:asleep running']);
+        await sleep(3);
         await store.recoverInterruptedRuns(new Date(), ['k8s:p1:asleep']);
+        await sleep(3);
         expect(ids(await store.listRunStatesChangedSince('k8s:', started.readAt))).toEqual(['k8s:p1:asleep waiting']);
         // From an earlier point, everything written since it.
         expect(ids(await store.listRunStatesChangedSince('k8s:', full.readAt))).toEqual(['k8s:p1:asleep waiting', 'k8s:p1:going failed']);

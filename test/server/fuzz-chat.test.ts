@@ -64,6 +64,17 @@ const anyValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
   fc.constantFrom('', '{', '{"run":', 'null', '[]', 'approve', 'reject', 'a\u0000b', 'x'.repeat(300), -1, 1e300, null, true, [], {}),
 );
+/**
+ * A drawn value as the text of a body: String() of it, or its JSON where String() throws (a JSON
+ * object with a key such as "toString" whose value is not a function, which fc.jsonValue draws).
+ */
+function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return JSON.stringify(value);
+  }
+}
 /** A field's value in a click: any value, or an object String() cannot convert, which a message naming it must survive. */
 const fieldValue = fc.oneof(anyValue, fc.constant({ toString: {} }));
 /** Anyone but alice, who alone may answer the gate: so no request made here may answer it. */
@@ -121,10 +132,10 @@ const slackCallback = (value: string) =>
         shape === 'payload'
           ? `payload=${encodeURIComponent(JSON.stringify(payload))}`
           : shape === 'value'
-            ? `payload=${encodeURIComponent(JSON.stringify({ ...click, actions: [{ action_id: action, value: String(other) }] }))}`
+            ? `payload=${encodeURIComponent(JSON.stringify({ ...click, actions: [{ action_id: action, value: textOf(other) }] }))}`
             : shape === 'form'
-              ? `payload=${encodeURIComponent(String(other))}`
-              : String(other);
+              ? `payload=${encodeURIComponent(textOf(other))}`
+              : textOf(other);
       const now = Math.floor(Date.now() / 1000);
       const at = String(signing === 'stale' ? now - 600 : signing === 'future' ? now + 600 : now);
       const headers: Record<string, string> = type ? { 'content-type': type } : {};
@@ -139,7 +150,7 @@ const mattermostCallback = (context: Record<string, string>) =>
     .tuple(notAlice, mutation, fc.constantFrom('json', 'garbage', 'any-json'), anyValue, fc.constantFrom('token', 'wrong-token'), fc.constantFrom('application/json', 'text/plain'))
     .map(([user, change, shape, other, token, type]): Callback => {
       const click = { user_id: user, post_id: 'post-1', channel_id: 'town-square', context: { ...context, token: token === 'token' ? MM_TOKEN : 'wrong' } };
-      const body = shape === 'json' ? JSON.stringify(mutate(click, change)) : shape === 'any-json' ? JSON.stringify(other) : String(other);
+      const body = shape === 'json' ? JSON.stringify(mutate(click, change)) : shape === 'any-json' ? JSON.stringify(other) : textOf(other);
       const refused = shape !== 'json' || type !== 'application/json' ? 'unreadable' : token === 'token' ? null : 'unsigned';
       return { path: '/integrations/mattermost/actions', headers: { 'content-type': type }, body, refused };
     });
