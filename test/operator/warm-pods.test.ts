@@ -195,16 +195,19 @@ describe('warm pass pods on a real kube-apiserver', () => {
       const jobs = (await idleJobs('spare')).filter((job) => job.metadata?.name !== first!.metadata?.name);
       return jobs.length > 0 && jobs;
     });
-    // Idle too long: deleted, and a fresh one made.
-    const replaced = await eventually(
+    // Idle too long: deleted, and a fresh one made after the TTL. (Not "any other name": a CI run
+    // under heavy load once found a Job made in the same second as `second`, which the pool drops
+    // as one too many; how that second one came to be made is not understood yet.)
+    const createdAt = (job: V1Job): number => new Date(job.metadata?.creationTimestamp ?? 0).getTime();
+    await eventually(
       'the idle Job replaced after its TTL',
       async () => {
         const jobs = await idleJobs('spare');
-        return jobs.length === 1 && jobs[0]?.metadata?.name !== second!.metadata?.name && jobs[0];
+        return jobs.length === 1 && createdAt(jobs[0]!) - createdAt(second!) >= (IDLE_SECONDS - 1) * 1000;
       },
       (IDLE_SECONDS + 10) * 1000,
     );
-    expect(new Date(replaced.metadata?.creationTimestamp ?? 0).getTime() - new Date(second!.metadata?.creationTimestamp ?? 0).getTime()).toBeGreaterThanOrEqual((IDLE_SECONDS - 1) * 1000);
+    expect((await idleJobs('spare')).map((job) => job.metadata?.name)).not.toContain(second!.metadata?.name);
     await workflowPatch('spare', { warmPods: 0 });
     await eventually('the pool emptied', async () => (await idleJobs('spare')).length === 0);
   });
