@@ -12,6 +12,7 @@
  * Every command is timed from inside bash with $EPOCHREALTIME (no fork for the clock).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -56,25 +57,74 @@ function samples(file) {
   return out;
 }
 
-/**
- * A Go hello-world built as the native client is (static, stripped): the least a Go program costs
- * to start, which issue 32 measures a call against (a fresh call ≤ 2×, a replayed one ≤ 1.3×).
- */
-function buildHello() {
-  const dir = join(scratch, 'hello');
+/** A Go program of this source, built as the native client is (static, stripped): its path. */
+function buildGo(name, source) {
+  const dir = join(scratch, name);
   mkdirSync(dir);
-  writeFileSync(join(dir, 'go.mod'), 'module hello\n\ngo 1.24\n');
-  writeFileSync(join(dir, 'main.go'), 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n');
-  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', 'hello', '.'], { cwd: dir, env: { ...process.env, CGO_ENABLED: '0' } });
-  return join(dir, 'hello');
+  writeFileSync(join(dir, 'go.mod'), `module ${name}\n\ngo 1.24\n`);
+  writeFileSync(join(dir, 'main.go'), source);
+  execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', name, '.'], { cwd: dir, env: { ...process.env, CGO_ENABLED: '0' } });
+  return join(dir, name);
 }
 
 /**
- * One `spool run` whose loop makes, per iteration, a call with each client (each a new step name)
- * beside a `/bin/true` and a Go hello-world, then sleeps 1ms: pass 1 records every call (fresh),
- * pass 2 replays them.
+ * A Go hello-world: the least a Go program costs to start, which issue 32 measures a call against
+ * (a fresh call ≤ 2×, a replayed one ≤ 1.3×).
  */
-async function sideBySide(prefix, storeArgs, hello) {
+const buildHello = () => buildGo('hello', 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n');
+
+/**
+ * The floor of a replayed call in this design (a process per call, a Node agent): a Go program that
+ * makes one request on a new Unix-socket connection (raw system calls, nothing else) to a Node
+ * server that answers every line at once, with a replayed step's answer.
+ */
+const buildRoundTrip = () =>
+  buildGo(
+    'roundtrip',
+    `package main
+
+import (
+\t"os"
+\t"syscall"
+)
+
+func main() {
+\tfd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+\tif err != nil {
+\t\tos.Exit(1)
+\t}
+\tif syscall.Connect(fd, &syscall.SockaddrUnix{Name: os.Getenv("FLOOR_SOCKET")}) != nil {
+\t\tos.Exit(1)
+\t}
+\tsyscall.Write(fd, []byte("{\\"verb\\":\\"step\\",\\"name\\":\\"s\\"}\\n"))
+\tbuf := make([]byte, 4096)
+\tfor got := 0; got == 0 || buf[got-1] != '\\n'; {
+\t\tn, err := syscall.Read(fd, buf[got:])
+\t\tif err != nil || n == 0 {
+\t\t\tos.Exit(1)
+\t\t}
+\t\tgot += n
+\t}
+}
+`,
+  );
+
+/** A Node server answering each line on its socket at once, as the agent answers a replayed step. */
+function startEchoServer(path) {
+  const answer = `${JSON.stringify({ status: 'ok', stdout: '', exitCode: 0, replayed: true })}\n`;
+  const server = createServer((socket) => socket.on('data', () => socket.write(answer)));
+  return new Promise((resolveListen) => server.listen(path, () => resolveListen(server)));
+}
+
+/**
+ * One `spool run` of two loops, each call a new step, then a 1 ms sleep: pass 1 records every call
+ * (fresh), pass 2 replays them. The first loop makes, per iteration, a native call beside what it
+ * is measured against: a `/bin/true`, a Go hello-world, the native client with no agent to talk
+ * to (its own start: it exits at once, saying so), and the floor's Go round trip (buildRoundTrip)
+ * to a bare Node server. The Node client has a loop of its own after it: its 130 ms of compiling
+ * and collecting, in the same loop, slowed the calls after it by about a third.
+ */
+async function sideBySide(prefix, storeArgs, programs) {
   const out = join(scratch, `${prefix}.samples`);
   const timed = (id, command) => `  now; a=$t; ${command}; now; echo "${id} $((t - a))" >> "$out"`;
   const script = [
@@ -83,8 +133,12 @@ async function sideBySide(prefix, storeArgs, hello) {
     ': > "$out"',
     `for ((i = 0; i < ${STEPS}; i++)); do`,
     timed('bin_true', '/bin/true'),
-    timed('hello', `"${hello}" > /dev/null`),
+    timed('hello', `"${programs.hello}" > /dev/null`),
     timed('native', `"${NATIVE}" step "n$i" -- true`),
+    timed('native_alone', `SPOOL_SOCKET= "${NATIVE}" step "x" -- true 2> /dev/null || true`),
+    timed('round_trip', `FLOOR_SOCKET="${programs.floorSocket}" "${programs.roundTrip}"`),
+    'done',
+    `for ((i = 0; i < ${STEPS}; i++)); do`,
     timed('node', `node "${NODE_CLI}" step "j$i" -- true`),
     'done',
     'spool sleep 1ms',
@@ -115,7 +169,9 @@ async function main() {
   if (!existsSync(NATIVE)) throw new Error(`no native client at ${NATIVE}: run npm run build (needs Go)`);
   const rows = [];
   const add = (store, what, values, base, hello) => rows.push({ store, what, median: median(values), n: values.length, base, hello });
-  const hello = buildHello();
+  const floorSocket = join(scratch, 'floor.sock');
+  const programs = { hello: buildHello(), roundTrip: buildRoundTrip(), floorSocket };
+  const echo = await startEchoServer(floorSocket);
   const replays = [];
   const stores = [['PGlite', ['--data-dir', join(scratch, 'pglite')]]];
   let server = null;
@@ -129,7 +185,7 @@ async function main() {
   try {
     for (const [store, args] of stores) {
       log(`${store}: ${STEPS} calls per client, fresh then replayed`);
-      const { fresh, replayed } = await sideBySide(store.toLowerCase(), args, hello);
+      const { fresh, replayed } = await sideBySide(store.toLowerCase(), args, programs);
       const trues = [...fresh.get('bin_true'), ...replayed.get('bin_true')];
       const hellos = [...fresh.get('hello'), ...replayed.get('hello')];
       const base = median(trues);
@@ -138,6 +194,8 @@ async function main() {
       add(store, 'Go hello-world (static, stripped)', hellos, base, helloBase);
       add(store, 'native client, fresh `spool step sN -- true`', fresh.get('native'), base, helloBase);
       add(store, 'native client, replayed', replayed.get('native'), base, helloBase);
+      add(store, '&nbsp;&nbsp;the native client alone (no agent: it exits at once)', [...fresh.get('native_alone'), ...replayed.get('native_alone')], base, helloBase);
+      add(store, '&nbsp;&nbsp;the floor: a Go round trip to a bare Node server (new connection, raw syscalls)', [...fresh.get('round_trip'), ...replayed.get('round_trip')], base, helloBase);
       add(store, 'Node client, fresh', fresh.get('node'), base, helloBase);
       add(store, 'Node client, replayed', replayed.get('node'), base, helloBase);
       for (const client of ['node', 'native']) {
@@ -147,6 +205,7 @@ async function main() {
     }
   } finally {
     await server?.stop();
+    echo.close();
   }
   const table = [
     '| store | call | n | median ms | × `/bin/true` | × Go hello-world |',
@@ -167,10 +226,12 @@ async function main() {
     '## The in-script client: native and Node side by side',
     '',
     `\`npm run bench:client\` (\`bench/client.mjs\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load ` +
-      `${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end. One \`spool run\` per store whose loop ` +
-      `makes, per iteration, a \`/bin/true\`, a Go hello-world, a call with the native client and a call with the Node client (each a new step, ` +
-      `so pass 1 records them all and pass 2, after a \`spool sleep 1ms\`, replays them all), timed from bash with ` +
-      '`$EPOCHREALTIME`; the medians below come from that one run per store.',
+      `${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end. One \`spool run\` per store whose first loop ` +
+      `makes, per iteration, a \`/bin/true\`, a Go hello-world, a call with the native client, the native client with no agent (its own start) ` +
+      `and a Go program's one round trip to a bare Node server (the floor of a call in this design), and whose second loop makes the Node ` +
+      `client's calls (each call a new step, so pass 1 records them all and pass 2, after a \`spool sleep 1ms\`, replays them all), timed ` +
+      'from bash with `$EPOCHREALTIME`; the medians below come from that one run per store. A replayed call is the client\'s own start ' +
+      'and one round trip to the agent: the two indented rows are each of those alone.',
     '',
     ...table,
     '',

@@ -252,3 +252,46 @@ it(`measures the same with a warm pod (spec.warmPods: 1), over ${PASSES} passes`
   );
   expect(warm.length).toBeGreaterThan(0);
 });
+
+/**
+ * The node's own floor: pods of one container (the runner image, bash printing its clock) and of the
+ * pass pod's shape without Hyperspool in it (a native sidecar, then the main container), each
+ * created here and timed to its first line. What no operator and no agent can go under.
+ */
+it(`measures bare pods on the same node, ${PASSES} of each shape, for the floor`, async () => {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(cluster.kubeconfig);
+  const bound: Seen = new Map();
+  const watch = await new Watch(kubeConfig).watch(`/api/v1/namespaces/${namespace}/pods`, { labelSelector: 'bench=bare' }, (_type, object: PodObject & { metadata?: { name?: string } }) => {
+    const index = Number(object.metadata?.labels?.['bench-index']);
+    if (object.spec?.nodeName && !bound.has(index)) bound.set(index, Date.now());
+  }, () => undefined);
+  const line = ['bash', '-c', 'echo "started $EPOCHREALTIME"'];
+  const shapes = {
+    'one container': { containers: [{ name: 'main', image: 'hyperspool/runner:dev', imagePullPolicy: 'Never', command: line }] },
+    'a native sidecar, then the main container (the pass pod\'s shape, nothing of ours in it)': {
+      initContainers: [{ name: 'side', image: 'hyperspool/runner:dev', imagePullPolicy: 'Never', restartPolicy: 'Always', command: ['sleep', '600'] }],
+      containers: [{ name: 'main', image: 'hyperspool/runner:dev', imagePullPolicy: 'Never', command: line }],
+    },
+  };
+  const results: string[] = [];
+  let index = 0;
+  for (const [shape, spec] of Object.entries(shapes)) {
+    const created: number[] = [];
+    const fromBound: number[] = [];
+    for (let n = 0; n < PASSES; n++, index++) {
+      const name = `bare-${index}`;
+      const at = Date.now();
+      await cluster.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels: { bench: 'bare', 'bench-index': String(index) } }, spec: { restartPolicy: 'Never', ...spec } });
+      const log = await eventually(`${name}'s first line`, async () => /^started (\d+\.\d+)$/m.exec(await cluster.kubectl('-n', namespace, 'logs', name, '-c', 'main').catch(() => '')), 60_000);
+      const started = Number(log[1]) * 1000;
+      created.push(started - at);
+      fromBound.push(started - (bound.get(index) ?? NaN));
+      await cluster.kubectl('-n', namespace, 'delete', 'pod', name, '--wait=false', '--grace-period=0');
+    }
+    results.push(`  ${shape}: pod bound -> first line median ${ms(median(fromBound))} (p99 ${ms(percentile(fromBound, 99))}); kubectl apply -> first line median ${ms(median(created))}`);
+  }
+  watch.abort();
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log([`bench: bare pods, ${new Date().toISOString()}, load average ${load}`, ...results].join('\n'));
+});
