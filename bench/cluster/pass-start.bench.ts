@@ -23,7 +23,9 @@
 // refilled before each wake) and prints wait resolved -> script started for the passes that ran in
 // one (docs/benchmarks.md, "Warm pass pods"), split at the pod's assignment (its labels patched,
 // as the watch saw it), with the Job's relabelling and the leader's mean from dispatch to the
-// agent's ask for the script.
+// agent's ask for the script. A third times pods with nothing of ours in them, made by the bench
+// itself (one container; a native sidecar and a main container, the pass pod's shape), from their
+// binding to their first line: the node's own floor for a pod of each shape.
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
