@@ -104,10 +104,16 @@ function snapshotTar(dir: string): Buffer {
     throw new Error(`it was made by PGlite ${String(manifest.pglite)}, this is ${version}`);
   const gzipped = readFileSync(join(dir, TARBALL));
   if (sha256(gzipped) !== manifest.sha256) throw new Error(`${join(dir, TARBALL)} is damaged`);
-  return gunzipSync(gzipped, { chunkSize: Math.max(unpackedSize(gzipped), MIN_CHUNK) });
+  return gunzipSync(gzipped, { chunkSize: Math.max(unpackedSize(gzipped), MAPPED_ON_ITS_OWN) });
 }
 
-const MIN_CHUNK = 64 * 1024;
+/**
+ * glibc's malloc maps a block on its own (and unmaps it when freed) only above its mmap threshold,
+ * which grows with the blocks freed up to 32 MiB on 64-bit: a smaller tarball (25 MB since the
+ * template databases went) could come from the heap instead and stay resident after it is freed.
+ * A buffer past that maximum is always mapped; the pages zlib never writes cost nothing.
+ */
+const MAPPED_ON_ITS_OWN = 33 * 1024 * 1024;
 
 /**
  * The unpacked size a gzip member's trailer gives (ISIZE, modulo 4 GiB). Unpacked into one buffer

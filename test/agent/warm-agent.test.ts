@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { servePodAgent } from '../../src/agent/remote/pod-agent.js';
 import type { Assignment } from '../../src/agent/remote/warm-assignment.js';
-import { eventually } from '../support/eventually.js';
 import { removeTempDirs, startSpool, tempDir } from '../support/spool.js';
-import { askSocket } from '../support/socket-line.js';
+import { askSocket, askSocketWhenListening } from '../support/socket-line.js';
 
 const SPEC = { run: 'k8s:team:run-1', pass: 3, filename: 'hot.sh', interpreter: 'bash', script: 'echo hot\n', input: { run: 'k8s:team:run-1' } };
 
@@ -64,8 +63,7 @@ describe('a warm pod agent', () => {
     const operator = await givenOperator();
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
     const process_ = startSpool(['agent', '--socket', socket, '--control', control, '--warm'], { cwd: dir, env: { SPOOL_SERVER: operator.url, SPOOL_TOKEN_FILE: join(dir, 'token') } });
-    await eventually('the control socket', () => Promise.resolve(existsSync(control)), 10_000, 10);
-    expect(await askSocket(control, { verb: 'spec' })).toEqual({ spec: SPEC });
+    expect(await askSocketWhenListening(control, { verb: 'spec' })).toEqual({ spec: SPEC });
     expect(operator.asked).toEqual(['GET /v1/agent/assignment Bearer warm-token']);
     process.kill(process_.pid, 'SIGTERM');
     const ended = await process_.done;
@@ -78,8 +76,7 @@ describe('a warm pod agent', () => {
     const operator = await givenOperator(409, { error: { code: 'pass_ended', message: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' } });
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
     const process_ = startSpool(['agent', '--socket', socket, '--control', control, '--warm'], { cwd: dir, env: { SPOOL_SERVER: operator.url, SPOOL_TOKEN_FILE: join(dir, 'token') } });
-    await eventually('the control socket', () => Promise.resolve(existsSync(control)), 10_000, 10);
-    expect(await askSocket(control, { verb: 'spec' })).toEqual({ error: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' });
+    expect(await askSocketWhenListening(control, { verb: 'spec' })).toEqual({ error: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' });
     const ended = await process_.done;
     expect(ended.output).toBe('spool: pass 3 of run k8s:team:run-1 is not under way here; its script must stop\n');
     expect(ended.code).not.toBe(0);

@@ -14,3 +14,21 @@ export function askSocket(path: string, message: unknown): Promise<Record<string
     socket.on('error', reject);
   });
 }
+
+/**
+ * askSocket once its server listens: a Unix socket's file appears at bind(), a moment before
+ * listen() (a connect then is refused), so a test that waits for the file alone races the server
+ * on a loaded machine. A refused connect sent nothing, so it is safe to try again.
+ */
+export async function askSocketWhenListening(path: string, message: unknown, withinMs = 10_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      return await askSocket(path, message);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ECONNREFUSED' && code !== 'ENOENT') || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
