@@ -207,7 +207,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     agents: {
       passes,
       authenticate: agentIdentity,
-      sharded: (options.shards ?? 1) > 1,
       warmPods: {
         wait: async (token, signal) => {
           const reviewedAt = Date.now();

@@ -42,14 +42,16 @@ export function agentRoutes(ctx: ServerContext): Router {
   const authorizedPass = async (req: Request): Promise<RemotePass> => {
     const { runId, pass } = await authorizedAgent(req);
     const remote = agents.passes.get(runId, pass);
-    if (!remote) throw passEnded({ runId, pass });
+    if (!remote) throw new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
     return remote;
   };
 
   // A warm pod's agent waits here for its pass: a long poll, answered when the operator assigns the
   // pod one, or with a null assignment after a while (the agent asks again). The pass's script
-  // comes with it: the agent asks only once its runner waits for the script (so the script
-  // container is up), and another round trip here would be on the pass's path.
+  // comes with it when the pass is under way here: the agent asks only once its runner waits for
+  // the script (so the script container is up), and another round trip would be on the pass's
+  // path. Else (another shard's replica hosts it, or it is over: an answer lost and asked for
+  // late) the agent asks for the script as a cold pass's does, forwarded there or refused (409).
   router.get('/agent/assignment', async (req, res) => {
     const token = bearer(req);
     if (!agents.warmPods) throw new HttpError(403, 'forbidden', 'no warm pods here: passes run where the server runs');
@@ -59,10 +61,7 @@ export function agentRoutes(ctx: ServerContext): Router {
     if (!answer) throw new HttpError(401, 'unauthenticated', 'the token is not bound to a warm pass pod of this operator (TokenReview)');
     const { assignment } = answer;
     if (!assignment) return void res.json({ assignment: null } satisfies ResponseOf<'GET /agent/assignment'>);
-    // With --shards, the pass may be hosted by its run's shard leader, another replica: then the
-    // agent asks for the script as a cold pass's does (forwarded there, and refused there if over).
     const remote = agents.passes.get(assignment.runId, assignment.pass);
-    if (!remote && !agents.sharded) throw passEnded(assignment);
     res.json({ assignment: { run: assignment.runId, pass: assignment.pass, ...(remote ? { spec: specOf(remote) } : {}) } } satisfies ResponseOf<'GET /agent/assignment'>);
   });
 
@@ -103,10 +102,6 @@ export function agentRoutes(ctx: ServerContext): Router {
   });
 
   return router;
-}
-
-function passEnded({ runId, pass }: { runId: string; pass: number }): HttpError {
-  return new HttpError(409, 'pass_ended', `pass ${pass} of run ${runId} is not under way here; its script must stop`);
 }
 
 /** What the pass's pod runs. Asked for, the script is starting: --pass-start-timeout stops counting. */

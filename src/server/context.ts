@@ -74,7 +74,5 @@ export interface ServerContext {
      * else the pass once the pod is assigned one, or a null assignment after a while (ask again).
      */
     warmPods?: { wait(token: string, signal: AbortSignal): Promise<{ assignment: AgentIdentity | null } | null> };
-    /** Several replicas share the runs (--shards > 1): a pass assigned here may be hosted by another. */
-    sharded?: boolean;
   };
 }

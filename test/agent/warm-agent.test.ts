@@ -27,12 +27,18 @@ describe('a warm pod agent', () => {
   });
   afterAll(removeTempDirs);
 
-  /** The operator's agent routes, recording every request; the assignment answered as `status`, `body`. */
-  async function givenOperator(status = 200, body: unknown = { assignment: { run: SPEC.run, pass: SPEC.pass, spec: SPEC } }): Promise<{ url: string; asked: string[] }> {
+  /**
+   * The operator's agent routes, recording every request: the assignment answered as `assignment`
+   * says, the pass's script (GET of the pass) as `pass` says, anything else 404.
+   */
+  async function givenOperator(
+    assignment: [number, unknown] = [200, { assignment: { run: SPEC.run, pass: SPEC.pass, spec: SPEC } }],
+    pass: [number, unknown] = [404, { error: { message: 'not here' } }],
+  ): Promise<{ url: string; asked: string[] }> {
     const asked: string[] = [];
     server = createServer((request, response) => {
       asked.push(`${request.method} ${request.url} ${request.headers.authorization}`);
-      const [code, answer] = request.url === '/v1/agent/assignment' ? [status, body] : [404, { error: { message: 'not here' } }];
+      const [code, answer] = request.url === '/v1/agent/assignment' ? assignment : request.url?.startsWith('/v1/agent/runs/') ? pass : [404, { error: { message: 'not here' } }];
       response.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
@@ -70,16 +76,16 @@ describe('a warm pod agent', () => {
     expect(ended.code, ended.output).toBe(0);
   });
 
-  it('given an assignment whose pass is over (409, an answer lost and asked for late), then the agent says so in one line and exits, and its runner is told', async () => {
+  it('given an assignment without its script (the pass hosted by another replica, or over: an answer lost and asked for late), then the script is asked for as a cold pass asks, and a 409 there is the runner\'s answer', async () => {
     const dir = tempDir('warm-agent-');
     writeFileSync(join(dir, 'token'), 'warm-token\n');
-    const operator = await givenOperator(409, { error: { code: 'pass_ended', message: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' } });
+    const ended = 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop';
+    const operator = await givenOperator([200, { assignment: { run: SPEC.run, pass: SPEC.pass } }], [409, { error: { code: 'pass_ended', message: ended } }]);
     const [socket, control] = [join(dir, 'spool.sock'), join(dir, 'control.sock')];
     const process_ = startSpool(['agent', '--socket', socket, '--control', control, '--warm'], { cwd: dir, env: { SPOOL_SERVER: operator.url, SPOOL_TOKEN_FILE: join(dir, 'token') } });
-    expect(await askSocketWhenListening(control, { verb: 'spec' })).toEqual({ error: 'pass 3 of run k8s:team:run-1 is not under way here; its script must stop' });
-    const ended = await process_.done;
-    expect(ended.output).toBe('spool: pass 3 of run k8s:team:run-1 is not under way here; its script must stop\n');
-    expect(ended.code).not.toBe(0);
-    expect(operator.asked).toEqual(['GET /v1/agent/assignment Bearer warm-token']);
+    expect(await askSocketWhenListening(control, { verb: 'spec' })).toEqual({ error: ended });
+    expect(operator.asked).toEqual(['GET /v1/agent/assignment Bearer warm-token', `GET /v1/agent/runs/${encodeURIComponent(SPEC.run)}/passes/3 Bearer warm-token`]);
+    process.kill(process_.pid, 'SIGTERM');
+    expect((await process_.done).code).toBe(0);
   });
 });

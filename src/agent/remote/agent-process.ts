@@ -34,14 +34,13 @@ export async function runPodAgent(options: { socket: string; control: string; wa
     const server = required('SPOOL_SERVER');
     const tokenFile = required('SPOOL_TOKEN_FILE');
     const pass = options.warm ? null : { runId: required('SPOOL_RUN_ID'), pass: Number(required('SPOOL_PASS')) };
-    // A warm pod asks for its pass once its runner asks for the script: then both its containers
-    // are up, and a pass it takes starts at once.
-    let asked: Promise<Assignment> | null = null;
+    // A warm pod asks for its pass once its runner asks for the script (servePodAgent asks once):
+    // then both its containers are up, and a pass it takes starts at once.
     let refused: (error: unknown) => void = () => undefined;
     const refusal = new Promise<never>((_, reject) => (refused = reject));
     const assignment = (): Promise<Assignment> => {
       if (pass) return Promise.resolve(pass);
-      asked ??= awaitAssignment({ server, tokenFile, signal: stopping.signal });
+      const asked = awaitAssignment({ server, tokenFile, signal: stopping.signal });
       asked.catch(refused);
       return asked;
     };

@@ -16,10 +16,7 @@ export interface AssignmentOptions {
   signal: AbortSignal;
 }
 
-/**
- * Thrown when the operator says this pod will never be assigned a pass (it is not a warm pod of its
- * own), or that the pass it was assigned is over (an answer lost on the way, asked for again late).
- */
+/** Thrown when the operator says this pod will never be assigned a pass (it is not a warm pod of its own). */
 export class NotWarm extends Error {}
 
 /** How long one ask may go unanswered: the operator answers within ~20 s, assigned or not. */
@@ -51,7 +48,7 @@ export async function awaitAssignment(options: AssignmentOptions): Promise<Assig
     const body = (await response.json().catch(() => ({}))) as { assignment?: { run: string; pass: number; spec: PassSpec } | null; error?: { message?: string } };
     if (response.ok && body.assignment) return { runId: body.assignment.run, pass: body.assignment.pass, spec: body.assignment.spec };
     if (response.ok) continue;
-    if ([401, 403, 409].includes(response.status)) throw new NotWarm(body.error?.message ?? `the operator answered ${response.status}`);
+    if (response.status === 401 || response.status === 403) throw new NotWarm(body.error?.message ?? `the operator answered ${response.status}`);
     await pause(RETRY_MS, options.signal);
   }
 }
