@@ -129,6 +129,12 @@ export class PassState {
    * the pass counts as lost, so the run replays once the database is back instead of failing.
    */
   lost: string | null = null;
+  /**
+   * Set when the host is ending the script (its run was cancelled, or this process no longer runs
+   * it): a call that arrives meanwhile (a step whose command outlived the signal) is recorded by
+   * nobody, so the journal never holds a result the ending itself caused.
+   */
+  stopping = false;
 
   constructor(
     readonly store: Store,

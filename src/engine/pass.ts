@@ -17,6 +17,9 @@ export type { Change, HttpStub, PassHost, Reached, StepStub, Stubs, Suspension }
 /** What a script is told when its pass is lost to an unreachable database: it is ended, and replays. */
 const LOST_ANSWER = { status: 'suspended', message: 'script suspended: the database cannot be reached; the run replays once it is back' } as const;
 
+/** What a script is told once its host is ending it (stopping): it is on its way out, quietly. */
+const STOPPING_ANSWER = { status: 'suspended', message: 'script ended: its pass is being stopped' } as const;
+
 /**
  * One pass of one run: matches each durable call the script reaches against the journal by
  * position, answers recorded calls from it and executes (and records) the first new one.
@@ -33,6 +36,8 @@ export class Pass extends PassState {
 
   /** Answers one request; never throws. */
   handle(request: Request): Promise<Answer> {
+    // Before the call's span too: a step cut off by the ending stays unfinished in its pass's span.
+    if (this.stopping) return Promise.resolve(STOPPING_ANSWER);
     return this.trace ? traceCall(this, this.trace, request, () => this.answer(request)) : this.answer(request);
   }
 

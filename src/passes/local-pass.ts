@@ -130,7 +130,10 @@ export async function runPass(
       stdout: options.output.stdout,
       stderr: options.output.stderr,
     });
-    const stop = (): void => script?.end();
+    const stop = (): void => {
+      pass.stopping = true;
+      script?.end();
+    };
     options.signal?.addEventListener('abort', stop);
     if (options.signal?.aborted) stop();
     const exit = await script.exited;

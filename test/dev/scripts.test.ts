@@ -6,6 +6,7 @@ import {
   cliOk,
   finalLog,
   getRun,
+  journalOf,
   logOf,
   poll,
   startDev,
@@ -311,6 +312,29 @@ echo "not reached"
     expect((await getRun(dev.url, id)).status).toBe('cancelled');
     expect(await logOf(dev.url, id)).not.toContain('not reached');
     expect((await cli(dev.url, dir, ['cancel', id])).output).toBe(`${id} had already ended (cancelled)\n`);
+  }, 60_000);
+
+  it('given a script that ignores SIGTERM, when its run is cancelled while a step runs, then the step that finishes afterwards records nothing, nor does any call after it', async () => {
+    const dir = tempDir();
+    // The step's client in a session of its own and a script that ignores SIGTERM: both outlive
+    // the ending, so the step's done reaches the pass after its run was cancelled (as it does when
+    // a busy machine runs the killed command's exit before the killed client's).
+    writeFiles(dir, {
+      'stubborn.sh': `trap '' TERM
+setsid spool step long -- sh -c 'echo started; sleep 1; echo finished'
+spool step after -- echo after
+`,
+    });
+    const id = await submit(dev.url, dir, 'stubborn.sh');
+    await poll('the step to start', async () => (await logOf(dev.url, id)).includes('started'));
+    expect((await cli(dev.url, dir, ['cancel', id])).output).toBe(`cancelled ${id}\n`);
+    await poll('the script to end', () => processesMentioning(scriptCopies(dir)).length === 0, 10_000);
+
+    expect((await getRun(dev.url, id)).status).toBe('cancelled');
+    await sleep(3000); console.log(await logOf(dev.url, id));
+    const journal = await journalOf(dev.url, id);
+    console.log(JSON.stringify(journal));
+    expect(journal.map((entry) => `${entry.kind} ${entry.verb} ${entry.name}`)).toEqual(['call step long']);
   }, 60_000);
 
   it('given a run waiting for an activity whose command sleeps, when it is cancelled, then the command is ended and no attempt follows', async () => {
