@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeSync } from 'node:fs';
-import { KILL_GRACE_MS, signalGroup } from '../agent/script-process.js';
+import { KILL_GRACE_MS } from '../agent/script-process.js';
+import { signalGroup } from '../agent/signal-group.js';
 import { bytesField } from '../common/output-bytes.js';
 import { StderrTail } from '../common/stderr-tail.js';
 import type { ActivityRecord, ActivityResult } from '../store/types.js';

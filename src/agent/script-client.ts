@@ -57,6 +57,11 @@ function findNative(): { binary: string; source: string } | null {
   return shipped ? { binary: shipped, source: `the prebuilt package @hyperspool/native-${PLATFORM}` } : null;
 }
 
+/** The native client's binary, whichever client scripts are given; null where there is none. */
+export function nativeClientBinary(): string | null {
+  return findNative()?.binary ?? null;
+}
+
 /** The client scripts get here; a `SPOOL_CLIENT=native` with no native binary is refused, never silently swapped. */
 export function scriptClient(choice = process.env.SPOOL_CLIENT): ScriptClient {
   if (choice !== undefined && choice !== '' && choice !== 'native' && choice !== 'node') {

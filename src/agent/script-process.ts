@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { reopenable, scriptLauncher, type LaunchedExit } from './launcher.js';
+import { signalGroup } from './signal-group.js';
 
-export interface ScriptExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type ScriptExit = LaunchedExit;
 
 const live = new Set<ScriptProcess>();
 
@@ -15,42 +14,63 @@ export function endAllScripts(): void {
 /** Grace a script (or an activity's command) gets after SIGTERM before its group is killed outright. */
 export const KILL_GRACE_MS = 2000;
 
+interface ScriptOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdout: 'inherit' | number;
+  stderr: 'inherit' | number;
+}
+
 /**
  * The script as a process group of its own, so ending it ends every command it started (a step's
- * command, a pipeline, a background job) and nothing else.
+ * command, a pipeline, a background job) and nothing else. Started by the launcher where there is
+ * one (launcher.ts), else forked from this process.
  */
 export class ScriptProcess {
-  private readonly child: ChildProcess;
+  private pid: number | undefined;
+  /** end() was asked before the launcher said the script's pid. */
+  private endAsked = false;
   readonly exited: Promise<ScriptExit>;
 
-  constructor(
-    command: string[],
-    options: { cwd: string; env: NodeJS.ProcessEnv; stdout: 'inherit' | number; stderr: 'inherit' | number },
-  ) {
+  constructor(command: string[], options: ScriptOptions) {
+    live.add(this);
+    const launcher = reopenable(options.stdout) && reopenable(options.stderr) ? scriptLauncher() : null;
+    const exited = launcher
+      ? launcher.launch(command, options, (pid) => this.started(pid))
+      : this.fork(command, options);
+    this.exited = exited.then((exit) => {
+      live.delete(this);
+      this.signalGroup('SIGKILL'); // stragglers the script left behind
+      return exit;
+    });
+  }
+
+  private fork(command: string[], options: ScriptOptions): Promise<ScriptExit> {
     const [program, ...args] = command;
-    this.child = spawn(program ?? 'false', args, {
+    const child = spawn(program ?? 'false', args, {
       cwd: options.cwd,
       env: options.env,
       stdio: ['ignore', options.stdout, options.stderr],
       detached: true,
     });
-    live.add(this);
-    this.exited = new Promise((resolve) => {
-      this.child.once('error', () => resolve({ code: 127, signal: null }));
-      this.child.once('exit', (code, signal) => {
-        live.delete(this);
-        this.signalGroup('SIGKILL'); // stragglers the script left behind
-        resolve({ code, signal });
-      });
+    this.pid = child.pid;
+    return new Promise((resolve) => {
+      child.once('error', () => resolve({ code: 127, signal: null }));
+      child.once('exit', (code, signal) => resolve({ code, signal }));
     });
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
+  private started(pid: number): void {
+    this.pid = pid;
+    if (this.endAsked) this.end();
   }
 
   /** SIGTERM to the group, SIGKILL if it is still there after the grace period. */
   end(): void {
+    if (this.pid === undefined) {
+      this.endAsked = true;
+      return;
+    }
     this.signalGroup('SIGTERM');
     const timer = setTimeout(() => this.signalGroup('SIGKILL'), KILL_GRACE_MS);
     timer.unref();
@@ -58,16 +78,6 @@ export class ScriptProcess {
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
-    signalGroup(this.child.pid, signal);
-  }
-}
-
-/** Sends `signal` to the process group led by `pid` (a child spawned `detached`), if it is still there. */
-export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is already gone
+    signalGroup(this.pid, signal);
   }
 }

@@ -138,6 +138,7 @@ export async function runPass(
     if (options.signal?.aborted) stop();
     const exit = await script.exited;
     options.signal?.removeEventListener('abort', stop);
+    if (exit.lost) pass.lost ??= exit.lost;
     return scriptOutcome(pass, exit);
   } finally {
     pass.end();

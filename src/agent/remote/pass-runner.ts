@@ -83,7 +83,8 @@ export async function runPodPass(options: PassRunnerOptions): Promise<number> {
   const exit = await script.exited;
   process.removeListener('SIGTERM', onTerm);
   await output.close();
-  if (evicted) {
+  // A script its launcher took with it (launcher.ts) is not reported either: the run replays.
+  if (evicted || exit.lost) {
     control.end();
     return 143;
   }

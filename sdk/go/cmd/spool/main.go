@@ -36,6 +36,8 @@ func run(args []string) int {
 		return runScriptVerb(args)
 	case verb == "pass":
 		return runPassCommand(args[1:])
+	case verb == "launcher" && os.Getenv(launcherEnv) == "1":
+		return runLauncher()
 	}
 	return delegate(verb, args)
 }

@@ -29,6 +29,10 @@ type scriptProcess struct {
 }
 
 func startScript(argv []string, dir string, env []string, output *os.File) *scriptProcess {
+	return startProcess(argv, dir, env, output, output)
+}
+
+func startProcess(argv []string, dir string, env []string, stdout, stderr *os.File) *scriptProcess {
 	s := &scriptProcess{exited: make(chan scriptExit, 1), ended: make(chan struct{})}
 	path, err := command.LookPath(argv[0], pathOf(env))
 	if err == nil {
@@ -37,8 +41,8 @@ func startScript(argv []string, dir string, env []string, output *os.File) *scri
 			Args:        argv,
 			Dir:         dir,
 			Env:         env,
-			Stdout:      output,
-			Stderr:      output,
+			Stdout:      stdout,
+			Stderr:      stderr,
 			SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 		}
 		err = s.cmd.Start()
