@@ -57,9 +57,10 @@ class Launcher {
     this.child = spawn(binary, ['launcher'], { env: { ...process.env, SPOOL_LAUNCHER: '1' }, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] });
     this.input = this.child.stdin as Socket;
     this.answers = this.child.stdio[3] as Socket;
-    createInterface({ input: this.answers }).on('line', (line) => this.answer(JSON.parse(line) as Answer));
+    createInterface({ input: this.answers }).on('line', (line) => this.answer(line));
     this.child.once('error', () => this.fail());
-    this.child.once('exit', () => this.fail());
+    // Not 'exit': 'close' comes once its answers are read too, an exit it reported before it went among them.
+    this.child.once('close', () => this.fail());
     this.input.on('error', () => this.fail());
     this.child.unref();
     this.idle();
@@ -82,7 +83,14 @@ class Launcher {
     return exited;
   }
 
-  private answer(answer: Answer): void {
+  private answer(line: string): void {
+    let answer: Answer;
+    try {
+      answer = JSON.parse(line) as Answer;
+    } catch {
+      process.stderr.write(`spool: the launcher said what is not an answer: ${line.slice(0, 200)}\n`);
+      return;
+    }
     const launched = this.launched.get(answer.id);
     if (!launched) return;
     if (answer.error !== undefined) {
