@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScriptProcess } from '../../src/agent/script-process.js';
-import { isAlive, readLines, removeTempDirs, tempDir, writeFiles } from '../support/spool.js';
+import { isAlive, readLines, removeTempDirs, startSpool, tempDir, writeFiles } from '../support/spool.js';
 import { poll, startDev, submit, waitForRun } from '../support/dev.js';
 
 /**
@@ -35,6 +35,15 @@ describe('scripts started by the launcher', () => {
     expect(launcher).not.toBe(process.pid);
     expect(commandOf(launcher)).toBe('spool');
     expect(parentOf(launcher)).toBe(process.pid);
+  });
+
+  it("given a script, then it holds none of the launcher's sockets (its requests and answers)", async () => {
+    const dir = tempDir();
+    const { script, close } = start(dir, 'ls -l /proc/$$/fd/ > fds');
+    expect(await script.exited).toEqual({ code: 0, signal: null });
+    close();
+    // Node's pipes to a child are sockets; the script's own outputs here are a file.
+    expect(readFileSync(join(dir, 'fds'), 'utf8')).not.toContain('socket:');
   });
 
   it('given a script killed by a signal, or a program that is not there, then it says SIGTERM, or 127', async () => {
@@ -75,18 +84,32 @@ describe('scripts started by the launcher', () => {
   });
 });
 
-describe('spool dev when its launcher goes mid-pass', () => {
-  it('given a run whose script is running, when the launcher is killed, then the pass is lost, the run replays under a new launcher and succeeds, and its recorded step ran once', async () => {
-    const dev = await startDev();
-    try {
-      const dir = tempDir();
-      writeFiles(dir, {
-        'flow.sh': `spool step one -- sh -c 'echo ran >> one.count; echo one'
+const FLOW = `spool step one -- sh -c 'echo ran >> one.count; echo one'
 echo $PPID >> parents
 [ -e replayed ] || { touch replayed; sleep 30; }
 spool step two -- echo two
-`,
-      });
+`;
+
+describe('a launcher that goes mid-pass', () => {
+  it('given spool run, when its launcher is killed while the script runs, then the pass is lost and replays at once, and the run succeeds with its recorded step run once', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'flow.sh': FLOW });
+    const runner = startSpool(['run', 'flow.sh', '--data-dir', join(dir, 'data')], { cwd: dir });
+    const launcher = await poll('the script to be past its first step', () => Number(readLines(join(dir, 'parents'))[0]) || null, 30_000);
+    expect(commandOf(launcher)).toBe('spool');
+    process.kill(launcher, 'SIGKILL');
+    const { code, output } = await runner.done;
+    expect(code, output).toBe(0);
+    expect(output).toContain('succeeded');
+    expect(readLines(join(dir, 'one.count'))).toEqual(['ran']);
+    expect(readLines(join(dir, 'parents'))).toHaveLength(2);
+  }, 60_000);
+
+  it('given spool dev, when its launcher is killed while a script runs, then the pass is lost, the run replays under a new launcher and succeeds, and its recorded step ran once', async () => {
+    const dev = await startDev();
+    try {
+      const dir = tempDir();
+      writeFiles(dir, { 'flow.sh': FLOW });
       const id = await submit(dev.url, dir, 'flow.sh');
       const launcher = await poll('the script to be past its first step', () => Number(readLines(join(dir, 'parents'))[0]) || null);
       expect(commandOf(launcher)).toBe('spool');

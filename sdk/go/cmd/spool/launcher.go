@@ -43,6 +43,8 @@ func runLauncher() int {
 		fmt.Fprintln(os.Stderr, "spool launcher: fd 3 is not open for its answers")
 		return 2
 	}
+	// Not the scripts' to inherit: one holding it would keep the server from seeing the launcher go.
+	syscall.CloseOnExec(3)
 	var mu sync.Mutex
 	encoder := json.NewEncoder(answers)
 	send := func(answer launchAnswer) {
