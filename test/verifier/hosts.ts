@@ -4,10 +4,11 @@ import { signalPayload, type Answered } from './deliveries.js';
 import { killAll, until } from './processes.js';
 
 /**
- * What a faulted run kills: the runner of `spool run` (the agent), a `spool dev` server, or the
- * script alone, its runner left alive (as the kernel's OOM killer would, or a `kill -9`).
+ * What a faulted run kills: the runner of `spool run` (the agent), a `spool dev` server, the
+ * script alone, its runner left alive (as the kernel's OOM killer would, or a `kill -9`), or the
+ * launcher that starts the scripts (src/agent/launcher.ts) alone, taking the script it started.
  */
-export type Killed = 'runner' | 'dev-server' | 'script';
+export type Killed = 'runner' | 'dev-server' | 'script' | 'launcher';
 
 /**
  * Where a run's passes run, each in a new, empty directory (--fresh-dir, as a pod), and how the run
@@ -169,4 +170,7 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host & { ad
 
 /** The host of a run with these faults; `answered`: the run takes signals or events, which need a server. */
 export const hostFor = (killed: Killed, answered: boolean): ((files: CaseFiles) => Host) =>
-  killed === 'dev-server' || (killed === 'script' && answered) ? devServer : spoolRun;
+  killed === 'dev-server' || (killedAlone(killed) && answered) ? devServer : spoolRun;
+
+/** Whether the faults kill one process once, its runner left alive, rather than the runner and all. */
+export const killedAlone = (killed: Killed): boolean => killed === 'script' || killed === 'launcher';

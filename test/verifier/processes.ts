@@ -72,3 +72,15 @@ export function scriptProcessOf(dir: string): number | null {
   }
   return null;
 }
+
+/** The case's launcher (`spool launcher`, which starts its scripts), if one runs now. */
+export function launcherProcessOf(dir: string): number | null {
+  for (const pid of processesOf(dir)) {
+    try {
+      if (argvOf(pid)[1] === 'launcher') return pid;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}

@@ -14,7 +14,8 @@ import { runWorkflow, type Form } from './run.js';
  * moments, either the runner (the agent) and its scripts, carried on with `spool resume`, or a
  * `spool dev --fresh-dir` the run was submitted to, with its scripts, started again on its data dir,
  * or the script alone once, its runner left alive: the run fails saying so (or carries on, when the
- * kill met a script already being suspended), nothing recorded is lost and no body runs again. A new seed every run, printed; VERIFY_SEED=N runs one,
+ * kill met a script already being suspended), nothing recorded is lost and no body runs again; or
+ * the launcher that starts the scripts alone, once: the pass it ran is lost and the run carries on. A new seed every run, printed; VERIFY_SEED=N runs one,
  * VERIFY_CASES=N sizes a run (default 2, after the saved seeds), and `npm run verify` runs for VERIFY_MINUTES (default 20).
  * Waits for a signal or an event are answered from outside, as a user would (deliveries.ts): before
  * the wait, while it waits, or across a kill; they need a server, so such a workflow runs uninterrupted
@@ -38,15 +39,17 @@ function formOf(seed: number): Form {
 }
 /**
  * What a seed's faults kill: what they killed when it failed, for a saved seed (the runner unless it
- * says so); else the runner, the dev server or the script alone by floor(seed / 3) % 3, so each form gets all three.
+ * says so); else the runner, the dev server, the script alone or the launcher alone by
+ * floor(seed / 3) % 4, so each form gets all four.
  */
-const KILLED: readonly Killed[] = ['runner', 'dev-server', 'script'];
+const KILLED: readonly Killed[] = ['runner', 'dev-server', 'script', 'launcher'];
 function killedBy(seed: number): Killed {
   const kept = saved.find((each) => each.seed === seed);
   if (kept) return kept.kills ?? 'runner';
-  return KILLED[Math.floor(seed / 3) % 3] ?? 'runner';
+  return KILLED[Math.floor(seed / 3) % KILLED.length] ?? 'runner';
 }
-const described = (seed: number): string => `${formOf(seed)}, kills ${{ runner: 'the runner', 'dev-server': 'the dev server', script: 'the script alone' }[killedBy(seed)]}`;
+const KILLS: Record<Killed, string> = { runner: 'the runner', 'dev-server': 'the dev server', script: 'the script alone', launcher: 'the launcher alone' };
+const described = (seed: number): string => `${formOf(seed)}, kills ${KILLS[killedBy(seed)]}`;
 const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];

@@ -6,8 +6,8 @@ import { recorded, spool, tempDir } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import { CHILD_GRAPH, type Workflow } from './generate.js';
 import { awaitingOf, isAnswered } from './deliveries.js';
-import { devServer, hostFor, type Killed } from './hosts.js';
-import { killAll, scriptProcessOf } from './processes.js';
+import { devServer, hostFor, killedAlone, type Killed } from './hosts.js';
+import { killAll, launcherProcessOf, scriptProcessOf } from './processes.js';
 import { pythonScript } from './python.js';
 import type { Random } from './random.js';
 
@@ -104,7 +104,7 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
   const answered = workflow.ops.filter(isAnswered);
   let host = hostFor(faults ? killed : 'runner', answered.length > 0)(files);
   const on = host.takesDeliveries ? 'spool dev' : 'spool run';
-  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${!faults ? `uninterrupted, on ${on}` : killed === 'script' ? `killing the script alone, on ${on}` : `killing ${host.what}`}`;
+  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${!faults ? `uninterrupted, on ${on}` : killedAlone(killed) ? `killing the ${killed} alone, on ${on}` : `killing ${host.what}`}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
   // Faults start once the run is recorded (its id known): a kill before that left nothing to carry on.
@@ -122,19 +122,20 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
     } else await host.restart(runId);
   };
   // The script alone: one kill, the script of whichever pass runs then; the run is not carried on (what becomes of it is checked).
-  let scriptKillAt = faults && killed === 'script' ? Date.now() + faults.int(200, 3000) : Infinity;
-  let kills = faults && killed !== 'script' ? faults.int(1, 2) : 0;
+  // The launcher alone: one kill, and the script it started goes with it; the runner carries the run on.
+  let aloneKillAt = faults && killedAlone(killed) ? Date.now() + faults.int(200, 3000) : Infinity;
+  let kills = faults && !killedAlone(killed) ? faults.int(1, 2) : 0;
   let after = faults ? faults.int(200, 3000) : 0;
   let killAt = Date.now() + after;
   while (!(await host.ended())) {
-    const script = Date.now() >= scriptKillAt ? scriptProcessOf(dir) : null;
-    if (script !== null) {
-      scriptKillAt = Infinity;
+    const alone = Date.now() >= aloneKillAt ? (killed === 'script' ? scriptProcessOf(dir) : launcherProcessOf(dir)) : null;
+    if (alone !== null) {
+      aloneKillAt = Infinity;
       try {
-        process.kill(script, 'SIGKILL');
-        faultLog.push(`killed the script (pid ${script}), its runner left alive`);
+        process.kill(alone, 'SIGKILL');
+        faultLog.push(`killed the ${killed} (pid ${alone}), its runner left alive`);
       } catch {
-        scriptKillAt = Date.now(); // it ended meanwhile: the next one
+        aloneKillAt = Date.now(); // it ended meanwhile: the next one
       }
       continue;
     }
@@ -151,8 +152,8 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
     } else if (answered.length) {
       const next = answered.find((op) => op.kind === 'wait-signal' && op.when === 'before') ?? answered[0];
       if (next && ((next.kind === 'wait-signal' && next.when === 'before') || (await host.awaiting()) === awaitingOf(next))) {
-        // Not when the faults kill the script alone: then only the script is killed, once.
-        if (faults && killed !== 'script' && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
+        // Not when the faults kill the script or the launcher alone: then only that is killed, once.
+        if (faults && !killedAlone(killed) && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
         await host.deliver(next, 'payload');
         if (next.kind === 'wait-signal') await host.deliver(next, 'second');
         answered.splice(answered.indexOf(next), 1);
