@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScriptProcess } from '../../src/agent/script-process.js';
 import { isAlive, readLines, removeTempDirs, startSpool, tempDir, writeFiles } from '../support/spool.js';
 import { poll, startDev, submit, waitForRun } from '../support/dev.js';
+import { propertyRuns } from '../support/property.js';
 
 /**
  * Scripts started by the native client's launcher (src/agent/launcher.ts) rather than forked from
@@ -25,6 +27,29 @@ function start(dir: string, script: string): { script: ScriptProcess; log: strin
 }
 
 describe('scripts started by the launcher', () => {
+  it('given random text in an argument, a variable and the directory name (any Unicode but NUL), then the script gets each as the same UTF-8 a forked one does', async () => {
+    const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 24 }).filter((each) => !each.includes('\0'));
+    await fc.assert(
+      fc.asyncProperty(text, text, text, async (argument, variable, name) => {
+        const dir = join(tempDir(), name.replaceAll('/', '_').replace(/^\.\.?$/, '_'));
+        mkdirSync(dir);
+        const log = join(dir, 'out');
+        const fd = openSync(log, 'a');
+        const script = new ScriptProcess(['sh', '-c', 'printf "%s|%s|%s" "$1" "$V" "$(pwd)"', 'sh', argument], {
+          cwd: dir,
+          env: { PATH: '/usr/bin:/bin', V: variable },
+          stdout: fd,
+          stderr: fd,
+        });
+        const exit = await script.exited;
+        closeSync(fd);
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(readFileSync(log)).toEqual(Buffer.from(`${argument}|${variable}|${dir}`));
+      }),
+      propertyRuns('launcher: arguments, variables, directories', 40),
+    );
+  }, 60_000);
+
   it('given a script that writes to both outputs and exits 3, then both land in its log file in order, it exits 3, and its parent is the launcher', async () => {
     const dir = tempDir();
     const { script, log, close } = start(dir, 'echo $PPID > parent; echo out; echo err >&2; echo "in $(pwd)"; exit 3');
