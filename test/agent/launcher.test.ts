@@ -71,6 +71,19 @@ describe('scripts started by the launcher', () => {
     expect(readFileSync(join(dir, 'fds'), 'utf8')).not.toContain('socket:');
   });
 
+  it("given Ctrl-C, SIGTERM or SIGHUP sent to the launcher (a terminal's signal to the server's group), then it lives on: those are the server's to act on", async () => {
+    const dir = tempDir();
+    const first = start(dir, 'echo $PPID > parent');
+    await first.script.exited;
+    first.close();
+    const launcher = Number(readLines(join(dir, 'parent'))[0]);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(launcher, signal);
+    const second = start(dir, 'sleep 0.2; echo $PPID > again');
+    expect(await second.script.exited).toEqual({ code: 0, signal: null });
+    second.close();
+    expect(Number(readLines(join(dir, 'again'))[0])).toBe(launcher);
+  });
+
   it('given a script killed by a signal, or a program that is not there, then it says SIGTERM, or 127', async () => {
     const dir = tempDir();
     const killed = start(dir, 'kill -TERM $$');

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
 	"syscall"
 )
@@ -45,6 +46,15 @@ func runLauncher() int {
 	}
 	// Not the scripts' to inherit: one holding it would keep the server from seeing the launcher go.
 	syscall.CloseOnExec(3)
+	// A Ctrl-C at the terminal, or a SIGTERM to the server's group, is the server's to act on: it
+	// ends its scripts with their grace. The launcher lives until its stdin closes. Caught, not
+	// ignored, as an ignored signal would stay ignored in every script started from here.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	go func() {
+		for range signals {
+		}
+	}()
 	var mu sync.Mutex
 	encoder := json.NewEncoder(answers)
 	send := func(answer launchAnswer) {
