@@ -79,9 +79,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     async close() {
       server.close();
       server.closeAllConnections();
-      endAllScripts();
+      // Stopping the server (Ctrl-C, SIGTERM) stops it, not its runs: passes under way are left
+      // unsettled, their scripts ended, and a server started on this store again replays them, as
+      // after a crash. Settling them would fail each run mid-step ("script killed by SIGTERM").
+      await executor.abandon();
+      endAllScripts(); // activities under way too: they are tried again
       await notifier?.stop();
-      await executor.stop();
       await flushTracing();
       await store.close();
     },

@@ -142,3 +142,29 @@ describe('spool dev killed with -9 and started again', () => {
     );
   }, 180_000);
 });
+
+describe('spool dev stopped with SIGTERM (Ctrl-C) and started again', () => {
+  it('given a run mid-step, then the stop leaves it running, not failed, and after the restart it carries on: its recorded step once, the interrupted one again', async () => {
+    const here = tempDir();
+    writeFiles(here, { 'long.sh': SCRIPTS['long.sh'] });
+    const dataDir = join(here, 'data');
+    const port = await freePort();
+    let server = await startDevProcess(dataDir, port);
+    onTestFailed(() => process.stderr.write(`spool dev (${String(server.pid)}) wrote:\n${server.output()}\n`));
+    const id = await submit(server.url, here, 'long.sh');
+    await poll('the slow step to start', () => readLines(join(here, 'count.txt')).includes('slow-start'));
+    process.kill(server.pid, 'SIGTERM');
+    await server.exited;
+    expect(scriptProcesses(here)).toEqual([]);
+
+    server = await startDevProcess(dataDir, port);
+    try {
+      const run = await waitForRun(server.url, id, ['succeeded']);
+      expect(run.passes).toBe(2);
+      expect(readLines(join(here, 'count.txt'))).toEqual(['before', 'slow-start', 'slow-start', 'slow', 'after']);
+    } finally {
+      process.kill(server.pid, 'SIGTERM');
+      await server.exited;
+    }
+  }, 120_000);
+});
