@@ -83,7 +83,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       // unsettled, their scripts ended, and a server started on this store again replays them, as
       // after a crash. Settling them would fail each run mid-step ("script killed by SIGTERM").
       await executor.abandon();
-      endAllScripts(); // activities under way too: they are tried again
+      endAllScripts(); // a script abandon() did not wait out (it waits 5 s at most)
       await notifier?.stop();
       await flushTracing();
       await store.close();

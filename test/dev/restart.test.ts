@@ -150,7 +150,7 @@ describe('spool dev stopped with SIGTERM (Ctrl-C) and started again', () => {
     const dataDir = join(here, 'data');
     const port = await freePort();
     let server = await startDevProcess(dataDir, port);
-    onTestFailed(() => process.stderr.write(`spool dev (${String(server.pid)}) wrote:\n${server.output()}\n`));
+    onTestFailed(() => void process.stderr.write(`spool dev (${String(server.pid)}) wrote:\n${server.output()}\n`));
     const id = await submit(server.url, here, 'long.sh');
     await poll('the slow step to start', () => readLines(join(here, 'count.txt')).includes('slow-start'));
     process.kill(server.pid, 'SIGTERM');
