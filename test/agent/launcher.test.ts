@@ -11,7 +11,7 @@ import { propertyRuns } from '../support/property.js';
 /**
  * Scripts started by the native client's launcher (src/agent/launcher.ts) rather than forked from
  * this process: their outputs, exits and ending as a forked script's, and a launcher that goes
- * takes its scripts with it and leaves later ones to be forked here.
+ * takes its scripts' passes with it (they replay) and is replaced by a new one.
  */
 
 afterAll(() => removeTempDirs());
@@ -30,7 +30,8 @@ describe('scripts started by the launcher', () => {
   it('given random text in an argument, a variable and the directory name (any Unicode but NUL), then the script gets each as the same UTF-8 a forked one does', async () => {
     const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 24 }).filter((each) => !each.includes('\0'));
     await fc.assert(
-      fc.asyncProperty(text, text, text, async (argument, variable, name) => {
+      // A directory name within NAME_MAX (255 bytes), which a few long graphemes would pass.
+      fc.asyncProperty(text, text, text.filter((each) => Buffer.byteLength(each) <= 200), async (argument, variable, name) => {
         const dir = join(tempDir(), name.replaceAll('/', '_').replace(/^\.\.?$/, '_'));
         mkdirSync(dir);
         const log = join(dir, 'out');
