@@ -151,7 +151,11 @@ describe('spool ui on a real cluster', () => {
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console: ${message.text()}`);
     });
-    page.on('requestfailed', (request) => problems.push(`failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText ?? ''}`));
+    // A request the browser aborted is not one refused: leaving a run page aborts its poll of the log.
+    page.on('requestfailed', (request) => {
+      const why = request.failure()?.errorText ?? '';
+      if (why !== 'net::ERR_ABORTED') problems.push(`failed: ${request.method()} ${request.url()}: ${why}`);
+    });
     page.on('response', (response) => {
       if (response.status() >= 400) problems.push(`${response.status()}: ${response.request().method()} ${response.url()}`);
     });
