@@ -3,7 +3,6 @@ import { existsSync, fstatSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { nativeClientBinary } from './script-client.js';
-import { signalGroup } from './signal-group.js';
 
 /**
  * Scripts started by the native client's `spool launcher` (sdk/go/cmd/spool/launcher.go) rather
@@ -31,7 +30,6 @@ export interface LaunchOptions {
 interface Launched {
   started(pid: number): void;
   exited(exit: LaunchedExit): void;
-  pid?: number;
 }
 
 interface Answer {
@@ -99,7 +97,6 @@ class Launcher {
     } else if (answer.exited) {
       this.settle(answer.id, { code: answer.code ?? null, signal: answer.signal ?? null });
     } else if (answer.pid) {
-      launched.pid = answer.pid;
       this.served = true;
       launched.started(answer.pid);
     }
@@ -118,12 +115,14 @@ class Launcher {
     this.input.unref();
   }
 
-  /** The launcher went: its scripts are ended (nothing would tell their exits now), their passes lost. */
+  /**
+   * The launcher went: nothing would tell its scripts' exits now, so they are said killed and their
+   * passes lost; ScriptProcess kills each one's group once told (the stragglers' SIGKILL).
+   */
   private fail(): void {
     if (this.gone) return;
     this.gone = true;
-    for (const [id, launched] of this.launched) {
-      if (launched.pid) signalGroup(launched.pid, 'SIGKILL');
+    for (const id of this.launched.keys()) {
       this.settle(id, { code: null, signal: 'SIGKILL', lost: 'the launcher that started the script ended; the run replays' });
     }
   }
