@@ -827,7 +827,9 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.acquireLease('p1', 'g1', 'd')).toBe('a');
       });
 
-      it('releases every lease of a run, answering the runs that became holders', async () => {
+      it('a run that finishes leaves every queue it is in, answering the runs that became holders', async () => {
+        for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) await store.createRun(newRun(id));
+        const finish = async (id: string) => (await store.finishRun(id, { status: 'succeeded', finishedAt: new Date() }))?.holders;
         await store.acquireLease('p1', 'g1', 'a');
         await store.acquireLease('p1', 'g2', 'a');
         await store.acquireLease('p2', 'g1', 'a');
@@ -836,13 +838,25 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         await store.acquireLease('p1', 'g3', 'd');
         await store.acquireLease('p1', 'g3', 'e');
 
-        expect((await store.releaseLeases('a')).sort()).toEqual(['b', 'c']);
+        expect((await finish('a'))?.sort()).toEqual(['b', 'c']);
+        expect((await store.getRun('a'))?.status).toBe('succeeded');
         expect(await store.acquireLease('p1', 'g1', 'x')).toBe('b');
         expect(await store.acquireLease('p2', 'g1', 'x')).toBe('x');
         // e only waited: leaving the queue makes nobody a new holder
-        expect(await store.releaseLeases('e')).toEqual([]);
-        expect(await store.releaseLeases('nope')).toEqual([]);
+        expect(await finish('e')).toEqual([]);
+        expect(await finish('f')).toEqual([]);
+        expect(await finish('nope')).toBeUndefined();
         expect(await store.acquireLease('p1', 'g3', 'y')).toBe('d');
+      });
+
+      it('changes nothing of a run cancelled meanwhile: neither its status nor its leases (its cancel settled them)', async () => {
+        await store.createRun(newRun('a'));
+        await store.acquireLease('p1', 'g1', 'a');
+        await store.acquireLease('p1', 'g1', 'b');
+        await store.updateRun('a', { status: 'cancelled' });
+        expect(await store.finishRun('a', { status: 'succeeded', finishedAt: new Date() })).toBeNull();
+        expect((await store.getRun('a'))?.status).toBe('cancelled');
+        expect(await store.acquireLease('p1', 'g1', 'x')).toBe('a');
       });
     });
 

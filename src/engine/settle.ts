@@ -42,7 +42,7 @@ export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcom
     if (!waiting) return store.getRun(run.id);
     return (await wakeRunIfOver(store, waiting, now)) ? store.getRun(run.id) : waiting;
   }
-  const ended = await store.updateRunUnlessCancelled(run.id, {
+  const ended = await store.finishRun(run.id, {
     status: outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind,
     error: outcome.kind === 'succeeded' ? null : outcome.message,
     awaiting: null,
@@ -51,7 +51,7 @@ export async function settleRun(store: Store, run: RunRecord, outcome: RunOutcom
     finishedAt: now,
   });
   if (!ended) return store.getRun(run.id);
-  for (const holder of await store.releaseLeases(run.id)) await wakeIfOver(store, holder, now);
+  for (const holder of ended.holders) await wakeIfOver(store, holder, now);
   if (run.parentId) await wakeIfOver(store, run.parentId, now);
-  return ended;
+  return ended.run;
 }

@@ -21,11 +21,21 @@ export function callerOf(ctx: ServerContext, res: Response): string | null {
   if (ctx.authorize) return null;
   const as = res.req.get(ACT_AS_HEADER)?.trim();
   if (as) return as;
-  try {
-    return userInfo().username;
-  } catch {
-    return null;
+  return processUser();
+}
+
+let processUserName: string | null | undefined;
+
+/** Whoever runs this server, read once: os.userInfo() reads the user database on every call. */
+function processUser(): string | null {
+  if (processUserName === undefined) {
+    try {
+      processUserName = userInfo().username;
+    } catch {
+      processUserName = null;
+    }
   }
+  return processUserName;
 }
 
 /** The caller with their groups, as authorization left them in res.locals. */

@@ -375,6 +375,23 @@ export class SqlStore implements Store {
     return row ? toRun(row) : null;
   }
 
+  async finishRun(id: string, patch: RunPatch): Promise<{ run: RunRecord; holders: string[] } | null> {
+    const { sets, params } = runSets(id, patch);
+    // One round trip for what every ending run does (a run with no lease deletes nothing). Only a
+    // queue the run held gets a new holder; leaving one it merely waited in changes nobody.
+    const row = await this.one(
+      `with ended as (update runs set ${sets} where id = $1 and status <> 'cancelled' returning *),
+            released as (delete from leases l where run_id = $1 and exists (select 1 from ended)
+                         returning l.project, l.grp,
+                           not exists (select 1 from leases o where o.project = l.project and o.grp = l.grp and o.seq < l.seq) as held)
+       select ended.*, (select coalesce(json_agg(json_build_object('project', project, 'grp', grp)), '[]') from released where held) as held_queues
+         from ended`,
+      params,
+    );
+    if (!row) return null;
+    return { run: toRun(row), holders: await this.holdersOf(row.held_queues as Row[]) };
+  }
+
   async startPass(id: string): Promise<RunRecord | null> {
     const row = await this.one(
       `update runs set status = 'running', passes = passes + 1, wake_at = null, awaiting = null, wait = null,
@@ -702,18 +719,11 @@ export class SqlStore implements Store {
     return this.leaseHolder(project, group);
   }
 
-  async releaseLeases(runId: string): Promise<string[]> {
-    // Only a queue the run held gets a new holder; leaving one it merely waited in changes nobody.
-    const released = await this.db.query<Row>(
-      `delete from leases l where run_id = $1
-       returning project, grp,
-         not exists (select 1 from leases o where o.project = l.project and o.grp = l.grp and o.seq < l.seq) as held`,
-      [runId],
-    );
+  /** The run that holds each of these queues now that its holder left, where one does. */
+  private async holdersOf(queues: Row[]): Promise<string[]> {
     const holders: string[] = [];
-    for (const row of released) {
-      if (!row.held) continue;
-      const holder = await this.leaseHolder(row.project as string, row.grp as string);
+    for (const queue of queues) {
+      const holder = await this.leaseHolder(queue.project as string, queue.grp as string);
       if (holder) holders.push(holder);
     }
     return holders;

@@ -47,6 +47,12 @@ export interface Store {
   /** updateRun, unless the run was cancelled meanwhile: answers the run as updated, or null (cancelled, or gone). */
   updateRunUnlessCancelled(id: string, patch: RunPatch): Promise<RunRecord | null>;
   /**
+   * Ends a run (updateRunUnlessCancelled with its final status) and, in the same statement, takes
+   * it out of every lease queue it is in: answers the run and the runs that became holders,
+   * or null when it was cancelled meanwhile (or is gone) and nothing changed.
+   */
+  finishRun(id: string, patch: RunPatch): Promise<{ run: RunRecord; holders: string[] } | null>;
+  /**
    * The unfinished runs whose id starts with `idPrefix`, with only what their state is made of (no
    * script, input or outputs), and the database's time of the read.
    */
@@ -138,8 +144,6 @@ export interface Store {
   acquireLease(project: string, group: string, runId: string): Promise<string>;
   /** Leaves the queue; answers the run that holds the group next, if any. */
   releaseLease(project: string, group: string, runId: string): Promise<string | null>;
-  /** Leaves every queue the run is in; answers the runs that became holders. */
-  releaseLeases(runId: string): Promise<string[]>;
 
   createActivity(activity: NewActivity): Promise<void>;
   getActivity(id: string): Promise<ActivityRecord | null>;

@@ -123,7 +123,7 @@ describe.each([
     ['takeSignal (a wait.signal)', (s) => s.takeSignal(id(4242), 'go')],
     ['hasSignal', (s) => s.hasSignal(id(4242), 'go')],
     ['acquireLease (spool lock)', (s) => s.acquireLease('p1', 'g1', id(999_999))],
-    ['releaseLeases (a run ends)', (s) => s.releaseLeases(id(501))],
+    ['finishRun (a run ends, leaving its lease queues)', (s) => s.finishRun(id(501), { status: 'succeeded', finishedAt: now })],
     ['claimActivity (the executor, every tick)', (s) => s.claimActivity(['shell'], now)],
     ['claimActivity of 2 shards of 4 (a replica of a sharded operator, every tick)', (s) => s.claimActivity(['shell'], now, { count: 4, owned: [0, 2] })],
     ['dueSchedules (the executor, every tick)', (s) => s.dueSchedules(now)],
