@@ -164,7 +164,8 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
       it('starts a pass only from pending or waiting, counting passes', async () => {
         await store.createRun(newRun('r1', { notBefore: new Date('2000-01-01T00:00:00Z') }));
         const first = await store.startPass('r1');
-        expect(first).toMatchObject({ id: 'r1', status: 'running', passes: 1, wakeAt: null });
+        expect(first?.run).toMatchObject({ id: 'r1', status: 'running', passes: 1, wakeAt: null });
+        expect(first?.journal).toEqual([]);
         expect(await store.startPass('r1')).toBeNull();
 
         await store.updateRun('r1', {
@@ -173,7 +174,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
           wait: { kind: 'timer', until: 'x' },
           wakeAt: new Date(),
         });
-        expect(await store.startPass('r1')).toMatchObject({
+        expect((await store.startPass('r1'))?.run).toMatchObject({
           status: 'running',
           passes: 2,
           wakeAt: null,
@@ -185,6 +186,22 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.startPass('r1')).toBeNull();
         expect((await store.getRun('r1'))!.passes).toBe(2);
         expect(await store.startPass('nope')).toBeNull();
+      });
+
+      it('answers the journal a pass starts from: nothing for a new run, what earlier passes or a rerun copied recorded', async () => {
+        await store.createRun(newRun('r1'));
+        expect((await store.startPass('r1'))?.journal).toEqual([]);
+        await store.appendJournalEntries([entry('r1', 0, 'call', { argv: ['true'] }), entry('r1', 0, 'result', { exitCode: 0 })]);
+        await store.updateRun('r1', { status: 'waiting', wakeAt: new Date() });
+        const second = await store.startPass('r1');
+        expect(second?.journal.map(({ position, kind, data }) => ({ position, kind, data }))).toEqual([
+          { position: 0, kind: 'call', data: { argv: ['true'] } },
+          { position: 0, kind: 'result', data: { exitCode: 0 } },
+        ]);
+
+        await store.createRun(newRun('r2'));
+        await store.copyJournal('r1', 'r2', 1);
+        expect((await store.startPass('r2'))?.journal).toHaveLength(2);
       });
 
       it('settles a run unless it was cancelled meanwhile, answering it as updated', async () => {
@@ -390,7 +407,7 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect((await store.getRun('done'))!.status).toBe('succeeded');
         expect((await store.listDueRuns(now, 100)).sort()).toEqual(['a', 'b', 'c', 'pending']);
         expect(await store.recoverInterruptedRuns(now)).toEqual([]);
-        expect(await store.startPass('a')).toMatchObject({ status: 'running', passes: 2 });
+        expect((await store.startPass('a'))?.run).toMatchObject({ status: 'running', passes: 2 });
       });
 
       it('lists due runs and recovers interrupted ones of some shards only, each run in the shard the operator computes (shardOfRun)', async () => {

@@ -2,7 +2,7 @@ import { DeterminismError, SpoolError, UsageError, ensureError } from '../common
 import { oneLine } from '../common/one-line.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import type { Store } from '../store/store.js';
-import type { RunRecord } from '../store/types.js';
+import type { JournalEntry, RunRecord } from '../store/types.js';
 import type { Answer, Request } from './protocol.js';
 import { EXIT } from './protocol.js';
 import { checkRequestValues } from './limits.js';
@@ -28,8 +28,9 @@ export class Pass extends PassState {
   /** The pass's spans, when tracing is on (docs/tracing.md); a replay's pass (replay-pass.ts) has none. */
   trace: PassTrace | null = null;
 
-  static async start(store: Store, run: RunRecord, host: PassHost, lenient?: boolean): Promise<Pass> {
-    const pass = new Pass(store, run, await store.readJournal(run.id), host, lenient);
+  /** The pass of a run, from its journal: as the run's claim read it (store.startPass), else read now. */
+  static async start(store: Store, run: RunRecord, host: PassHost, lenient?: boolean, journal?: JournalEntry[]): Promise<Pass> {
+    const pass = new Pass(store, run, journal ?? (await store.readJournal(run.id)), host, lenient);
     pass.trace = (await tracing())?.pass(run) ?? null;
     return pass;
   }

@@ -7,7 +7,7 @@ import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { ShardFilter } from '../store/run-shards.js';
 import type { Store } from '../store/store.js';
-import { TERMINAL_STATUSES, type ActivityRecord, type RunRecord } from '../store/types.js';
+import { TERMINAL_STATUSES, type ActivityRecord, type JournalEntry, type RunRecord } from '../store/types.js';
 import { runActivityAttempt } from '../activities/activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from '../activities/activity-attempts.js';
 import { projectOfRunId } from '../common/ids.js';
@@ -284,22 +284,23 @@ export class Executor {
       const cap = quota ? await quota(project) : undefined;
       if (cap !== undefined && (perProject.get(project) ?? 0) >= cap) continue;
       if (this.options.owns && !(await this.options.owns(id))) continue;
-      const run = await this.store.startPass(id);
-      if (!run) continue;
+      const claimed = await this.store.startPass(id);
+      if (!claimed) continue;
       perProject.set(project, (perProject.get(project) ?? 0) + 1);
       const abort = new AbortController();
       this.running.set(id, abort);
-      void this.pass(run, abort.signal).finally(() => this.settled(this.running, id));
+      void this.pass(claimed, abort.signal).finally(() => this.settled(this.running, id));
     }
   }
 
-  private async pass(run: RunRecord, signal: AbortSignal): Promise<void> {
+  private async pass(claimed: { run: RunRecord; journal: JournalEntry[] }, signal: AbortSignal): Promise<void> {
+    const { run } = claimed;
     let outcome: RunOutcome;
     // The pass's span opens before its script starts; its calls' spans join it (docs/tracing.md).
     const traces = await tracing();
     traces?.pass(run);
     try {
-      outcome = await startPass(this.store, run, this.host, this.place, signal);
+      outcome = await startPass(this.store, claimed, this.host, this.place, signal);
     } catch (error) {
       outcome = { kind: 'failed', message: `pass could not start: ${ensureError(error).message}` };
     }

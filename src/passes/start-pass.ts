@@ -1,8 +1,8 @@
-import type { PassHost } from '../engine/pass.js';
+import { Pass, type PassHost } from '../engine/pass.js';
 import type { RunOutcome } from '../engine/settle.js';
 import { GRAPH, runsInProcess } from '../common/workflow-file.js';
 import type { Store } from '../store/store.js';
-import type { RunRecord } from '../store/types.js';
+import type { JournalEntry, RunRecord } from '../store/types.js';
 import { runPass, type ScriptOutput } from './local-pass.js';
 
 /** Where one pass's stdout and stderr go: this process's own, or descriptors closed after the pass. */
@@ -33,16 +33,23 @@ export interface PassPlace {
  * graph's coordinator always in this process (it only makes durable calls); a script where the
  * place puts it (a Job), else as a child process here, served by its agent's socket.
  */
-export async function startPass(store: Store, run: RunRecord, host: PassHost, place: PassPlace, signal: AbortSignal): Promise<RunOutcome> {
+export async function startPass(
+  store: Store,
+  claimed: { run: RunRecord; journal: JournalEntry[] },
+  host: PassHost,
+  place: PassPlace,
+  signal: AbortSignal,
+): Promise<RunOutcome> {
+  const { run, journal } = claimed;
   if (!runsInProcess(run) && place.elsewhere) return place.elsewhere(run, host, signal);
   const output = place.output(run);
   try {
-    const lenient = place.lenient ? { lenient: true } : {};
-    if (!runsInProcess(run)) return await runPass(store, run, host, { output, signal, ...lenient, ...(place.freshDir ? { freshDir: true } : {}) });
+    const pass = await Pass.start(store, run, host, place.lenient, journal);
+    if (!runsInProcess(run)) return await runPass(store, run, host, { output, signal, pass, ...(place.freshDir ? { freshDir: true } : {}) });
     // Loaded for a document's pass only: a script's pass has no use for them or for the YAML
     // parser they bring, and every `spool run` of a script loaded them (about 100 ms).
     const runDocument = run.interpreter === GRAPH ? (await import('../graph/runner.js')).runGraphPass : (await import('../pipeline/coordinator.js')).runPipelinePass;
-    return await runDocument(store, run, host, { output: output.stdout, ...lenient });
+    return await runDocument(store, run, host, { output: output.stdout, pass });
   } finally {
     await output.close?.();
   }

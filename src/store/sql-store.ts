@@ -392,14 +392,17 @@ export class SqlStore implements Store {
     return { run: toRun(row), holders: await this.holdersOf(row.held_queues as Row[]) };
   }
 
-  async startPass(id: string): Promise<RunRecord | null> {
+  async startPass(id: string): Promise<{ run: RunRecord; journal: JournalEntry[] } | null> {
     const row = await this.one(
       `update runs set status = 'running', passes = passes + 1, wake_at = null, awaiting = null, wait = null,
               updated_at = now()
-        where id = $1 and status in ('pending', 'waiting') returning *`,
+        where id = $1 and status in ('pending', 'waiting')
+        returning *, exists (select 1 from journal where run_id = $1) as has_journal`,
       [id],
     );
-    return row ? toRun(row) : null;
+    if (!row) return null;
+    // Most passes are a run's first, with nothing recorded: no second round trip to read nothing.
+    return { run: toRun(row), journal: row.has_journal ? await this.readJournal(id) : [] };
   }
 
   async listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]> {

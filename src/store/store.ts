@@ -82,8 +82,11 @@ export interface Store {
   listEventWaiters(project: string, type: string): Promise<string[]>;
   /** The waiting approval gates of a project (runs a pipeline started whose input names an approval), oldest first. */
   listWaitingGateRuns(project: string): Promise<RunRecord[]>;
-  /** Claims a due run for a new pass: its status becomes running and `passes` grows by one. */
-  startPass(id: string): Promise<RunRecord | null>;
+  /**
+   * Claims a due run for a new pass: its status becomes running and `passes` grows by one. Answers
+   * the run with its journal as the pass starts from, or null when the run was not due.
+   */
+  startPass(id: string): Promise<{ run: RunRecord; journal: JournalEntry[] } | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached (of these shards only, if given). */
   listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]>;
   /** The earliest time something becomes due: a run's wake time, an activity's next attempt, a schedule's tick. */

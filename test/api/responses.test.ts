@@ -232,7 +232,7 @@ describe("the agents' answers are the shapes src/api/responses.ts declares", { t
   beforeAll(async () => {
     store = await openStore({ dataDir: join(tempDir('spool-agent-shapes-'), 'data') });
     await store.createRun({ id: runId, project: 'default', workflow: 'agent.sh', interpreter: 'bash -eu', script: 'true', input: { a: 1 } });
-    const run = await store.startPass(runId);
+    const run = (await store.startPass(runId))?.run;
     if (!run) throw new Error('the run did not start a pass');
     const passes = new RemotePasses();
     await passes.start(store, run, { now: () => new Date(), capabilities: [], maxResultBytes: DEFAULT_MAX_VALUE_BYTES, env: 'test', notify: () => {} });

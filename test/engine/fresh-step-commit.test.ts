@@ -41,7 +41,8 @@ async function newPass(): Promise<Pass> {
     interpreter: 'bash -eu',
     script: '',
   });
-  return Pass.start(store, (await store.startPass(run.id))!, host);
+  const { run: started, journal } = (await store.startPass(run.id))!;
+  return Pass.start(store, started, host, false, journal);
 }
 
 /** The run's journal rows, with the transaction that wrote each. */

@@ -116,6 +116,7 @@ describe.each([
     ['pageRuns, oldest first from a cursor (sort=created)', async (s) => s.pageRuns({ sort: 'created', limit: 50, before: (await s.pageRuns({ sort: 'created', limit: 50 })).next! })],
     ['pageRuns of a project and a status (a status chip)', (s) => s.pageRuns({ project: 'p3', status: ['waiting'], limit: 50 })],
     [SEARCH, (s) => s.pageRuns({ text: 'l1', sort: 'created', limit: 50 })],
+    ['startPass of a run with a journal (every pass)', (s) => s.startPass(id(4243))],
     ['readJournal (every pass)', (s) => s.readJournal(id(4242))],
     ['appendJournal (every call)', (s) => s.appendJournal({ runId: id(4242), position: 5, kind: 'call', verb: 'sleep', name: '', occurrence: 0, data: {} })],
     ['readJournalTimes (the run page)', (s) => s.readJournalTimes(id(4242))],
