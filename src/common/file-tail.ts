@@ -4,6 +4,12 @@ import { Utf8Pieces } from './output-bytes.js';
 
 const TAIL_MS = 150;
 
+/**
+ * Every tail reads into this one buffer: a read and the copy out of it happen with no await between,
+ * so tails never share it at once, and a pass no longer allocates 64 KiB the collector must count.
+ */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
 export interface FileTail {
   /** The descriptor to give a child as both stdout and stderr (one file keeps their order). */
   fd: number;
@@ -21,16 +27,15 @@ export function tailFile(path: string, onBytes: (bytes: Buffer) => Promise<void>
   const fd = openSync(path, 'a+');
   const reader = openSync(path, 'r');
   const pieces = new Utf8Pieces();
-  const buffer = Buffer.alloc(64 * 1024);
   let offset = 0;
   let copying: Promise<void> = Promise.resolve();
 
   const copy = (): Promise<void> => {
     copying = copying.then(async () => {
       const read: Buffer[] = [];
-      for (let got = readSync(reader, buffer, 0, buffer.length, offset); got > 0; got = readSync(reader, buffer, 0, buffer.length, offset)) {
+      for (let got = readSync(reader, readBuffer, 0, readBuffer.length, offset); got > 0; got = readSync(reader, readBuffer, 0, readBuffer.length, offset)) {
         offset += got;
-        read.push(pieces.write(Buffer.from(buffer.subarray(0, got))));
+        read.push(pieces.write(Buffer.from(readBuffer.subarray(0, got))));
       }
       const bytes = Buffer.concat(read);
       if (bytes.length) await onBytes(bytes);
