@@ -47,8 +47,12 @@ export function logsDirFor(options: StoreOptions): string {
   return join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
 }
 
+/**
+ * One flat directory of pass files, each removed once its text is in the store: a directory per
+ * run cost a directory's creation each pass and was left behind, empty, by every run.
+ */
 function passLogPath(logsDir: string, run: RunRecord, name: string): string {
-  return join(logsDir, run.id.replace(/[^a-z0-9-]/gi, '_'), `pass-${run.passes}.${name}`);
+  return join(logsDir, `${run.id.replace(/[^a-z0-9-]/gi, '_')}.pass-${run.passes}.${name}`);
 }
 
 function sameFile(a: number, b: number): boolean {

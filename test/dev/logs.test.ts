@@ -1,6 +1,8 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliOk, poll, useDevServer, submit, waitForRun } from '../support/dev.js';
-import { startSpool, tempDir, writeFiles } from '../support/spool.js';
+import { spool, startSpool, tempDir, writeFiles } from '../support/spool.js';
 
 /**
  * `spool logs`: the run's output, and on request when each line came and where each pass began;
@@ -29,6 +31,18 @@ describe('spool logs', () => {
     expect(refused.output).toBe("spool: -o takes json, yaml, name or wide, not 'xml'\n");
     // --follow prints the same, then (on stderr) how the run ended.
     expect(await cliOk(dev.url, dir, ['logs', id, '--follow', '--passes'])).toBe(`--- pass 1 ---\nfrom the top\nstep output\n--- pass 2 ---\nfrom the top\ndone\n  ${id} succeeded\n`);
+  });
+
+  it('given runs of several passes that printed, then nothing of their passes is left in the data directory: their text is in the store', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'twice.sh': 'echo "from the top"\nspool sleep 1ms\necho done\n' });
+    for (let i = 0; i < 2; i++) {
+      const ran = await spool(['run', 'twice.sh', '--data-dir', 'data'], { cwd: dir });
+      expect(ran.code, ran.output).toBe(0);
+      expect(ran.output).toContain('from the top\nfrom the top\ndone\n');
+    }
+    // A file a pass, removed once copied, in one flat directory: no empty directory a run either.
+    expect(readdirSync(join(dir, 'data', 'logs'))).toEqual([]);
   });
 
   it('given a run in the middle of a long step, then spool status says which step is running', async () => {
