@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 
@@ -27,22 +24,14 @@ func runCommand(argv []string, idempotencyKey, traceparent string) command.Resul
 	if traceparent != "" {
 		env = setEnv(env, "TRACEPARENT", traceparent)
 	}
-	var stdout bytes.Buffer
-	cmd := &exec.Cmd{Args: argv, Env: env, Stdin: os.Stdin, Stdout: io.MultiWriter(&stdout, os.Stdout), Stderr: os.Stderr}
-	stderr := command.TeeStderr(cmd)
 	path, err := command.LookPath(program, os.Getenv("PATH"))
 	if err == nil {
-		cmd.Path = path
-		err = cmd.Run()
+		var result command.Result
+		if result, err = command.Run(path, argv, env); err == nil {
+			return result
+		}
 	}
-	stderr.Finish()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return command.Result{Stdout: stdout.Bytes()}
-	case errors.As(err, &exit):
-		return command.Result{Stdout: stdout.Bytes(), ExitCode: command.ExitStatus(exit.ProcessState), StderrTail: stderr.Text()}
-	case errors.Is(err, syscall.ENOENT):
+	if errors.Is(err, syscall.ENOENT) {
 		message := fmt.Sprintf("spool: cannot run '%s': command not found", program)
 		fmt.Fprintln(os.Stderr, message)
 		return command.Result{ExitCode: 127, StderrTail: command.TailOf(message)}

@@ -108,11 +108,21 @@ func TailOf(message string) string {
 
 // ExitStatus is the code a shell would report: the exit code, or 128 plus the signal's number.
 func ExitStatus(state *os.ProcessState) int {
-	if status, ok := state.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-		return 128 + int(status.Signal())
+	if status, ok := state.Sys().(syscall.WaitStatus); ok {
+		return exitCodeOf(status)
 	}
 	if code := state.ExitCode(); code >= 0 {
 		return code
+	}
+	return 1
+}
+
+func exitCodeOf(status syscall.WaitStatus) int {
+	switch {
+	case status.Signaled():
+		return 128 + int(status.Signal())
+	case status.Exited():
+		return status.ExitStatus()
 	}
 	return 1
 }
