@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/quick"
 	"time"
 )
 
@@ -57,6 +58,23 @@ func TestRunKeepsAndPassesOnWhatTheCommandPrinted(t *testing.T) {
 	}
 	if result.StderrTail != "last-error-line" {
 		t.Errorf("stderr tail %q", result.StderrTail)
+	}
+}
+
+// Any bytes, any length (past a pipe's 64 KiB too): kept and passed on exactly as the command wrote them.
+func TestRunKeepsAnyBytes(t *testing.T) {
+	dir := t.TempDir()
+	property := func(seed []byte, repeat uint8) bool {
+		written := bytes.Repeat(seed, 1+int(repeat)*int(repeat))
+		file := dir + "/bytes"
+		if err := os.WriteFile(file, written, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		result, out, errs, _ := runSh(t, "cat "+file+"; cat "+file+" >&2")
+		return bytes.Equal(result.Stdout, written) && out == string(written) && errs == string(written) && result.ExitCode == 0
+	}
+	if err := quick.Check(property, &quick.Config{MaxCount: 25}); err != nil {
+		t.Error(err)
 	}
 }
 
