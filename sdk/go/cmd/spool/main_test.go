@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -275,5 +276,33 @@ func TestControlCommandsAreHandedOn(t *testing.T) {
 	got = runClient(t, client(t, map[string]string{"SPOOL_CONTROL_CLI": echo}, "runs", "--json"))
 	if got.code != 0 || got.stdout != "runs --json\n" {
 		t.Errorf("handed to SPOOL_CONTROL_CLI: %+v", got)
+	}
+}
+
+// A step whose output nobody reads any more (`spool step x -- yes | head -1`) ends as it would
+// in a shell: the client dies of SIGPIPE and the command with it, rather than reading on for ever.
+func TestStepWhoseStdoutReaderIsGoneEndsBySigpipe(t *testing.T) {
+	agent := newFakeAgent(t, `{"status":"execute","position":0}`, `{"status":"ok","exitCode":0}`)
+	read, write, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.Close()
+	cmd := client(t, map[string]string{"SPOOL_SOCKET": agent.path}, "step", "gen", "--", "yes")
+	cmd.Stdout = write
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	write.Close()
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the client read on after its stdout's reader was gone")
+	}
+	if status, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !status.Signaled() || status.Signal() != syscall.SIGPIPE {
+		t.Errorf("client ended %v, want killed by SIGPIPE", cmd.ProcessState)
 	}
 }

@@ -3,6 +3,7 @@
 package command
 
 import (
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -70,10 +71,7 @@ type pollFd struct {
 	revents int16
 }
 
-const (
-	pollIn  = 0x1
-	pollOut = 0x4
-)
+const pollIn = 0x1
 
 func (c *child) drain(tail *Tail) {
 	defer func() { closeAll(c.out, c.errs, c.pidfd) }()
@@ -107,9 +105,9 @@ func (c *child) drain(tail *Tail) {
 			switch {
 			case ready.revents == 0:
 			case int(ready.fd) == c.out:
-				c.out = c.copy(c.out, 1, buffer, func(bytes []byte) { c.stdout = append(c.stdout, bytes...) })
+				c.out = c.copy(c.out, os.Stdout, buffer, func(bytes []byte) { c.stdout = append(c.stdout, bytes...) })
 			case int(ready.fd) == c.errs:
-				c.errs = c.copy(c.errs, 2, buffer, func(bytes []byte) { _, _ = tail.Write(bytes) })
+				c.errs = c.copy(c.errs, os.Stderr, buffer, func(bytes []byte) { _, _ = tail.Write(bytes) })
 			}
 		}
 		if !c.exited {
@@ -150,10 +148,12 @@ func (c *child) reap(options int) {
 	}
 }
 
-// copy reads what one pipe holds now into keep and on to this process's own descriptor to; it
-// answers the pipe's descriptor, or -1 once it is at its end (and closed). What to could not take
-// (a reader gone) is still kept: the step's result is what the command printed.
-func (c *child) copy(from, to int, buffer []byte, keep func([]byte)) int {
+// copy reads what one pipe holds now into keep and on to this process's own stdout or stderr; it
+// answers the pipe's descriptor, or -1 once it is at its end (and closed). Written through
+// os.File as os/exec's copy did: should the reader of this process's stdout be gone (`spool step x
+// -- yes | head -1`), the write raises SIGPIPE and this process ends, and the command with it,
+// rather than reading on for ever.
+func (c *child) copy(from int, to *os.File, buffer []byte, keep func([]byte)) int {
 	n, err := syscall.Read(from, buffer)
 	if err == syscall.EINTR || err == syscall.EAGAIN {
 		return from
@@ -163,24 +163,8 @@ func (c *child) copy(from, to int, buffer []byte, keep func([]byte)) int {
 		return -1
 	}
 	keep(buffer[:n])
-	writeAll(to, buffer[:n])
+	_, _ = to.Write(buffer[:n])
 	return from
-}
-
-// writeAll writes bytes to fd, waiting while it is full (a descriptor we inherited may be non-blocking).
-func writeAll(fd int, bytes []byte) {
-	for len(bytes) > 0 {
-		n, err := syscall.Write(fd, bytes)
-		switch {
-		case err == syscall.EAGAIN:
-			_, _ = poll([]pollFd{{fd: int32(fd), events: pollOut}}, -1)
-		case err == syscall.EINTR:
-		case err != nil:
-			return
-		default:
-			bytes = bytes[n:]
-		}
-	}
 }
 
 // poll is ppoll(2), waiting at most timeout (forever when negative).
