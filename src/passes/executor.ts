@@ -7,7 +7,7 @@ import { settleRun, type RunOutcome } from '../engine/settle.js';
 import { wakeIfOver } from '../engine/wake.js';
 import type { ShardFilter } from '../store/run-shards.js';
 import type { Store } from '../store/store.js';
-import { TERMINAL_STATUSES, type ActivityRecord, type JournalEntry, type RunRecord } from '../store/types.js';
+import { TERMINAL_STATUSES, type ActivityRecord, type ClaimedPass, type RunRecord } from '../store/types.js';
 import { runActivityAttempt } from '../activities/activity-runner.js';
 import { settleActivityAttempt, type AttemptEnd } from '../activities/activity-attempts.js';
 import { projectOfRunId } from '../common/ids.js';
@@ -293,7 +293,7 @@ export class Executor {
     }
   }
 
-  private async pass(claimed: { run: RunRecord; journal: JournalEntry[] }, signal: AbortSignal): Promise<void> {
+  private async pass(claimed: ClaimedPass, signal: AbortSignal): Promise<void> {
     const { run } = claimed;
     let outcome: RunOutcome;
     // The pass's span opens before its script starts; its calls' spans join it (docs/tracing.md).

@@ -2,7 +2,7 @@ import { Pass, type PassHost } from '../engine/pass.js';
 import type { RunOutcome } from '../engine/settle.js';
 import { GRAPH, runsInProcess } from '../common/workflow-file.js';
 import type { Store } from '../store/store.js';
-import type { JournalEntry, RunRecord } from '../store/types.js';
+import type { ClaimedPass, RunRecord } from '../store/types.js';
 import { runPass, type ScriptOutput } from './local-pass.js';
 
 /** Where one pass's stdout and stderr go: this process's own, or descriptors closed after the pass. */
@@ -35,7 +35,7 @@ export interface PassPlace {
  */
 export async function startPass(
   store: Store,
-  claimed: { run: RunRecord; journal: JournalEntry[] },
+  claimed: ClaimedPass,
   host: PassHost,
   place: PassPlace,
   signal: AbortSignal,

@@ -17,6 +17,7 @@ import type {
   HandlerRecord,
   ScheduleRecord,
   ThrottleRequest,
+  ClaimedPass,
   JournalEntry,
   JournalTime,
   LogLine,
@@ -392,7 +393,7 @@ export class SqlStore implements Store {
     return { run: toRun(row), holders: await this.holdersOf(row.held_queues as Row[]) };
   }
 
-  async startPass(id: string): Promise<{ run: RunRecord; journal: JournalEntry[] } | null> {
+  async startPass(id: string): Promise<ClaimedPass | null> {
     const row = await this.one(
       `update runs set status = 'running', passes = passes + 1, wake_at = null, awaiting = null, wait = null,
               updated_at = now()

@@ -10,6 +10,7 @@ import type {
   ScheduleRecord,
   ThrottleRequest,
   JournalEntry,
+  ClaimedPass,
   JournalTime,
   LogLine,
   NewActivity,
@@ -86,7 +87,7 @@ export interface Store {
    * Claims a due run for a new pass: its status becomes running and `passes` grows by one. Answers
    * the run with its journal as the pass starts from, or null when the run was not due.
    */
-  startPass(id: string): Promise<{ run: RunRecord; journal: JournalEntry[] } | null>;
+  startPass(id: string): Promise<ClaimedPass | null>;
   /** Runs that may start a pass now: pending or waiting with `wakeAt` reached (of these shards only, if given). */
   listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]>;
   /** The earliest time something becomes due: a run's wake time, an activity's next attempt, a schedule's tick. */

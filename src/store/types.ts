@@ -99,6 +99,12 @@ export interface JournalEntry {
   data: Record<string, unknown>;
 }
 
+/** A run claimed for a new pass (Store.startPass), with the journal that pass starts from. */
+export interface ClaimedPass {
+  run: RunRecord;
+  journal: JournalEntry[];
+}
+
 export interface EventRecord {
   seq: number;
   id: string;
