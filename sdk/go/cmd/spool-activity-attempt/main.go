@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	hyperspool "hyperspool.dev/go"
@@ -97,10 +96,7 @@ func runCaptured(argv []string, limit int) command.Result {
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-			return command.Result{Stdout: []byte(out.String()), ExitCode: 128 + int(status.Signal()), StderrTail: stderr.Text()}
-		}
-		return command.Result{Stdout: []byte(out.String()), ExitCode: exit.ExitCode(), StderrTail: stderr.Text()}
+		return command.Result{Stdout: []byte(out.String()), ExitCode: command.ExitStatus(exit.ProcessState), StderrTail: stderr.Text()}
 	}
 	if err != nil {
 		return failedToRun(fmt.Sprintf("spool: activity command %s: %s", argv[0], err), 126)
