@@ -120,8 +120,9 @@ function startEchoServer(path) {
  * One `spool run` of two loops, each call a new step, then a 1 ms sleep: pass 1 records every call
  * (fresh), pass 2 replays them. The first loop makes, per iteration, a native call beside what it
  * is measured against: a `/bin/true`, a Go hello-world, the native client with no agent to talk
- * to (its own start: it exits at once, saying so), and the floor's Go round trip (buildRoundTrip)
- * to a bare Node server. The Node client has a loop of its own after it: its 130 ms of compiling
+ * to (its own start: it exits at once, saying so), the floor's Go round trip (buildRoundTrip)
+ * to a bare Node server, and the native client's replayed call answered by that bare server (the
+ * client's whole cost with nothing of the agent's). The Node client has a loop of its own after it: its 130 ms of compiling
  * and collecting, in the same loop, slowed the calls after it by about a third.
  */
 async function sideBySide(prefix, storeArgs, programs) {
@@ -137,6 +138,7 @@ async function sideBySide(prefix, storeArgs, programs) {
     timed('native', `"${NATIVE}" step "n$i" -- true`),
     timed('native_alone', `SPOOL_SOCKET= "${NATIVE}" step "x" -- true 2> /dev/null || true`),
     timed('round_trip', `FLOOR_SOCKET="${programs.floorSocket}" "${programs.roundTrip}"`),
+    timed('native_echo', `SPOOL_SOCKET="${programs.floorSocket}" "${NATIVE}" step "x" -- true`),
     'done',
     `for ((i = 0; i < ${STEPS}; i++)); do`,
     timed('node', `node "${NODE_CLI}" step "j$i" -- true`),
@@ -196,6 +198,7 @@ async function main() {
       add(store, 'native client, replayed', replayed.get('native'), base, helloBase);
       add(store, '&nbsp;&nbsp;the native client alone (no agent: it exits at once)', [...fresh.get('native_alone'), ...replayed.get('native_alone')], base, helloBase);
       add(store, '&nbsp;&nbsp;the floor: a Go round trip to a bare Node server (new connection, raw syscalls)', [...fresh.get('round_trip'), ...replayed.get('round_trip')], base, helloBase);
+      add(store, '&nbsp;&nbsp;the native client answered by that bare server (its start and its round trip; no agent)', [...fresh.get('native_echo'), ...replayed.get('native_echo')], base, helloBase);
       add(store, 'Node client, fresh', fresh.get('node'), base, helloBase);
       add(store, 'Node client, replayed', replayed.get('node'), base, helloBase);
       for (const client of ['node', 'native']) {
@@ -227,11 +230,13 @@ async function main() {
     '',
     `\`npm run bench:client\` (\`bench/client.mjs\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load ` +
       `${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end. One \`spool run\` per store whose first loop ` +
-      `makes, per iteration, a \`/bin/true\`, a Go hello-world, a call with the native client, the native client with no agent (its own start) ` +
-      `and a Go program's one round trip to a bare Node server (the floor of a call in this design), and whose second loop makes the Node ` +
+      `makes, per iteration, a \`/bin/true\`, a Go hello-world, a call with the native client, the native client with no agent (its own start), ` +
+      `a Go program's one round trip to a bare Node server (the floor of a call in this design) and the native client answered by that ` +
+      `bare server, and whose second loop makes the Node ` +
       `client's calls (each call a new step, so pass 1 records them all and pass 2, after a \`spool sleep 1ms\`, replays them all), timed ` +
       'from bash with `$EPOCHREALTIME`; the medians below come from that one run per store. A replayed call is the client\'s own start ' +
-      'and one round trip to the agent: the two indented rows are each of those alone.',
+      'and one round trip to the agent: the indented rows are the client\'s start alone, the floor of the round trip, and the client\'s ' +
+      'whole call with a bare server in the agent\'s place (the difference from a replayed call is the agent\'s).',
     '',
     ...table,
     '',

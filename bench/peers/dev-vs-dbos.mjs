@@ -10,7 +10,8 @@
  *     `DBOS.start_workflow` and every result awaited; twice: steps that return at once (DBOS's best
  *     case, no process), and steps that run `true` as a subprocess (the same work as ours).
  *   - The floor for a script that starts three commands: N × `bash -eu` running three Go
- *     hello-worlds (what three native `spool` clients cost at the least), 16 at a time.
+ *     hello-worlds (what three native `spool` clients cost at the least), 16 at a time; and the same
+ *     with each hello-world followed by `/bin/true`, the steps' own commands.
  *
  * CPU per run is the whole tree's: the server or the Python process with every child it reaped (the
  * scripts, their clients, `true`), plus PostgreSQL's postmaster and backends, from /proc jiffies.
@@ -167,16 +168,18 @@ async function dbos(kind) {
   let output = '';
   let errors = '';
   child.stderr.on('data', (chunk) => (errors += chunk));
+  // One listener gathers stdout; each wait only looks at it (a listener per wait read every chunk twice).
+  child.stdout.on('data', (chunk) => (output += chunk));
   const line = (match) =>
     new Promise((resolveLine, reject) => {
       const look = () => {
         const found = output.split('\n').find(match);
-        if (found) resolveLine(found);
+        if (found) {
+          child.stdout.off('data', look);
+          resolveLine(found);
+        }
       };
-      child.stdout.on('data', (chunk) => {
-        output += chunk;
-        look();
-      });
+      child.stdout.on('data', look);
       child.once('exit', (code) => reject(new Error(`DBOS exited ${code}:\n${errors.slice(-3000)}`)));
       look();
     });
@@ -191,7 +194,12 @@ async function dbos(kind) {
 }
 
 // ---- the floor: bash + three Go hello-worlds ----
-async function floor() {
+/**
+ * N × `bash -eu` starting three Go hello-worlds (what three native clients cost at the least), 16 at
+ * a time. With `commands`, each hello-world is followed by `/bin/true`, the step's own command that
+ * a client starts: the least the same work costs with no server, no database and no round trip.
+ */
+async function floor(commands) {
   const dir = join(scratch, 'hello');
   rmSync(dir, { recursive: true, force: true });
   await runCommand('mkdir', ['-p', dir]);
@@ -199,14 +207,14 @@ async function floor() {
   writeFileSync(join(dir, 'main.go'), 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n');
   await runCommand('go', ['build', '-o', 'hello', '.'], { cwd: dir, timeoutMs: 300_000 });
   const script = join(dir, 'three.sh');
-  const hello = join(dir, 'hello');
-  writeFileSync(script, `${hello} >/dev/null\n${hello} >/dev/null\n${hello} >/dev/null\n`);
+  const line = `${join(dir, 'hello')} >/dev/null${commands ? '; /bin/true' : ''}\n`;
+  writeFileSync(script, line.repeat(3));
   const once = () =>
     new Promise((resolveOnce, reject) => {
       const child = spawn('bash', ['-eu', script], { stdio: 'ignore' });
       child.once('exit', (code) => (code === 0 ? resolveOnce() : reject(new Error(`exit ${code}`))));
     });
-  log(`floor: ${RUNS} × bash + 3 Go hello-worlds, ${FLOOR_PARALLEL} at a time`);
+  log(`floor: ${RUNS} × bash + 3 Go hello-worlds${commands ? ' and /bin/true' : ''}, ${FLOOR_PARALLEL} at a time`);
   const from = cpuNow([process.pid]);
   const ownBefore = process.cpuUsage();
   const t0 = performance.now();
@@ -236,7 +244,8 @@ try {
     hyperspool: hyperspoolResult,
     dbosTrivial: await dbos('trivial'),
     dbosCommand: await dbos('command'),
-    floor: await floor(),
+    floor: await floor(false),
+    floorCommands: await floor(true),
   };
   load.end = loadavg().map((n) => n.toFixed(2)).join(' ');
   const row = (label, r) =>
@@ -255,10 +264,11 @@ try {
       row('DBOS, 3 steps returning at once', results.dbosTrivial),
       row('DBOS, 3 steps each running `true`', results.dbosCommand),
       row(`floor: bash + 3 × Go hello-world, ${FLOOR_PARALLEL} at a time`, results.floor),
+      row(`floor with the steps' commands: bash + 3 × (Go hello-world + \`/bin/true\`), ${FLOOR_PARALLEL} at a time`, results.floorCommands),
       '',
       split,
       '',
-      `Hyperspool ÷ DBOS (runs/s): ${ratio(h.perSecond, results.dbosTrivial.perSecond)} of the trivial steps, ${ratio(h.perSecond, results.dbosCommand.perSecond)} of the command steps; ÷ the floor: ${ratio(h.perSecond, results.floor.perSecond)}. CPU per run ÷ DBOS's: ${ratio(h.cpu.total, results.dbosTrivial.cpu.total)} (trivial), ${ratio(h.cpu.total, results.dbosCommand.cpu.total)} (command).`,
+      `Hyperspool ÷ DBOS (runs/s): ${ratio(h.perSecond, results.dbosTrivial.perSecond)} of the trivial steps, ${ratio(h.perSecond, results.dbosCommand.perSecond)} of the command steps; ÷ the floor: ${ratio(h.perSecond, results.floor.perSecond)}, ÷ the floor with the commands: ${ratio(h.perSecond, results.floorCommands.perSecond)} (which is itself ${ratio(results.floorCommands.perSecond, results.floor.perSecond)} of the floor). CPU per run ÷ DBOS's: ${ratio(h.cpu.total, results.dbosTrivial.cpu.total)} (trivial), ${ratio(h.cpu.total, results.dbosCommand.cpu.total)} (command).`,
     ].join('\n'),
   );
 } finally {
