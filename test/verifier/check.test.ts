@@ -29,6 +29,8 @@ function history(journal: JournalEntry[], snapshots: JournalEntry[][], seen: [nu
     faults: snapshots.map(() => 'killed the dev server'),
     scriptKilled: false,
     resumed: null,
+    cancel: null,
+    leasesHeld: [],
     output: '',
   };
 }
@@ -135,7 +137,7 @@ describe("the replay verifier's checks of a script killed alone", () => {
     expect(check(workflow, strayed, reference).map((each) => each.invariant)).toEqual([
       'a script killed alone fails its run, saying so',
       'each body runs once per recorded result',
-      "a failed run's journal is the start of an uninterrupted one's",
+      "an ended run's journal is the start of an uninterrupted one's",
     ]);
   });
 
@@ -152,5 +154,64 @@ describe("the replay verifier's checks of a script killed alone", () => {
     expect(broken(ran({}), false)).toEqual([]);
     const succeeded: Workflow = { ...steps, ops: [{ kind: 'step', id: 'o0', payload: Buffer.alloc(0), exit: 0 }] };
     expect(check(succeeded, ran({ exitCode: 0, stderrTail: 'o0 failed' }), null, true).map((each) => each.invariant)).toEqual([invariant]);
+  });
+});
+
+/**
+ * A person's `spool cancel` at a random moment: a run it found under way ends cancelled, saying so,
+ * with the start of the uninterrupted run's journal, and records nothing and starts no body (but the
+ * one already handed out) once the cancel answered; one that had ended stays as it ended. Every
+ * ended run, cancelled or not, holds no lock.
+ */
+describe("the replay verifier's checks of a cancel", () => {
+  const cancelledAt = (journal: JournalEntry[], runs: number, output = 'cancelled r\n'): History['cancel'] => ({
+    output,
+    journal: journal.map((each) => `${each.position}/${each.kind}`),
+    executions: new Map([['o0-make', runs]]),
+  });
+  const cancelled = (journal: JournalEntry[], runs: number, cancel: History['cancel']): History => ({
+    ...history(journal, [], []),
+    run: { status: 'cancelled', error: 'cancelled' } as RunRecord,
+    executions: new Map([['o0-make', runs]]),
+    faults: ['spool cancel (0 ms late): cancelled r'],
+    cancel,
+  });
+  const broken = (h: History): string[] => check(workflow, h, reference).map((each) => `${each.invariant}: ${each.detail}`);
+
+  it('given a run cancelled after its step, with nothing after the cancel, then nothing is broken', () => {
+    expect(broken(cancelled(make, 1, cancelledAt(make, 1)))).toEqual([]);
+    expect(broken(cancelled([], 0, cancelledAt([], 0)))).toEqual([]);
+  });
+
+  it('given one body started after the cancel answered (its step handed out before), then that is allowed; its result recorded is not', () => {
+    expect(broken(cancelled([], 1, cancelledAt([], 0)))).toEqual([]);
+    expect(broken(cancelled(make, 1, cancelledAt([], 0)))).toEqual([
+      'a cancelled run records nothing once its cancel answered: call step o0-make at 1, result step o0-make at 1',
+    ]);
+  });
+
+  it('given a body run twice, then it is reported: a cancel kills nothing that ran before it', () => {
+    expect(broken(cancelled(make, 2, cancelledAt(make, 2)))).toEqual(['each body runs once per recorded result: o0-make ran 2 times with 0 kills']);
+  });
+
+  it('given a cancel that said it cancelled a run that succeeded, or the reverse, then it is reported', () => {
+    const succeeded = { ...reference, faults: ['spool cancel (0 ms late): cancelled r'], cancel: cancelledAt([...make, ...put], 1) };
+    expect(broken(succeeded)).toEqual(['a cancel says what it did: cancelled r, and the run is succeeded']);
+    const ended = { ...succeeded, cancel: cancelledAt([...make, ...put], 1, 'r had already ended (succeeded)\n') };
+    expect(broken(ended)).toEqual([]);
+    expect(broken(cancelled(make, 1, cancelledAt(make, 1, 'r had already ended (cancelled)\n')))).toEqual([
+      'a cancel says what it did: r had already ended (cancelled), and the run is cancelled',
+    ]);
+  });
+
+  it('given a cancelled run that failed instead, or whose journal strays, then each is reported', () => {
+    const failed = { ...cancelled(make, 1, cancelledAt(make, 1)), run: { status: 'failed', error: 'script exited 1' } as RunRecord };
+    expect(broken(failed).map((each) => each.split(':')[0])).toEqual(['the run succeeds', 'a cancel says what it did', 'the journal equals an uninterrupted run of the same seed']);
+    expect(broken(cancelled(put, 1, cancelledAt(put, 1))).map((each) => each.split(':')[0])).toEqual(["an ended run's journal is the start of an uninterrupted one's"]);
+  });
+
+  it('given an ended run still in a lock group\'s lease queue, then it is reported, cancelled or not', () => {
+    expect(broken({ ...reference, leasesHeld: ['o3-group'] })).toEqual(['an ended run holds no lock: the run succeeded still holds o3-group']);
+    expect(broken({ ...cancelled(make, 1, cancelledAt(make, 1)), leasesHeld: ['o3-group'] })).toEqual(['an ended run holds no lock: the run cancelled still holds o3-group']);
   });
 });

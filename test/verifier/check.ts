@@ -67,7 +67,8 @@ function bodiesOf(op: Op): string[] {
   return [];
 }
 
-const entryKey = (entry: { position: number; kind: string }): string => `${entry.position}/${entry.kind}`;
+/** A journal entry's place: its position and kind (a call, or its result). */
+export const entryKey = (entry: { position: number; kind: string }): string => `${entry.position}/${entry.kind}`;
 
 /** Ops whose step makes a file in the working directory that the op's next call reads (a put, a call, a call-graph). */
 const readsAFile = (op: Op): boolean => op.kind === 'put-file' || op.kind === 'call' || op.kind === 'call-graph';
@@ -135,12 +136,23 @@ export function check(workflow: Workflow, history: History, reference: History |
   // "anything else Failed"). Unless the kill met a script its agent was ending for a suspension: then
   // the run carries on. Either way the run ends, and `spool resume` refuses the failed run in one line.
   const killedAlone = history.scriptKilled && history.run?.status === 'failed';
+  const cancelled = history.cancel !== null && history.run?.status === 'cancelled';
+  // The faults that killed something (a cancel kills nothing).
+  const kills = history.faults.length - (history.cancel ? 1 : 0);
   if (killedAlone) {
     if (history.run?.error !== 'script killed by SIGKILL') fail('a script killed alone fails its run, saying so', `failed: ${history.run?.error ?? ''}`);
     if (history.resumed && (history.resumed.code === 0 || !/has ended \(failed: script killed by SIGKILL\); there is nothing to resume/.test(history.resumed.output))) {
       fail('spool resume refuses an ended run in one line', `exit ${String(history.resumed.code)}: ${history.resumed.output}`);
     }
-  } else if (history.run?.status !== 'succeeded') fail('the run succeeds', `${history.run?.status ?? 'no run'}: ${history.run?.error ?? ''}`);
+  } else if (history.run?.status !== 'succeeded' && !cancelled) fail('the run succeeds', `${history.run?.status ?? 'no run'}: ${history.run?.error ?? ''}`);
+  // A person's `spool cancel`: a run it found under way ends cancelled, saying so, and nothing of it
+  // goes on once the cancel has answered; one that had ended already stays as it ended.
+  if (history.cancel) {
+    const said = /^cancelled \S+$/m.test(history.cancel.output);
+    if (said !== cancelled) fail('a cancel says what it did', `${history.cancel.output.trim()}, and the run is ${history.run?.status ?? 'missing'}`);
+    if (cancelled) checkCancelled(history.cancel, history, fail);
+  }
+  for (const group of history.leasesHeld) fail('an ended run holds no lock', `the run ${history.run?.status ?? ''} still holds ${group}`);
 
   for (const op of workflow.ops) {
     const byPass = history.seen.get(op.id);
@@ -191,9 +203,9 @@ export function check(workflow: Workflow, history: History, reference: History |
     for (const body of bodiesOf(op)) {
       const runs = history.executions.get(body) ?? 0;
       // A killed script's body is not run again: its run failed, or replays what was recorded.
-      const most = history.scriptKilled ? 1 : 1 + history.faults.length;
+      const most = history.scriptKilled ? 1 : 1 + kills;
       if (runs > most || (history.run?.status === 'succeeded' && runs === 0)) {
-        fail('each body runs once per recorded result', `${body} ran ${runs} times with ${history.faults.length} faults`);
+        fail('each body runs once per recorded result', `${body} ran ${runs} times with ${kills} kills`);
       }
     }
   }
@@ -221,10 +233,24 @@ export function check(workflow: Workflow, history: History, reference: History |
     const refusedAt = new Set(workflow.ops.filter((op) => lost.has(op.id)).map((op) => (madeAt(reference.journal, op) ?? -2) + 1));
     const want = callsOf(reference.journal.filter((entry) => !refusedAt.has(entry.position))).join(', ');
     const got = callsOf(history.journal).join(', ');
-    // A run failed by its killed script recorded what came before the kill: the start of the uninterrupted run's journal.
-    if (killedAlone ? !`${want}, `.startsWith(got ? `${got}, ` : '') : want !== got) {
-      fail(killedAlone ? "a failed run's journal is the start of an uninterrupted one's" : 'the journal equals an uninterrupted run of the same seed', `uninterrupted: ${want}\n      this run: ${got}`);
+    // A run failed by its killed script, or cancelled, recorded what came before: the start of the uninterrupted run's journal.
+    const cut = killedAlone || cancelled;
+    if (cut ? !`${want}, `.startsWith(got ? `${got}, ` : '') : want !== got) {
+      fail(cut ? "an ended run's journal is the start of an uninterrupted one's" : 'the journal equals an uninterrupted run of the same seed', `uninterrupted: ${want}\n      this run: ${got}`);
     }
   }
   return violations;
+}
+
+/**
+ * A cancelled run, against the moment its cancel answered: no entry recorded since, and no body
+ * started since but the one whose step the agent had already handed out (its result is not kept).
+ */
+function checkCancelled(cancel: NonNullable<History['cancel']>, history: History, fail: (invariant: string, detail: string) => void): void {
+  if (history.run?.error !== 'cancelled') fail('a cancelled run says so', `cancelled: ${history.run?.error ?? ''}`);
+  const then = new Set(cancel.journal);
+  const later = history.journal.filter((entry) => !then.has(entryKey(entry)));
+  if (later.length) fail('a cancelled run records nothing once its cancel answered', later.map((entry) => `${entry.kind} ${entry.verb} ${entry.name} at ${entry.position}`).join(', '));
+  const started = [...history.executions].filter(([body, runs]) => runs > (cancel.executions.get(body) ?? 0));
+  if (started.length > 1) fail('no body starts once a cancel answered', started.map(([body]) => body).join(', '));
 }

@@ -1,4 +1,4 @@
-import { TERMINAL, cli, cliOk, freePort, getRun, logOf, submit } from '../support/dev.js';
+import { TERMINAL, cli, cliOk, freePort, getRun, journalOf, logOf, submit, type JournalView } from '../support/dev.js';
 import { isAlive, runIdOf, startSpool, type SpoolProcess } from '../support/spool.js';
 import { signalPayload, type Answered } from './deliveries.js';
 import { killAll, until } from './processes.js';
@@ -7,8 +7,10 @@ import { killAll, until } from './processes.js';
  * What a faulted run kills: the runner of `spool run` (the agent), a `spool dev` server, the
  * script alone, its runner left alive (as the kernel's OOM killer would, or a `kill -9`), or the
  * launcher that starts the scripts (src/agent/launcher.ts) alone, taking the script it started.
+ * Or, killing nothing, `cancel`: a person's `spool cancel` of the run on `spool dev`, once, at a
+ * random moment.
  */
-export type Killed = 'runner' | 'dev-server' | 'script' | 'launcher';
+export type Killed = 'runner' | 'dev-server' | 'script' | 'launcher' | 'cancel';
 
 /**
  * Where a run's passes run, each in a new, empty directory (--fresh-dir, as a pod), and how the run
@@ -35,6 +37,8 @@ export interface Host {
   awaiting: () => Promise<string | null>;
   /** Sends op's signal (`which` of its two payloads) or event as a user would, from outside the run. */
   deliver: (op: Answered, which: 'payload' | 'second') => Promise<void>;
+  /** `spool cancel` of the run, as a person types it: what it printed, and the journal once it answered. */
+  cancel: (runId: string) => Promise<{ output: string; journal: JournalView[] }>;
 }
 
 export interface CaseFiles {
@@ -72,6 +76,7 @@ export function spoolRun({ dir, dataDir, script, env }: CaseFiles): Host {
     takesDeliveries: false,
     awaiting: () => Promise.resolve(null),
     deliver: () => Promise.reject(new Error('spool run takes no signal or event: only a server delivers them')),
+    cancel: () => Promise.reject(new Error('a run of spool run is cancelled with Ctrl-C, not spool cancel: the faults cancel on spool dev')),
   };
 }
 
@@ -139,6 +144,11 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host & { ad
       const answer = await response.text();
       if (response.status !== 202 && !ended(answer)) throw new Error(`POST signals ${op.id}: ${response.status} ${answer}`);
     },
+    async cancel(id) {
+      const cancelled = await cli(url, dir, ['cancel', id]);
+      if (cancelled.code !== 0) throw new Error(`spool cancel ${id} exited ${String(cancelled.code)}: ${cancelled.output}`);
+      return { output: cancelled.output, journal: await journalOf(url, id) };
+    },
     ended,
     lost: done,
     // The same port, as a machine that comes back; another if something took it meanwhile (spool dev
@@ -170,7 +180,7 @@ export function devServer({ dir, dataDir, script, env }: CaseFiles): Host & { ad
 
 /** The host of a run with these faults; `answered`: the run takes signals or events, which need a server. */
 export const hostFor = (killed: Killed, answered: boolean): ((files: CaseFiles) => Host) =>
-  killed === 'dev-server' || (killedAlone(killed) && answered) ? devServer : spoolRun;
+  killed === 'dev-server' || killed === 'cancel' || (killedAlone(killed) && answered) ? devServer : spoolRun;
 
 /** Whether the faults kill one process once, its runner left alive, rather than the runner and all. */
 export const killedAlone = (killed: Killed): boolean => killed === 'script' || killed === 'launcher';

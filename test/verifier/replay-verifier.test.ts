@@ -39,16 +39,16 @@ function formOf(seed: number): Form {
 }
 /**
  * What a seed's faults kill: what they killed when it failed, for a saved seed (the runner unless it
- * says so); else the runner, the dev server, the script alone or the launcher alone by
- * floor(seed / 3) % 4, so each form gets all four.
+ * says so); else the runner, the dev server, the script alone, the launcher alone or a cancel by
+ * floor(seed / 3) % 5, so each form gets all five.
  */
-const KILLED: readonly Killed[] = ['runner', 'dev-server', 'script', 'launcher'];
+const KILLED: readonly Killed[] = ['runner', 'dev-server', 'script', 'launcher', 'cancel'];
 function killedBy(seed: number): Killed {
   const kept = saved.find((each) => each.seed === seed);
   if (kept) return kept.kills ?? 'runner';
   return KILLED[Math.floor(seed / 3) % KILLED.length] ?? 'runner';
 }
-const KILLS: Record<Killed, string> = { runner: 'the runner', 'dev-server': 'the dev server', script: 'the script alone', launcher: 'the launcher alone' };
+const KILLS: Record<Killed, string> = { runner: 'the runner', 'dev-server': 'the dev server', script: 'the script alone', launcher: 'the launcher alone', cancel: 'nothing: a spool cancel' };
 const described = (seed: number): string => `${formOf(seed)}, kills ${KILLS[killedBy(seed)]}`;
 const minutes = Number(process.env.VERIFY_MINUTES ?? 0);
 const count = Number(process.env.VERIFY_CASES ?? 2);

@@ -2,13 +2,14 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { JournalEntry, RunRecord } from '../../src/store/types.js';
 import { startKeyServer, type Received } from '../graph/key-server.js';
-import { recorded, spool, tempDir } from '../support/spool.js';
+import { recorded, spool, tempDir, withStore } from '../support/spool.js';
 import { ARTIFACT_LIMIT_BYTES, bashScript } from './bash.js';
 import { CHILD_GRAPH, type Workflow } from './generate.js';
 import { awaitingOf, isAnswered } from './deliveries.js';
 import { devServer, hostFor, killedAlone, type Killed } from './hosts.js';
 import { killAll, launcherProcessOf, scriptProcessOf } from './processes.js';
 import { pythonScript } from './python.js';
+import { entryKey } from './check.js';
 import type { Random } from './random.js';
 
 /** How a workflow is written and run: bash through the native or the Node client, or Python through its SDK. */
@@ -38,6 +39,13 @@ export interface History {
   scriptKilled: boolean;
   /** `spool resume` of a run that failed so, on the runner's store: its exit code and output. */
   resumed: { code: number | null; output: string } | null;
+  /**
+   * A person's `spool cancel` of the run (the `cancel` faults): what it printed, and the journal's
+   * entries (`position/kind`) and the bodies run, as they stood once it answered.
+   */
+  cancel: { output: string; journal: string[]; executions: Map<string, number> } | null;
+  /** The lock groups whose lease queue still holds the run once it ended. */
+  leasesHeld: string[];
   output: string;
 }
 
@@ -104,7 +112,8 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
   const answered = workflow.ops.filter(isAnswered);
   let host = hostFor(faults ? killed : 'runner', answered.length > 0)(files);
   const on = host.takesDeliveries ? 'spool dev' : 'spool run';
-  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${!faults ? `uninterrupted, on ${on}` : killedAlone(killed) ? `killing the ${killed} alone, on ${on}` : `killing ${host.what}`}`;
+  const faulted = !faults ? `uninterrupted, on ${on}` : killed === 'cancel' ? `cancelled on ${on}` : killedAlone(killed) ? `killing the ${killed} alone, on ${on}` : `killing ${host.what}`;
+  const label = `${form === 'python' ? 'Python SDK' : `bash, ${form} client`}, ${faulted}`;
   const snapshots: JournalEntry[][] = [];
   const faultLog: string[] = [];
   // Faults start once the run is recorded (its id known): a kill before that left nothing to carry on.
@@ -124,10 +133,21 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
   // The script alone: one kill, the script of whichever pass runs then; the run is not carried on (what becomes of it is checked).
   // The launcher alone: one kill, and the script it started goes with it; the runner carries the run on.
   let aloneKillAt = faults && killedAlone(killed) ? Date.now() + faults.int(200, 3000) : Infinity;
-  let kills = faults && !killedAlone(killed) ? faults.int(1, 2) : 0;
+  let kills = faults && !killedAlone(killed) && killed !== 'cancel' ? faults.int(1, 2) : 0;
+  // The cancel: once, at a random moment (the run may have ended by then: nothing to cancel).
+  let cancelAt = faults && killed === 'cancel' ? Date.now() + faults.int(200, 3000) : Infinity;
+  let cancel: History['cancel'] = null;
   let after = faults ? faults.int(200, 3000) : 0;
   let killAt = Date.now() + after;
   while (!(await host.ended())) {
+    if (Date.now() >= cancelAt) {
+      const after = `${Date.now() - cancelAt}`;
+      cancelAt = Infinity;
+      const { output, journal } = await host.cancel(runId);
+      cancel = { output, journal: journal.map(entryKey), executions: executionsIn(env.VERIFY_COUNT ?? '') };
+      faultLog.push(`spool cancel (${after} ms late): ${output.trim()}`);
+      continue;
+    }
     const alone = Date.now() >= aloneKillAt ? (killed === 'script' ? scriptProcessOf(dir) : launcherProcessOf(dir)) : null;
     if (alone !== null) {
       aloneKillAt = Infinity;
@@ -152,8 +172,8 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
     } else if (answered.length) {
       const next = answered.find((op) => op.kind === 'wait-signal' && op.when === 'before') ?? answered[0];
       if (next && ((next.kind === 'wait-signal' && next.when === 'before') || (await host.awaiting()) === awaitingOf(next))) {
-        // Not when the faults kill the script or the launcher alone: then only that is killed, once.
-        if (faults && !killedAlone(killed) && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
+        // Not when the faults kill the script or the launcher alone (then only that is killed, once), nor when they cancel.
+        if (faults && !killedAlone(killed) && killed !== 'cancel' && next.when === 'across-kill') await fault(`while it waits for ${awaitingOf(next)}`);
         await host.deliver(next, 'payload');
         if (next.kind === 'wait-signal') await host.deliver(next, 'second');
         answered.splice(answered.indexOf(next), 1);
@@ -163,7 +183,13 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
     await new Promise((resolve) => setTimeout(resolve, answered.length ? 100 : 50));
   }
   await host.finish(150_000);
-  const { run, journal } = await recorded(dataDir, runId);
+  const { run, journal, leasesHeld } = await withStore(dataDir, async (store) => {
+    const ended = await store.getRun(runId);
+    const groups = workflow.ops.filter((op) => op.kind === 'lock').map((op) => `${op.id}-group`);
+    const held: string[] = [];
+    for (const group of groups) if (ended && (await store.leaseQueue(ended.project, group)).includes(runId)) held.push(group);
+    return { run: ended, journal: await store.readJournal(runId), leasesHeld: held };
+  });
   // What a user would try next on a run whose script was killed: resume it.
   const resumed = killed === 'script' && faults && !host.takesDeliveries && run?.status === 'failed' ? await spool(['resume', runId, '--data-dir', dataDir], { cwd: dir, env }) : null;
   return {
@@ -177,6 +203,8 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
     faults: faultLog,
     scriptKilled: faultLog.some((line) => line.startsWith('killed the script')),
     resumed: resumed && { code: resumed.code, output: resumed.output },
+    cancel,
+    leasesHeld,
     output: host.output(),
   };
 }
