@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"hyperspool.dev/go/internal/selfexec"
 )
 
 // TestMain lets the tests run this very test binary as the reporter: with
@@ -23,35 +23,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
 // reporter runs the reporter with args and env, and no other SPOOL_* setting.
-func reporter(t *testing.T, env map[string]string, args ...string) result {
+func reporter(t *testing.T, env map[string]string, args ...string) selfexec.Result {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SPOOL_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "SPOOL_TEST_AS_REPORTER=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	if _, isExit := err.(*exec.ExitError); err != nil && !isExit {
-		t.Fatal(err)
-	}
-	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+	return selfexec.Run(t, selfexec.Command(t, "SPOOL_TEST_AS_REPORTER", env, args...))
 }
 
 // reportServer answers reports with the given statuses in turn (200 after them), and keeps
@@ -78,7 +53,7 @@ func (s *reportServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"recorded":true}`))
 }
 
-func attempt(t *testing.T, server *reportServer, env map[string]string, command ...string) result {
+func attempt(t *testing.T, server *reportServer, env map[string]string, command ...string) selfexec.Result {
 	t.Helper()
 	http := httptest.NewServer(server)
 	t.Cleanup(http.Close)
@@ -115,8 +90,8 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			server := &reportServer{}
 			got := attempt(t, server, tt.env, tt.command...)
-			if got.code != 0 || len(server.bodies) != 1 {
-				t.Fatalf("exit %d, %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+			if got.Code != 0 || len(server.bodies) != 1 {
+				t.Fatalf("exit %d, %d reports; stderr %q", got.Code, len(server.bodies), got.Stderr)
 			}
 			if body := server.bodies[0]; body["stdout"] != tt.stdout || body["exitCode"] != tt.exitCode || body["stderrTail"] != tt.tail {
 				t.Errorf("reported %v, want stdout %q exit %v stderrTail %v", body, tt.stdout, tt.exitCode, tt.tail)
@@ -124,8 +99,8 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 			if server.tokens[0] != "Bearer pod-token" {
 				t.Errorf("token %q", server.tokens[0])
 			}
-			if !strings.Contains(got.stderr, tt.stderr) || got.stdout != "" {
-				t.Errorf("stdout %q stderr %q, want stderr with %q", got.stdout, got.stderr, tt.stderr)
+			if !strings.Contains(got.Stderr, tt.stderr) || got.Stdout != "" {
+				t.Errorf("stdout %q stderr %q, want stderr with %q", got.Stdout, got.Stderr, tt.stderr)
 			}
 		})
 	}
@@ -134,8 +109,8 @@ func TestActivityAttemptReportsStdoutAndExitCode(t *testing.T) {
 func TestActivityAttemptReportsOutputThatIsNotTextAsBase64(t *testing.T) {
 	server := &reportServer{}
 	got := attempt(t, server, nil, "sh", "-c", `printf 'a\000b \377\n'`)
-	if got.code != 0 || len(server.bodies) != 1 {
-		t.Fatalf("exit %d, %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+	if got.Code != 0 || len(server.bodies) != 1 {
+		t.Fatalf("exit %d, %d reports; stderr %q", got.Code, len(server.bodies), got.Stderr)
 	}
 	body := server.bodies[0]
 	if _, text := body["stdout"]; text || body["stdoutBase64"] != base64.StdEncoding.EncodeToString([]byte("a\x00b \xff\n")) {
@@ -146,18 +121,18 @@ func TestActivityAttemptReportsOutputThatIsNotTextAsBase64(t *testing.T) {
 func TestActivityAttemptRetriesUnavailableAndStopsAtConflict(t *testing.T) {
 	server := &reportServer{statuses: []int{503, 503, 409}}
 	got := attempt(t, server, nil, "echo", "hi")
-	if got.code != 0 || len(server.bodies) != 3 {
-		t.Fatalf("exit %d after %d reports; stderr %q", got.code, len(server.bodies), got.stderr)
+	if got.Code != 0 || len(server.bodies) != 3 {
+		t.Fatalf("exit %d after %d reports; stderr %q", got.Code, len(server.bodies), got.Stderr)
 	}
 	refused := attempt(t, &reportServer{statuses: []int{403}}, nil, "echo", "hi")
-	if refused.code == 0 || !strings.Contains(refused.stderr, "refused the result (403)") {
-		t.Fatalf("a refused report: exit %d, stderr %q", refused.code, refused.stderr)
+	if refused.Code == 0 || !strings.Contains(refused.Stderr, "refused the result (403)") {
+		t.Fatalf("a refused report: exit %d, stderr %q", refused.Code, refused.Stderr)
 	}
 }
 
 func TestActivityAttemptUsage(t *testing.T) {
 	got := reporter(t, nil, "echo")
-	if got.code != 2 || !strings.Contains(got.stderr, "usage: spool-activity-attempt -- COMMAND") {
-		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	if got.Code != 2 || !strings.Contains(got.Stderr, "usage: spool-activity-attempt -- COMMAND") {
+		t.Fatalf("exit %d, stderr %q", got.Code, got.Stderr)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hyperspool.dev/go/internal/selfexec"
 )
 
 // TestMain lets the tests run this very test binary as the `spool` command: with
@@ -27,41 +28,17 @@ func TestMain(m *testing.M) {
 // client is the command line of the client under test, with a clean SPOOL_* environment.
 func client(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SPOOL_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "SPOOL_TEST_AS_CLIENT=1", "SPOOL_CONNECT_ATTEMPTS=1")
+	// One connect attempt, unless the test asks for more: a test of a missing agent fails at once.
+	withDefaults := map[string]string{"SPOOL_CONNECT_ATTEMPTS": "1"}
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		withDefaults[k] = v
 	}
-	return cmd
+	return selfexec.Command(t, "SPOOL_TEST_AS_CLIENT", withDefaults, args...)
 }
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
+type result = selfexec.Result
 
-func runClient(t *testing.T, cmd *exec.Cmd) result {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if cmd.Stdout == nil {
-		cmd.Stdout = &stdout
-	}
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if _, isExit := err.(*exec.ExitError); err != nil && !isExit {
-		t.Fatal(err)
-	}
-	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
-}
+var runClient = selfexec.Run
 
 // fakeAgent answers the lines of one connection with replies, in order; a reply of "" closes
 // the connection instead.
@@ -122,7 +99,7 @@ func TestStepExecutesAndReportsDone(t *testing.T) {
 		`{"status":"ok","exitCode":3}`)
 	got := runClient(t, client(t, map[string]string{"SPOOL_SOCKET": agent.path},
 		"step", "book", "--", "sh", "-c", `printf '%s\n' "$SPOOL_IDEMPOTENCY_KEY"; echo warn >&2; exit 3`))
-	if got.code != 3 || got.stdout != "spool-k1\n" || got.stderr != "warn\n" {
+	if got.Code != 3 || got.Stdout != "spool-k1\n" || got.Stderr != "warn\n" {
 		t.Errorf("got %+v", got)
 	}
 	// A failed command's stderr reaches the log as it is written, and its tail goes with the result.
@@ -146,8 +123,8 @@ func TestStepCommandFailures(t *testing.T) {
 	for _, tc := range tests {
 		agent := newFakeAgent(t, `{"status":"execute","position":0}`, `{"status":"ok","exitCode":0}`)
 		got := runClient(t, client(t, map[string]string{"SPOOL_SOCKET": agent.path}, append([]string{"step", "s", "--"}, tc.command...)...))
-		if got.stderr != tc.stderr {
-			t.Errorf("%q: stderr %q, want %q", tc.command, got.stderr, tc.stderr)
+		if got.Stderr != tc.stderr {
+			t.Errorf("%q: stderr %q, want %q", tc.command, got.Stderr, tc.stderr)
 		}
 		want := fmt.Sprintf(`{"verb":"done","position":0,"stdout":%q,"exitCode":%d}`, tc.stdout, tc.code)
 		if tail := strings.TrimSpace(tc.stderr); tail != "" {
@@ -184,7 +161,7 @@ func TestReplayedAnswerIsNotPrintedIntoTheLog(t *testing.T) {
 		if !intoLog && string(printed) != "FL-881\n" {
 			t.Errorf("stdout that is not the log gets the replayed value: %q", printed)
 		}
-		if got.stderr != "note\n" || got.code != 0 {
+		if got.Stderr != "note\n" || got.Code != 0 {
 			t.Errorf("stderr is not the log, so the note is printed: %+v", got)
 		}
 	}
@@ -209,7 +186,7 @@ func TestAnswers(t *testing.T) {
 	for _, tc := range tests {
 		agent := newFakeAgent(t, tc.reply)
 		got := runClient(t, client(t, map[string]string{"SPOOL_SOCKET": agent.path}, tc.args...))
-		if got.code != tc.code || got.stdout != tc.stdout || (tc.stderr != "" && got.stderr != tc.stderr) {
+		if got.Code != tc.code || got.Stdout != tc.stdout || (tc.stderr != "" && got.Stderr != tc.stderr) {
 			t.Errorf("%s -> %+v, want code %d stdout %q stderr %q", tc.reply, got, tc.code, tc.stdout, tc.stderr)
 		}
 	}
@@ -238,35 +215,35 @@ func TestSuspendedBlocksUntilKilled(t *testing.T) {
 func TestNoAgent(t *testing.T) {
 	got := runClient(t, client(t, nil, "step", "a", "--", "true"))
 	want := "spool step: no agent to talk to (SPOOL_SOCKET is not set); in-script verbs run inside a script started by 'spool run', 'spool submit' or a cluster run\n"
-	if got.code != 69 || got.stderr != want {
+	if got.Code != 69 || got.Stderr != want {
 		t.Errorf("got %+v", got)
 	}
 	missing := filepath.Join(t.TempDir(), "gone.sock")
 	got = runClient(t, client(t, map[string]string{"SPOOL_SOCKET": missing}, "state", "get", "k"))
-	if want := "spool: cannot reach the agent at " + missing + ": connect ENOENT " + missing + "\n"; got.code != 69 || got.stderr != want {
+	if want := "spool: cannot reach the agent at " + missing + ": connect ENOENT " + missing + "\n"; got.Code != 69 || got.Stderr != want {
 		t.Errorf("got %+v, want %q", got, want)
 	}
 	got = runClient(t, client(t, nil, "step", "a", "--lable", "x", "--", "true"))
-	if got.code != 2 || got.stderr != "spool step: Unknown option '--lable' (usage: spool step NAME [--label TEXT] -- COMMAND [ARG...])\n" {
+	if got.Code != 2 || got.Stderr != "spool step: Unknown option '--lable' (usage: spool step NAME [--label TEXT] -- COMMAND [ARG...])\n" {
 		t.Errorf("a usage error comes before the missing agent: %+v", got)
 	}
 }
 
 func TestControlCommandsAreHandedOn(t *testing.T) {
 	got := runClient(t, client(t, nil, "submit", "flow.sh"))
-	if got.code != 2 || !strings.HasPrefix(got.stderr, "spool: 'submit' is a control command, which this native client does not serve") {
+	if got.Code != 2 || !strings.HasPrefix(got.Stderr, "spool: 'submit' is a control command, which this native client does not serve") {
 		t.Errorf("got %+v", got)
 	}
 	got = runClient(t, client(t, nil, "a\nb\x01", "flow.sh"))
-	if got.code != 2 || !strings.HasPrefix(got.stderr, `spool: 'a\nb\u0001' is a control command,`) || strings.Count(got.stderr, "\n") != 1 {
+	if got.Code != 2 || !strings.HasPrefix(got.Stderr, `spool: 'a\nb\u0001' is a control command,`) || strings.Count(got.Stderr, "\n") != 1 {
 		t.Errorf("a verb with a line break is quoted in one line: %+v", got)
 	}
 	got = runClient(t, client(t, nil, "state", "list", "k", "a\nb"))
-	if got.code != 2 || !strings.HasPrefix(got.stderr, `spool state list: unexpected argument 'a\nb'`) || strings.Count(got.stderr, "\n") != 1 {
+	if got.Code != 2 || !strings.HasPrefix(got.Stderr, `spool state list: unexpected argument 'a\nb'`) || strings.Count(got.Stderr, "\n") != 1 {
 		t.Errorf("an argument with a line break is quoted in one line: %+v", got)
 	}
 	got = runClient(t, client(t, nil, "event", "emit", "t"))
-	if got.code != 2 || !strings.Contains(got.stderr, "'event' outside a script") {
+	if got.Code != 2 || !strings.Contains(got.Stderr, "'event' outside a script") {
 		t.Errorf("event emit without SPOOL_SOCKET is a control command: %+v", got)
 	}
 	echo, err := exec.LookPath("echo")
@@ -274,7 +251,7 @@ func TestControlCommandsAreHandedOn(t *testing.T) {
 		t.Skip("no echo")
 	}
 	got = runClient(t, client(t, map[string]string{"SPOOL_CONTROL_CLI": echo}, "runs", "--json"))
-	if got.code != 0 || got.stdout != "runs --json\n" {
+	if got.Code != 0 || got.Stdout != "runs --json\n" {
 		t.Errorf("handed to SPOOL_CONTROL_CLI: %+v", got)
 	}
 }

@@ -97,7 +97,7 @@ exit 7`
 	workdir := t.TempDir()
 	got := runClient(t, client(t, nil, "pass", "--socket", "/tmp/the.sock", "--control", control.path, "--workdir", workdir))
 	want := "run=dev:default:run-abc pass=2 socket=/tmp/the.sock\n{\"n\":1}\noops\nlog-id-ok\n"
-	if got.code != 7 || got.stdout != want {
+	if got.Code != 7 || got.Stdout != want {
 		t.Errorf("got %+v, want stdout %q and code 7", got, want)
 	}
 	exit := <-control.exit
@@ -118,7 +118,7 @@ func TestPassStopsTheScriptWhenTheAgentSaysSo(t *testing.T) {
 	control := newFakeControl(t, passSpecFor(script), "waiting")
 	start := time.Now()
 	got := runClient(t, client(t, nil, "pass", "--socket", "s", "--control", control.path, "--workdir", t.TempDir()))
-	if got.code != 0 {
+	if got.Code != 0 {
 		t.Errorf("a stopped pass exits 0: %+v", got)
 	}
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
