@@ -36,8 +36,6 @@ func client(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
 	return selfexec.Command(t, "SPOOL_TEST_AS_CLIENT", withDefaults, args...)
 }
 
-type result = selfexec.Result
-
 var runClient = selfexec.Run
 
 // fakeAgent answers the lines of one connection with replies, in order; a reply of "" closes
