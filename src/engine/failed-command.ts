@@ -25,9 +25,11 @@ export interface FailedCommand {
 export function lastFailedCommand(journal: readonly Entry[]): FailedCommand | null {
   const failed = journal.filter((entry) => entry.kind === 'result' && FAILING_VERBS[entry.verb] && Number(entry.data.exitCode ?? 0) !== 0).at(-1);
   if (!failed) return null;
+  // `activity wait --all` (recorded as '*') names the activities it found failed.
+  const all = failed.name === '*' && Array.isArray(failed.data.failed) ? (failed.data.failed as unknown[]).map(String).join(', ') : null;
   return {
     what: FAILING_VERBS[failed.verb] ?? 'step',
-    name: failed.name,
+    name: all ?? failed.name,
     exitCode: Number(failed.data.exitCode),
     said: lastLineOf(String(failed.data.stderrTail ?? '')),
   };

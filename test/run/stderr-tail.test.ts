@@ -80,6 +80,32 @@ describe("a failed step's stderr tail", () => {
     expect(message).toBe("script exited 1 (activity 'fetch' exited 3: upstream said 503)");
   });
 
+  it("given activities of which two fail saying why, then `activity wait --all` keeps a line of each beside its result, answers as before on each pass, and the Run's message names them", async () => {
+    const waits = tempDir();
+    const { code, dataDir, id } = await runFresh([
+      `spool activity submit a -- sh -c 'echo "a: first" >&2; echo "disk full" >&2; exit 3'`,
+      'spool activity submit b -- true',
+      `spool activity submit c -- sh -c 'printf "no \\377 route\\n" >&2; exit 4'`,
+      `spool activity wait --all > "${waits}/$(ls ${waits} | wc -l | tr -d " ")" 2>&1 || true`,
+      'spool sleep 1s',
+      'exit 1',
+    ]);
+    expect(code).toBe(1);
+    const passes = readdirSync(waits).sort((a, b) => Number(a) - Number(b)).map((file) => readFileSync(`${waits}/${file}`, 'utf8'));
+    const answers = passes.slice(passes.findIndex((written) => written !== ''));
+    expect(answers.length).toBeGreaterThanOrEqual(2);
+    expect(answers).toEqual(answers.map(() => 'spool: 2 of 3 activities failed: a, c\n'));
+    const { journal } = await recorded(dataDir, id);
+    expect(journal.find((entry) => entry.kind === 'result' && entry.verb === 'activity.wait')?.data).toEqual({
+      failed: ['a', 'c'],
+      total: 3,
+      exitCode: 1,
+      stderrTail: 'a: disk full\nc: no \uFFFD route',
+    });
+    const message = await withStore(dataDir, async (store) => failureDetail(store, (await store.getRun(id))!));
+    expect(message).toBe("script exited 1 (activity 'a, c' exited 1: c: no \uFFFD route)");
+  });
+
   it('given a step that leaves a process in the background holding its stderr, then the step ends with its command, not with that process', async () => {
     const dir = tempDir();
     const marker = `held-${Date.now()}`;

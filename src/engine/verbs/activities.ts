@@ -2,6 +2,8 @@ import type { ActivityRecord } from '../../store/types.js';
 import type { PassState as Pass, Reached } from '../pass-state.js';
 import type { ActivityRunRequest, ActivitySpec, ActivitySubmitRequest, ActivityWaitRequest, Answer } from '../protocol.js';
 import { EXIT } from '../protocol.js';
+import { lastLineOf } from '../failed-command.js';
+import { tailOf } from '../../common/stderr-tail.js';
 import { OK, commandAnswer } from './answers.js';
 
 const NAMED = ['activity.submit', 'activity.run'] as const;
@@ -130,6 +132,22 @@ async function activityWaitAll(pass: Pass): Promise<Answer> {
       wakeAt: null,
     });
   }
-  const failed = activities.filter((activity) => activity.status === 'failed').map((activity) => activity.name);
-  return allAnswer((await pass.record(reached, 'result', { failed, total: activities.length })).data, false);
+  const failed = activities.filter((activity) => activity.status === 'failed');
+  const names = failed.map((activity) => activity.name);
+  return allAnswer((await pass.record(reached, 'result', { failed: names, total: activities.length, ...failedTail(failed) })).data, false);
+}
+
+/**
+ * Beside a `wait --all` that found failures, for people (as a single wait keeps its activity's):
+ * an exit code, and a tail of one line per failed activity that said something, `NAME: its last
+ * line`, cut as a command's is. The answer is read from `failed` alone, so a record from before
+ * these fields replays the same.
+ */
+function failedTail(failed: ActivityRecord[]): { exitCode?: number; stderrTail?: string } {
+  if (failed.length === 0) return {};
+  const lines = failed.flatMap((activity) => {
+    const said = lastLineOf(activity.result?.stderrTail ?? '');
+    return said ? [`${activity.name}: ${said}`] : [];
+  });
+  return { exitCode: EXIT.failure, ...(lines.length ? { stderrTail: tailOf(lines.join('\n')) } : {}) };
 }
