@@ -257,4 +257,49 @@ describe('warm pass pods on a real kube-apiserver', () => {
     expect(created).toHaveLength(1);
     for (const name of created) await cluster.batch.deleteNamespacedJob({ namespace: cluster.namespace, name, propagationPolicy: 'Background' });
   });
+
+  it('given a made Job whose watch event came before its create answered, then it is counted once: when a pass takes its pod the pool makes the replacement at once', async () => {
+    const workflow: Workflow = {
+      apiVersion: 'hyperspool.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: { name: 'early', namespace: cluster.namespace, uid: '00000000-0000-4000-8000-000000000002' },
+      spec: { filename: 'early.sh', script: 'true\n', warmPods: 1 },
+    };
+    const batch = cluster.operatorKubeConfig().makeApiClient(BatchV1Api);
+    const cache: V1Job[] = [];
+    const taken = new Set<string>();
+    let pools: WarmPools | null = null;
+    // The informer's ADDED (the cache updated, jobSeen told) lands before the create's answer does.
+    const racing = Object.assign(Object.create(batch) as BatchV1Api, {
+      createNamespacedJob: async (request: Parameters<BatchV1Api['createNamespacedJob']>[0]) => {
+        const job = await batch.createNamespacedJob(request);
+        cache.push(job);
+        pools?.jobSeen(job);
+        return job;
+      },
+    });
+    pools = new WarmPools({
+      batch: racing,
+      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+      log: jsonLogger(() => undefined),
+      max: 4,
+      idleSeconds: null,
+      workflows: () => [workflow],
+      jobs: () => cache,
+      pods: () => [],
+      running: () => 0,
+      retire: () => undefined,
+      isTaken: (_namespace, job) => taken.has(job),
+      maxRunningPasses: 16,
+      now: () => new Date(),
+    });
+    pools.refill();
+    await pools.settled();
+    expect(cache).toHaveLength(1);
+    taken.add(cache[0]?.metadata?.name ?? '');
+    pools.refill();
+    await pools.settled();
+    expect(cache).toHaveLength(2);
+    for (const job of cache) await cluster.batch.deleteNamespacedJob({ namespace: cluster.namespace, name: job.metadata?.name ?? '', propagationPolicy: 'Background' });
+  });
 });

@@ -112,7 +112,10 @@ export class WarmPools {
     const idle = this.options
       .jobs()
       .filter((job) => job.metadata?.labels?.[LABELS.warm] === WARM.idle && !taken.has(job.metadata.name) && !this.options.isTaken(job.metadata.namespace ?? '', job.metadata.name ?? ''));
-    for (const [name, made] of this.made) if (now - made.at > MADE_GRACE_MS) this.made.delete(name);
+    // A Job the cache holds is counted there, not here: its watch event may have come (and jobSeen
+    // with it) before its create answered and was noted, which counted it twice until the grace ran out.
+    const cached = new Set(this.options.jobs().map((job) => job.metadata?.name));
+    for (const [name, made] of this.made) if (cached.has(name) || now - made.at > MADE_GRACE_MS) this.made.delete(name);
 
     const expired = (job: V1Job): boolean => idleSeconds !== null && now - new Date(job.metadata?.creationTimestamp ?? now).getTime() > idleSeconds * 1000;
     const have = new Map<string, V1Job[]>();
