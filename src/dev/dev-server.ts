@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import { Executor } from '../passes/executor.js';
 import { flushTracing, setTracingService } from '../tracing/tracing.js';
 import { checkProject } from '../engine/request-schema.js';
-import { captureLog, logsDirFor } from '../passes/log-capture.js';
+import { captureLog, logsDirFor, removeEmptyRunDirs } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
 
 export const DEFAULT_PORT = 7456;
@@ -45,6 +45,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await store.recoverInterruptedRuns(now);
   await store.requeueRunningActivities();
   const logsDir = logsDirFor(options);
+  removeEmptyRunDirs(logsDir);
   const executor = new Executor(store, {
     output: (run) => captureLog(store, logsDir, run),
     schedules: true,

@@ -10,7 +10,7 @@ import { TERMINAL_STATUSES, type RunRecord } from '../store/types.js';
 import { Executor } from '../passes/executor.js';
 import { flushTracing } from '../tracing/tracing.js';
 import { checkoutFiles, storeRunCheckout } from './checkout-bundle.js';
-import { captureLog, logsDirFor, teeLog } from '../passes/log-capture.js';
+import { captureLog, logsDirFor, removeEmptyRunDirs, teeLog } from '../passes/log-capture.js';
 import { checkStartSettings } from './start-settings.js';
 
 export interface LocalRunOptions extends StoreOptions {
@@ -141,6 +141,7 @@ async function follow(store: Store, rootId: string, options: LocalRunOptions, li
   // reads a fan_out item's result from (as under spool dev); everything else prints as it runs,
   // and is kept in the store's log too.
   const logsDir = logsDirFor(options);
+  removeEmptyRunDirs(logsDir);
   const executor = new Executor(store, {
     output: (run) => (isPipelineJob(run) ? captureLog(store, logsDir, run) : teeLog(store, logsDir, run)),
     lenient: options.lenient ?? false,

@@ -1,4 +1,4 @@
-import { fstatSync } from 'node:fs';
+import { fstatSync, readdirSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
@@ -45,6 +45,28 @@ export function teeLog(store: Store, logsDir: string, run: RunRecord): PassOutpu
 /** Where passes' log files go: beside the embedded store, or in the temp dir for a PostgreSQL one. */
 export function logsDirFor(options: StoreOptions): string {
   return join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
+}
+
+/**
+ * Removes the empty directory a run each that builds before the flat directory (passLogPath) left
+ * there, once, as a server or `spool run` starts on it. One that is not empty (a pass's file its
+ * process was killed before removing) is left alone.
+ */
+export function removeEmptyRunDirs(logsDir: string): void {
+  let entries;
+  try {
+    entries = readdirSync(logsDir, { withFileTypes: true });
+  } catch {
+    return; // no logs directory yet
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    try {
+      rmdirSync(join(logsDir, entry.name));
+    } catch {
+      // not empty, or gone meanwhile
+    }
+  }
 }
 
 /**

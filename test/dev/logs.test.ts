@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliOk, poll, useDevServer, submit, waitForRun } from '../support/dev.js';
@@ -43,6 +43,18 @@ describe('spool logs', () => {
     }
     // A file a pass, removed once copied, in one flat directory: no empty directory a run either.
     expect(readdirSync(join(dir, 'data', 'logs'))).toEqual([]);
+  });
+
+  it('given the empty directories a run each that earlier builds left among the log files, then the next spool run removes them and keeps one that holds a file', async () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'once.sh': 'echo hi\n' });
+    const logs = join(dir, 'data', 'logs');
+    mkdirSync(join(logs, 'dev_default_run-old1'), { recursive: true });
+    mkdirSync(join(logs, 'dev_default_run-old2'));
+    writeFileSync(join(logs, 'dev_default_run-old2', 'pass-1.log'), 'left by a killed pass\n');
+    const ran = await spool(['run', 'once.sh', '--data-dir', 'data'], { cwd: dir });
+    expect(ran.code, ran.output).toBe(0);
+    expect(readdirSync(join(dir, 'data', 'logs'))).toEqual(['dev_default_run-old2']);
   });
 
   it('given a run in the middle of a long step, then spool status says which step is running', async () => {
