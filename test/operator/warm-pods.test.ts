@@ -212,15 +212,37 @@ describe('warm pass pods on a real kube-apiserver', () => {
     await eventually('the pool emptied', async () => (await idleJobs('spare')).length === 0);
   });
 
+
+  /** A Workflow of one warm pod, named so, in the test's namespace. */
+  const oneWarmPod = (name: string, uid: string): Workflow => ({
+    apiVersion: 'hyperspool.dev/v1alpha1',
+    kind: 'Workflow',
+    metadata: { name, namespace: cluster.namespace, uid },
+    spec: { filename: `${name}.sh`, script: 'true\n', warmPods: 1 },
+  });
+
+  /** A pool of its own (not the operator's), acting as the operator does, on caches the test holds. */
+  const poolOf = (workflow: Workflow, batch: BatchV1Api, jobs: () => V1Job[], taken: Set<string>): WarmPools =>
+    new WarmPools({
+      batch,
+      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
+      log: jsonLogger(() => undefined),
+      max: 4,
+      idleSeconds: null,
+      workflows: () => [workflow],
+      jobs,
+      pods: () => [],
+      running: () => 0,
+      retire: () => undefined,
+      isTaken: (_namespace, job) => taken.has(job),
+      maxRunningPasses: 16,
+      now: () => new Date(),
+    });
+
   it("given a pod just assigned its pass, whose labels the caches do not show yet, then its pool makes the replacement at once, not at the next look", async () => {
     // A pool of its own (not the operator's), acting as the operator does, with the caches held
     // still: the taken pod's Job still reads idle there, as it does for a moment after a take.
-    const workflow: Workflow = {
-      apiVersion: 'hyperspool.dev/v1alpha1',
-      kind: 'Workflow',
-      metadata: { name: 'still', namespace: cluster.namespace, uid: '00000000-0000-4000-8000-000000000001' },
-      spec: { filename: 'still.sh', script: 'true\n', warmPods: 1 },
-    };
+    const workflow = oneWarmPod('still', '00000000-0000-4000-8000-000000000001');
     const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.workflow]: 'still', [LABELS.warm]: WARM.idle, [LABELS.definition]: definitionKey(workflowPodSettings(workflow)) };
     const cached: V1Job = { metadata: { name: 'still-warm-taken', namespace: cluster.namespace, labels, creationTimestamp: new Date() } };
     const batch = cluster.operatorKubeConfig().makeApiClient(BatchV1Api);
@@ -233,21 +255,7 @@ describe('warm pass pods on a real kube-apiserver', () => {
       },
     });
     const taken = new Set<string>();
-    const pools = new WarmPools({
-      batch: recording,
-      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
-      log: jsonLogger(() => undefined),
-      max: 4,
-      idleSeconds: null,
-      workflows: () => [workflow],
-      jobs: () => [cached],
-      pods: () => [],
-      running: () => 0,
-      retire: () => undefined,
-      isTaken: (_namespace, job) => taken.has(job),
-      maxRunningPasses: 16,
-      now: () => new Date(),
-    });
+    const pools = poolOf(workflow, recording, () => [cached], taken);
     pools.refill();
     await pools.settled();
     expect(created).toEqual([]);
@@ -259,12 +267,7 @@ describe('warm pass pods on a real kube-apiserver', () => {
   });
 
   it('given a made Job whose watch event came before its create answered, then it is counted once: when a pass takes its pod the pool makes the replacement at once', async () => {
-    const workflow: Workflow = {
-      apiVersion: 'hyperspool.dev/v1alpha1',
-      kind: 'Workflow',
-      metadata: { name: 'early', namespace: cluster.namespace, uid: '00000000-0000-4000-8000-000000000002' },
-      spec: { filename: 'early.sh', script: 'true\n', warmPods: 1 },
-    };
+    const workflow = oneWarmPod('early', '00000000-0000-4000-8000-000000000002');
     const batch = cluster.operatorKubeConfig().makeApiClient(BatchV1Api);
     const cache: V1Job[] = [];
     const taken = new Set<string>();
@@ -278,21 +281,7 @@ describe('warm pass pods on a real kube-apiserver', () => {
         return job;
       },
     });
-    pools = new WarmPools({
-      batch: racing,
-      settings: { runnerImage: 'hyperspool/runner:dev', serverUrl: 'http://hyperspool-operator.hyperspool-system.svc:7456', ttlSecondsAfterFinished: 600 },
-      log: jsonLogger(() => undefined),
-      max: 4,
-      idleSeconds: null,
-      workflows: () => [workflow],
-      jobs: () => cache,
-      pods: () => [],
-      running: () => 0,
-      retire: () => undefined,
-      isTaken: (_namespace, job) => taken.has(job),
-      maxRunningPasses: 16,
-      now: () => new Date(),
-    });
+    pools = poolOf(workflow, racing, () => cache, taken);
     pools.refill();
     await pools.settled();
     expect(cache).toHaveLength(1);
