@@ -141,11 +141,11 @@ async function runOnce(workflow: Workflow, form: Form, faults: Random | null, ki
   let killAt = Date.now() + after;
   while (!(await host.ended())) {
     if (Date.now() >= cancelAt) {
-      const after = `${Date.now() - cancelAt}`;
+      const late = Date.now() - cancelAt;
       cancelAt = Infinity;
       const { output, journal } = await host.cancel(runId);
       cancel = { output, journal: journal.map(entryKey), executions: executionsIn(env.VERIFY_COUNT ?? '') };
-      faultLog.push(`spool cancel (${after} ms late): ${output.trim()}`);
+      faultLog.push(`spool cancel (${late} ms late): ${output.trim()}`);
       continue;
     }
     const alone = Date.now() >= aloneKillAt ? (killed === 'script' ? scriptProcessOf(dir) : launcherProcessOf(dir)) : null;
