@@ -47,10 +47,14 @@ export function logsDirFor(options: StoreOptions): string {
   return join(options.databaseUrl && !options.dataDir ? tmpdir() : (options.dataDir ?? '.spool'), 'logs');
 }
 
+/** The name builds before the flat directory gave a run's directory: its id, `:` made `_`. */
+const OLD_RUN_DIR = /^[A-Za-z0-9-]+_[A-Za-z0-9-]+_run-[a-z0-9]+$/;
+
 /**
  * Removes the empty directory a run each that builds before the flat directory (passLogPath) left
- * there, once, as a server or `spool run` starts on it. One that is not empty (a pass's file its
- * process was killed before removing) is left alone.
+ * there, once, as a server or `spool run` starts on it. Only those: on PostgreSQL with no data
+ * dir the logs are in the temp dir's shared `logs`, where other programs' directories may be. One
+ * that is not empty (a pass's file its process was killed before removing) is left alone.
  */
 export function removeEmptyRunDirs(logsDir: string): void {
   let entries;
@@ -60,7 +64,7 @@ export function removeEmptyRunDirs(logsDir: string): void {
     return; // no logs directory yet
   }
   for (const entry of entries) {
-    if (!entry.isDirectory()) continue;
+    if (!entry.isDirectory() || !OLD_RUN_DIR.test(entry.name)) continue;
     try {
       rmdirSync(join(logsDir, entry.name));
     } catch {

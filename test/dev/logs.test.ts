@@ -45,16 +45,18 @@ describe('spool logs', () => {
     expect(readdirSync(join(dir, 'data', 'logs'))).toEqual([]);
   });
 
-  it('given the empty directories a run each that earlier builds left among the log files, then the next spool run removes them and keeps one that holds a file', async () => {
+  it("given the empty directories a run each that earlier builds left among the log files, then the next spool run removes them, and keeps one that holds a file and one that is not a run's", async () => {
     const dir = tempDir();
     writeFiles(dir, { 'once.sh': 'echo hi\n' });
     const logs = join(dir, 'data', 'logs');
     mkdirSync(join(logs, 'dev_default_run-old1'), { recursive: true });
     mkdirSync(join(logs, 'dev_default_run-old2'));
     writeFileSync(join(logs, 'dev_default_run-old2', 'pass-1.log'), 'left by a killed pass\n');
+    // Not a run's: another program's, as in the temp dir's shared logs/ that PostgreSQL's passes use.
+    mkdirSync(join(logs, 'someone-elses'));
     const ran = await spool(['run', 'once.sh', '--data-dir', 'data'], { cwd: dir });
     expect(ran.code, ran.output).toBe(0);
-    expect(readdirSync(join(dir, 'data', 'logs'))).toEqual(['dev_default_run-old2']);
+    expect(readdirSync(join(dir, 'data', 'logs')).sort()).toEqual(['dev_default_run-old2', 'someone-elses']);
   });
 
   it('given a run in the middle of a long step, then spool status says which step is running', async () => {
