@@ -109,12 +109,11 @@ export class WarmPools {
     }
     // A pod assigned a pass is that pass's, whatever its Job's labels say yet.
     const taken = new Set(this.options.pods().filter((pod) => pod.metadata?.labels?.[LABELS.warm] === WARM.assigned).map((pod) => jobOf(pod)));
-    const idle = this.options
-      .jobs()
-      .filter((job) => job.metadata?.labels?.[LABELS.warm] === WARM.idle && !taken.has(job.metadata.name) && !this.options.isTaken(job.metadata.namespace ?? '', job.metadata.name ?? ''));
+    const jobs = this.options.jobs();
+    const idle = jobs.filter((job) => job.metadata?.labels?.[LABELS.warm] === WARM.idle && !taken.has(job.metadata.name) && !this.options.isTaken(job.metadata.namespace ?? '', job.metadata.name ?? ''));
     // A Job the cache holds is counted there, not here: its watch event may have come (and jobSeen
     // with it) before its create answered and was noted, which counted it twice until the grace ran out.
-    const cached = new Set(this.options.jobs().map((job) => job.metadata?.name));
+    const cached = new Set(jobs.map((job) => job.metadata?.name));
     for (const [name, made] of this.made) if (cached.has(name) || now - made.at > MADE_GRACE_MS) this.made.delete(name);
 
     const expired = (job: V1Job): boolean => idleSeconds !== null && now - new Date(job.metadata?.creationTimestamp ?? now).getTime() > idleSeconds * 1000;
