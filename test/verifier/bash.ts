@@ -76,6 +76,8 @@ function line(op: Op): string {
       return `spool step ${id}-make -- sh -c 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'\nspool call-graph ${id}.yaml --input '{"x":"${id}"}' ${saw(id)}`;
     case 'activity':
       return `spool activity run ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"' ${saw(id)}`;
+    case 'activity-all':
+      return `spool activity submit ${id} -- sh -c 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}" >&2; exit 3'; spool activity wait --all 2>/dev/null ${saw(id)}`;
     case 'checkout':
       return `spool checkout ${id}-co 2>/dev/null; c=$?; cat ${id}-co/co.bin > "$O/${id}.$P"; echo $c > "$O/${id}.$P.code"`;
   }

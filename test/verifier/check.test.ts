@@ -215,3 +215,17 @@ describe("the replay verifier's checks of a cancel", () => {
     expect(broken({ ...cancelled(make, 1, cancelledAt(make, 1)), leasesHeld: ['o3-group'] })).toEqual(['an ended run holds no lock: the run cancelled still holds o3-group']);
   });
 });
+
+/** `activity wait --all` of a failed activity: exit 1 on every pass, and its result keeps why, as text. */
+describe("the replay verifier's checks of a wait for every activity", () => {
+  const op = { kind: 'activity-all', id: 'o0', payload: Buffer.from([0x77, 0x20, 0x00, 0xff, 0x0a]) } as const;
+  const all: Workflow = { seed: 0, ops: [op], checkoutFile: Buffer.alloc(0) };
+  const waited = (data: Record<string, unknown>): History => ({
+    ...history([entry(1, 'call', 'activity.submit', 'o0'), entry(1, 'result', 'activity.submit', 'o0'), entry(2, 'call', 'activity.wait', '*'), { ...entry(2, 'result', 'activity.wait', '*'), data }], [], [[1, Buffer.alloc(0), 1]]),
+    executions: new Map([['o0', 1]]),
+  });
+  it('given its result names it with its line, then nothing is broken; without the line, or with another exit, it is reported', () => {
+    expect(check(all, waited({ failed: ['o0'], total: 1, exitCode: 1, stderrTail: 'o0: w \uFFFD\uFFFD' }), null)).toEqual([]);
+    expect(check(all, waited({ failed: ['o0'], total: 1 }), null).map((each) => each.invariant)).toEqual(['a wait for every activity keeps why each failed']);
+  });
+});

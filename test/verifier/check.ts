@@ -44,6 +44,8 @@ function expected(op: Op, workflow: Workflow, history: History): { code: number;
       return { code: 0, bytes: (bytes) => bytes.equals(workflow.checkoutFile) };
     case 'activity':
       return { code: 0, bytes: (bytes) => bytes.equals(op.payload) };
+    case 'activity-all':
+      return { code: 1, bytes: (bytes) => bytes.length === 0 };
     case 'call-node':
       return { code: 0, bytes: (bytes) => answered(bytes, history.requests, op.id) };
     case 'call-graph':
@@ -62,7 +64,7 @@ function refusedName(op: Op): string | null {
 
 /** Bodies counted outside the engine: each must run once, and again only when a fault came first. */
 function bodiesOf(op: Op): string[] {
-  if (op.kind === 'step' || op.kind === 'lock' || op.kind === 'activity') return [op.id];
+  if (op.kind === 'step' || op.kind === 'lock' || op.kind === 'activity' || op.kind === 'activity-all') return [op.id];
   if (op.kind === 'put-file' || op.kind === 'call' || op.kind === 'call-graph') return [`${op.id}-make`];
   return [];
 }
@@ -193,6 +195,13 @@ export function check(workflow: Workflow, history: History, reference: History |
           fail("a failed step keeps its stderr's tail, and only a failed one", `step ${op.id} (exit ${op.exit}): stderrTail ${JSON.stringify(tail)}`);
         }
       }
+    }
+    if (op.kind === 'activity-all' && history.run?.status === 'succeeded') {
+      // Its wait's result names it among the failed, with its stderr's line as text (NUL and the byte that is not UTF-8 as U+FFFD).
+      const said = `${op.id}: ${op.payload.subarray(0, op.payload.length - 1).toString('latin1').replace(/[\0\xff]/g, '\uFFFD').trim()}`;
+      const waits = history.journal.filter((entry) => entry.kind === 'result' && entry.verb === 'activity.wait' && entry.name === '*');
+      const kept = waits.some((entry) => (entry.data.failed as string[] | undefined)?.includes(op.id) && String(entry.data.stderrTail ?? '').split('\n').includes(said) && entry.data.exitCode === 1);
+      if (!kept) fail('a wait for every activity keeps why each failed', `${op.id}: ${waits.map((entry) => JSON.stringify(entry.data)).join(', ') || 'no result'}`);
     }
     const refused = refusedName(op);
     if (refused && history.journal.some((entry) => entry.name === refused)) {

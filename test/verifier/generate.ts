@@ -43,6 +43,12 @@ export type Op =
    * UTF-8 (made from the id, not drawn, so saved seeds make the workflows they made before).
    */
   | { kind: 'activity'; id: string; payload: Buffer }
+  /**
+   * `spool activity submit <id>` of a command that writes `payload` (a NUL and a byte that is not
+   * UTF-8 in it) to stderr and exits 3, then `spool activity wait --all`: exit 1 on every pass, and
+   * its result keeps `<id>: ` and the payload's line as text.
+   */
+  | { kind: 'activity-all'; id: string; payload: Buffer }
   /** `spool checkout` of the bundle the run was started with. */
   | { kind: 'checkout'; id: string };
 
@@ -146,6 +152,8 @@ const WEIGHTS: [OpKind, number][] = [
   // pass of its own, as a script child does: half the weight, so a seed's passes grow little.
   ['call-node', 1],
   ['call-graph', 0.5],
+  // Left out for every saved seed (LATER_KINDS), so those make the same workflows.
+  ['activity-all', 0.5],
 ];
 
 function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
@@ -161,6 +169,8 @@ function kindOf(random: Random, kinds: readonly OpKind[]): OpKind {
 export const ALL_KINDS: readonly OpKind[] = WEIGHTS.map(([kind]) => kind);
 /** The kinds issue 30 added (an http node, a graph child), left out for the seeds saved before them (seeds.json's `graphs`). */
 export const GRAPH_KINDS: readonly OpKind[] = ['call-node', 'call-graph'];
+/** Kinds added after the last seed was saved: no saved seed draws them. */
+export const LATER_KINDS: readonly OpKind[] = ['activity-all'];
 /** The kinds before the harness answered waits: the workflows the seeds saved then were made of. */
 export const KINDS_BEFORE_ANSWERED: readonly OpKind[] = ALL_KINDS.filter((kind) => !ANSWERED_KINDS.includes(kind));
 
@@ -196,6 +206,8 @@ function op(random: Random, kind: OpKind, id: string): Op {
       return { kind, id, payload: { n: random.int(0, 1e6), text: text(random) }, key: `k${random.int(0, 99)}`, when: random.pick(['waiting', 'across-kill'] as const) };
     case 'activity':
       return { kind, id, payload: Buffer.concat([Buffer.from(`act-${id}`), Buffer.from([0x00, 0xff, 0x0a])]) };
+    case 'activity-all':
+      return { kind, id, payload: Buffer.concat([Buffer.from(`why-${id} `), Buffer.from([0x00, 0xff, 0x0a])]) };
     default:
       return { kind, id };
   }

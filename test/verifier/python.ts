@@ -69,6 +69,9 @@ function line(op: Op, firstLock: boolean): string {
       return `script.step('${id}-make', ['sh', '-c', 'echo "${id}-make $$" >> "$VERIFY_COUNT"; cp "$VERIFY_DATA/${id}.yaml" ${id}.yaml'])\ncall_graph('${id}')`;
     case 'activity':
       return `r = script.activity('${id}', ['sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}"'])\nsaw('${id}', ${bytesOf('r')}, 0)`;
+    case 'activity-all':
+      // The SDK has no submit or wait --all: both as subprocesses, as bash runs them.
+      return `spool('activity', 'submit', '${id}', '--', 'sh', '-c', 'echo "${id} $$" >> "$VERIFY_COUNT"; cat "$VERIFY_DATA/${id}" >&2; exit 3')\nr = spool('activity', 'wait', '--all')\nsaw('${id}', r.stdout, r.returncode)`;
     case 'checkout':
       return [
         `c = checkout('${id}-co')`,

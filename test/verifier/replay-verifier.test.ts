@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTempDirs } from '../support/spool.js';
 import { check, type Violation } from './check.js';
-import { ALL_KINDS, GRAPH_KINDS, KINDS_BEFORE_ANSWERED, generate } from './generate.js';
+import { ALL_KINDS, GRAPH_KINDS, KINDS_BEFORE_ANSWERED, LATER_KINDS, generate } from './generate.js';
 import { Random, freshSeed } from './random.js';
 import type { Killed } from './hosts.js';
 import { runWorkflow, type Form } from './run.js';
@@ -55,13 +55,13 @@ const count = Number(process.env.VERIFY_CASES ?? 2);
 const seeds = process.env.VERIFY_SEED ? [Number(process.env.VERIFY_SEED)] : [...saved.map((each) => each.seed), ...Array.from({ length: count }, freshSeed)];
 
 /**
- * The ops a seed is made of: a seed saved before the harness answered waits without them, and one
- * saved before the graph kinds without those, so it makes the workflow it failed on.
+ * The ops a seed is made of: a seed saved before the harness answered waits without them, one
+ * saved before the graph kinds without those, and none with LATER_KINDS, so it makes the workflow it failed on.
  */
 function kindsOf(seed: number): readonly typeof ALL_KINDS[number][] {
   const kept = saved.find((each) => each.seed === seed);
   if (!kept) return ALL_KINDS;
-  const kinds = kept.waits ? ALL_KINDS : KINDS_BEFORE_ANSWERED;
+  const kinds = (kept.waits ? ALL_KINDS : KINDS_BEFORE_ANSWERED).filter((kind) => !LATER_KINDS.includes(kind));
   return kept.graphs ? kinds : kinds.filter((kind) => !GRAPH_KINDS.includes(kind));
 }
 
