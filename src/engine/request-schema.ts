@@ -43,6 +43,8 @@ export function checkProject(name: string, what = '--project'): void {
 /** Milliseconds: whole, not negative, and short of a date JavaScript cannot hold (about 100 years). */
 const MS = { type: 'integer', minimum: 0, maximum: MAX_DURATION_MS } as const;
 const TEXT = { type: 'string' } as const;
+/** Why the client could not read a file (`unreadable`): said to the script as its refusal, so never empty. */
+const REASON = { type: 'string', minLength: 1 } as const;
 const ANY = {} as const;
 
 type Fields = Record<string, object>;
@@ -112,8 +114,8 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
     { op: NAME_RULE, ...entity },
   ),
   'event.emit': verb('event.emit', { type: NAME_RULE }, { subject: NAME_RULE, payload: ANY }),
-  spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT }, { interpreter: NAME_RULE, input: ANY, body: NAME_RULE, unreadable: TEXT }),
-  call: verb('call', { workflow: NAME_RULE, script: TEXT }, { interpreter: NAME_RULE, input: ANY, unreadable: TEXT }),
+  spawn: verb('spawn', { workflow: NAME_RULE, script: TEXT }, { interpreter: NAME_RULE, input: ANY, body: NAME_RULE, unreadable: REASON }),
+  call: verb('call', { workflow: NAME_RULE, script: TEXT }, { interpreter: NAME_RULE, input: ANY, unreadable: REASON }),
   'wait.children': verb('wait.children', { runIds: { type: 'array', items: NAME_RULE } }, { awaiting: TEXT }),
   'call.node': verb('call.node', { type: NAME_RULE, config: { type: 'object' } }, { name: NAME_RULE }),
   'output.set': verb('output.set', { key: NAME_RULE, value: TEXT }),
@@ -122,7 +124,7 @@ export const REQUEST_SCHEMAS: Record<string, object> = {
   'artifact.put': verb(
     'artifact.put',
     { name: NAME_RULE },
-    { contentType: { ...NAME_RULE, maxLength: 255 }, size: { type: 'integer', minimum: 0 }, unreadable: { ...TEXT, maxLength: 4096 } },
+    { contentType: { ...NAME_RULE, maxLength: 255 }, size: { type: 'integer', minimum: 0 }, unreadable: { ...REASON, maxLength: 4096 } },
   ),
   // A part is at most 1 MiB: base64 takes 4 characters for every 3 bytes.
   'artifact.write': verb('artifact.write', {

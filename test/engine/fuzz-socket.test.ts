@@ -119,6 +119,9 @@ const FOUND: [string[]][] = [
   // A verb, or a field's name, with a line break made a refusal of two lines (seed 597452070).
   [['{"verb":"\\n"}']],
   [['{"verb":"step","name":"a","x\\ny":1}']],
+  // An empty reason the file could not be read made a refusal of no line at all (seed 1621283027).
+  [['{"verb":"call","workflow":"g.json","script":"","interpreter":"graph","unreadable":""}']],
+  [['{"verb":"artifact.put","name":"a","unreadable":""}']],
 ];
 
 function hostAt(): PassHost {
