@@ -624,6 +624,28 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.appendJournalEntries([])).toEqual([]);
       });
 
+      it("answers each of many concurrent writers its own entries, though they share statements; a bad entry fails only its writer's", async () => {
+        await store.createRun(newRun('busy'));
+        await store.startPass('busy');
+        const kept = await store.appendJournal(entry('r7', 0, 'call', { first: true }));
+        const bad = { ...entry('bad', 0, 'call'), kind: 'neither' as JournalEntry['kind'] };
+        const writes = Array.from({ length: 20 }, (_, i) => store.appendJournalEntries([entry(`r${i}`, 0, 'call', { i }), entry(`r${i}`, 0, 'result', { exit: i })]));
+        const failed = store.appendJournalEntries([bad]).then(() => 'written', (error: Error) => error.message);
+        const single = store.appendJournal(entry('busy', 0, 'call', { single: true }));
+        const answers = await Promise.all(writes);
+        expect(await failed).toMatch(/check constraint/);
+        answers.forEach((written, i) => {
+          const call = i === 7 ? kept : entry(`r${i}`, 0, 'call', { i });
+          expect(written).toEqual([call, entry(`r${i}`, 0, 'result', { exit: i })]);
+        });
+        expect(await single).toEqual(entry('busy', 0, 'call', { single: true }));
+        expect(await store.readJournal('r12')).toEqual(answers[12]);
+        expect(await store.readJournal('bad')).toEqual([]);
+        // Each row of a shared statement names its own run's pass.
+        expect((await store.readJournalTimes('busy')).map((t) => t.pass)).toEqual([1]);
+        expect((await store.readJournalTimes('r3')).map((t) => t.pass)).toEqual([null, null]);
+      });
+
       it("copies a rerun's prefix: the entries before a position, as they were, and the rerun lists under its source", async () => {
         const data = { stdoutBase64: Buffer.from([0xff, 0xfe]).toString('base64'), text: 'é\ud83d\ude00', n: 1.5, deep: [{ b: 2, a: 1 }] };
         await store.createRun(newRun('old'));

@@ -2,6 +2,7 @@ import { displayText, isPlainText } from '../common/output-bytes.js';
 import { PostgresBlobs } from './artifacts/postgres-blobs.js';
 import { SqlArtifacts } from './artifacts/sql-artifacts.js';
 import type { ArtifactStore, BlobBackend } from './artifacts/types.js';
+import { GroupedWrites } from './grouped-writes.js';
 import { decodeCursor, encodeCursor, runOrder, runSearchWhere } from './run-search-sql.js';
 import { queryRunStats } from './run-stats-sql.js';
 import { RUN_SHARD_KEY_SQL, type ShardFilter } from './run-shards.js';
@@ -193,11 +194,22 @@ function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
   return (end === -1 ? answers : answers.slice(0, end + 1)).filter((each) => each.decision === 'approve');
 }
 
+/** A journal insert's parameters a row, and the rows one statement takes (PostgreSQL allows 65,535 parameters). */
+const JOURNAL_COLUMNS = 7;
+const JOURNAL_ENTRIES_PER_INSERT = 500;
+
 /** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
 export class SqlStore implements Store {
   readonly artifacts: ArtifactStore;
 
   /** `blobs` holds artifacts' bytes: rows of this database unless another backend is given. */
+  /** Journal inserts of concurrent passes, one statement for those that meet (a group commit). */
+  private readonly journalWrites = new GroupedWrites<JournalEntry[], JournalEntry[]>(
+    (groups) => this.insertJournal(groups),
+    (entries) => entries.length,
+    JOURNAL_ENTRIES_PER_INSERT,
+  );
+
   constructor(
     protected readonly db: SqlClient,
     private readonly blobs?: BlobBackend,
@@ -540,36 +552,37 @@ export class SqlStore implements Store {
   }
 
   async appendJournal(entry: JournalEntry): Promise<JournalEntry> {
-    const inserted = await this.one(
-      // The pass is the run's current one: the pass that reached the call and recorded it.
-      `insert into journal (run_id, position, kind, verb, name, occurrence, data, pass)
-       values ($1, $2, $3, $4, $5, $6, $7::jsonb, (select passes from runs where id = $1)) on conflict do nothing returning *`,
-      [entry.runId, entry.position, entry.kind, entry.verb, entry.name, entry.occurrence, json(entry.data)],
-    );
-    if (inserted) return toEntry(inserted);
-    const first = await this.one(`select * from journal where run_id = $1 and position = $2 and kind = $3`, [
-      entry.runId,
-      entry.position,
-      entry.kind,
-    ]);
-    return toEntry(first ?? {});
+    const [written] = await this.journalWrites.add([entry]);
+    return written!;
   }
 
   async appendJournalEntries(entries: JournalEntry[]): Promise<JournalEntry[]> {
-    const runId = entries[0]?.runId;
-    if (runId === undefined) return [];
-    const values = entries.map((_, i) => `($1, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, $${i * 6 + 7}::jsonb, (select passes from runs where id = $1))`);
-    const params = [runId, ...entries.flatMap((e) => [e.position, e.kind, e.verb, e.name, e.occurrence, json(e.data)])];
+    return entries.length === 0 ? [] : this.journalWrites.add(entries);
+  }
+
+  /**
+   * One insert of several callers' entries (concurrent passes' steps: one commit for all). Each
+   * entry's pass is its run's current one, the pass that reached the call and recorded it. Where
+   * another writer was first, its entry stands and is answered instead.
+   */
+  private async insertJournal(groups: JournalEntry[][]): Promise<JournalEntry[][]> {
+    const entries = groups.flat();
+    const values = entries.map((_, i) => {
+      const at = (n: number) => `$${i * JOURNAL_COLUMNS + n}`;
+      return `(${at(1)}, ${at(2)}, ${at(3)}, ${at(4)}, ${at(5)}, ${at(6)}, ${at(7)}::jsonb, (select passes from runs where id = ${at(1)}))`;
+    });
+    const params = entries.flatMap((e) => [e.runId, e.position, e.kind, e.verb, e.name, e.occurrence, json(e.data)]);
     const rows = await this.db.query<Row>(
       `insert into journal (run_id, position, kind, verb, name, occurrence, data, pass) values ${values.join(', ')}
        on conflict do nothing returning *`,
       params,
     );
-    const inserted = rows.map(toEntry);
-    // Where another writer was first, its entry stands (as appendJournal answers).
-    return Promise.all(
-      entries.map(async (entry) => inserted.find((e) => e.position === entry.position && e.kind === entry.kind) ?? this.appendJournal(entry)),
-    );
+    const key = (e: JournalEntry) => `${e.position} ${e.kind} ${e.runId}`;
+    const inserted = new Map(rows.map(toEntry).map((e) => [key(e), e]));
+    const recorded = async (e: JournalEntry) =>
+      inserted.get(key(e)) ??
+      toEntry((await this.one(`select * from journal where run_id = $1 and position = $2 and kind = $3`, [e.runId, e.position, e.kind])) ?? {});
+    return Promise.all(groups.map((group) => Promise.all(group.map(recorded))));
   }
 
   async sendSignal(runId: string, name: string, payload: string): Promise<void> {

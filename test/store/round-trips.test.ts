@@ -64,4 +64,12 @@ describe('the round trips of a run', () => {
     expect(grouped[0]).toBe('begin');
     expect(grouped).toContain('insert into runs');
   });
+
+  it('given steps of many passes recorded at once, then their journal entries share statements: the first alone, the rest in one', async () => {
+    const step = (runId: string, kind: 'call' | 'result') => ({ runId, position: 0, kind, verb: 'step', name: 'a', occurrence: 0, data: {} });
+    const runs = Array.from({ length: 12 }, (_, i) => `grouped-${i}`);
+    const sentNow = await statements(() => Promise.all(runs.map((id) => store.appendJournalEntries([step(id, 'call'), step(id, 'result')]))));
+    expect(sentNow).toEqual(['insert into journal', 'insert into journal']);
+    for (const id of runs) expect((await store.readJournal(id)).map((e) => e.kind)).toEqual(['call', 'result']);
+  });
 });
