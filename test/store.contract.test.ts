@@ -188,6 +188,18 @@ function storeContract(name: string, open: () => Promise<Store>, close: (store: 
         expect(await store.startPass('nope')).toBeNull();
       });
 
+      it('given claims of several runs at once (one statement), then each is claimed once, with its own journal; a run asked for twice goes to one ask', async () => {
+        for (const id of ['c1', 'c2', 'c3']) await store.createRun(newRun(id));
+        await store.appendJournalEntries([entry('c2', 0, 'call', { argv: ['true'] }), entry('c2', 0, 'result', { exitCode: 0 })]);
+        await store.createRun(newRun('done'));
+        await store.updateRun('done', { status: 'succeeded' });
+        const claims = await Promise.all(['c1', 'c2', 'c3', 'c2', 'done', 'nope'].map((id) => store.startPass(id)));
+        expect(claims.map((c) => c?.run.id ?? null)).toEqual(['c1', 'c2', 'c3', null, null, null]);
+        expect(claims.map((c) => c?.journal.length ?? null)).toEqual([0, 2, 0, null, null, null]);
+        expect(claims[2]?.run).toMatchObject({ status: 'running', passes: 1 });
+        expect((await store.getRun('c2'))!.passes).toBe(1);
+      });
+
       it('answers the journal a pass starts from: nothing for a new run, what earlier passes or a rerun copied recorded', async () => {
         await store.createRun(newRun('r1'));
         expect((await store.startPass('r1'))?.journal).toEqual([]);

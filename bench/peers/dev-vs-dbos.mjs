@@ -15,7 +15,9 @@
  *
  * CPU per run is the whole tree's: the server or the Python process with every child it reaped (the
  * scripts, their clients, `true`), plus PostgreSQL's postmaster and backends, from /proc jiffies.
- * Each side warms up with 30 runs first (a server is measured warm, its code compiled). Nothing is asserted; the figures go to stdout as markdown.
+ * Each side warms up first, 300 runs by default (`--warmup N`): a server is measured warm, its code compiled
+ * (after 30, V8 was still compiling `spool dev`: 6.8–8.5 ms of server CPU a run against 4.4–5.7 after 600).
+ * Nothing is asserted; the figures go to stdout as markdown.
  *
  *   npm run bench:peers                      # builds first
  *   node bench/peers/dev-vs-dbos.mjs --runs 200
@@ -42,7 +44,7 @@ const arg = (name, fallback) => {
 const RUNS = arg('runs', 200);
 // --spool-root DIR: the build of Hyperspool to run (another checkout's, to compare before and after).
 const SPOOL_ROOT = process.argv.includes('--spool-root') ? resolve(process.argv[process.argv.indexOf('--spool-root') + 1]) : ROOT;
-const WARMUP = 30;
+const WARMUP = arg('warmup', 300);
 const FLOOR_PARALLEL = 16;
 const started = Date.now();
 const log = (line) => process.stderr.write(`[bench:peers ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
@@ -97,10 +99,18 @@ async function hyperspool() {
       if (!response.ok) throw new Error(`POST /v1/runs: ${response.status} ${await response.text()}`);
       return (await response.json()).run.id;
     };
+    // The bench's own queries (its polls) are transactions too: counted, to leave them out.
+    let ownQueries = 0;
+    const commits = async () => {
+      ownQueries++;
+      const { rows } = await db.query(`select xact_commit::int as n from pg_stat_database where datname = current_database()`);
+      return rows[0].n;
+    };
     const batch = async (n) => {
       const t0 = Date.now();
       const ids = await Promise.all(Array.from({ length: n }, submit));
       for (;;) {
+        ownQueries++;
         const { rows } = await db.query(`select count(*) filter (where status = 'succeeded')::int as ok, count(*) filter (where status in ('failed', 'cancelled'))::int as bad, max(finished_at) as last from runs where id = any($1)`, [ids]);
         if (rows[0].bad > 0) throw new Error(`${rows[0].bad} runs failed:\n${output.slice(-2000)}`);
         if (rows[0].ok === n) return (new Date(rows[0].last).getTime() - t0) / 1000;
@@ -111,12 +121,17 @@ async function hyperspool() {
     await batch(WARMUP);
     const from = cpuNow([server.pid]);
     const serverFrom = ownJiffies(server.pid);
+    const commitsFrom = await commits();
+    const queriesFrom = ownQueries;
     const seconds = await batch(RUNS);
     const cpu = cpuSince(from, [server.pid], RUNS);
     cpu.server = ((ownJiffies(server.pid) - serverFrom) * 1000) / TICK / RUNS;
     const rss = rssMiB(server.pid);
+    // pg_stat_database is sent by backends when idle, so wait for the count to settle.
+    await sleep(1500);
+    const transactions = ((await commits()) - commitsFrom - (ownQueries - queriesFrom)) / RUNS;
     await db.end();
-    return { seconds, perSecond: RUNS / seconds, cpu, rss };
+    return { seconds, perSecond: RUNS / seconds, cpu, rss, transactions };
   } finally {
     server.kill('SIGTERM');
     await new Promise((r) => (server.exitCode === null ? server.once('exit', r) : r()));
@@ -237,7 +252,7 @@ try {
   const hyperspoolResult = await hyperspool();
   if (process.argv.includes('--only-hyperspool')) {
     const r = hyperspoolResult;
-    console.log(`hyperspool ${r.perSecond.toFixed(1)} runs/s; CPU ms per run ${r.cpu.total.toFixed(1)} (server ${r.cpu.server.toFixed(1)}, the rest of its tree ${(r.cpu.own - r.cpu.server).toFixed(1)}, PostgreSQL ${r.cpu.postgres.toFixed(1)})`);
+    console.log(`hyperspool ${r.perSecond.toFixed(1)} runs/s; CPU ms per run ${r.cpu.total.toFixed(1)} (server ${r.cpu.server.toFixed(1)}, the rest of its tree ${(r.cpu.own - r.cpu.server).toFixed(1)}, PostgreSQL ${r.cpu.postgres.toFixed(1)}); ${r.transactions.toFixed(1)} PostgreSQL transactions a run`);
     process.exit(0);
   }
   const results = {

@@ -277,20 +277,32 @@ export class Executor {
     const due = await this.store.listDueRuns(now, (quota ? 4 : 1) * capacity + this.running.size, this.options.shards?.());
     const perProject = new Map<string, number>();
     for (const id of this.running.keys()) perProject.set(projectOfRunId(id), (perProject.get(projectOfRunId(id)) ?? 0) + 1);
+    // A tick's claims go to the store together (one statement); each is counted until it answers.
+    const claiming: Promise<void>[] = [];
+    let unanswered = 0;
     for (const id of due) {
-      if (this.running.size >= max) break;
+      if (this.running.size + unanswered >= max) break;
       if (this.running.has(id)) continue;
       const project = projectOfRunId(id);
       const cap = quota ? await quota(project) : undefined;
       if (cap !== undefined && (perProject.get(project) ?? 0) >= cap) continue;
       if (this.options.owns && !(await this.options.owns(id))) continue;
-      const claimed = await this.store.startPass(id);
-      if (!claimed) continue;
       perProject.set(project, (perProject.get(project) ?? 0) + 1);
-      const abort = new AbortController();
-      this.running.set(id, abort);
-      void this.pass(claimed, abort.signal).finally(() => this.settled(this.running, id));
+      unanswered++;
+      claiming.push(
+        this.store.startPass(id).then((claimed) => {
+          unanswered--;
+          if (claimed) this.begin(claimed);
+        }),
+      );
     }
+    await Promise.all(claiming);
+  }
+
+  private begin(claimed: ClaimedPass): void {
+    const abort = new AbortController();
+    this.running.set(claimed.run.id, abort);
+    void this.pass(claimed, abort.signal).finally(() => this.settled(this.running, claimed.run.id));
   }
 
   private async pass(claimed: ClaimedPass, signal: AbortSignal): Promise<void> {

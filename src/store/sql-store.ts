@@ -197,6 +197,7 @@ function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
 /** A journal insert's parameters a row, and the rows one statement takes (PostgreSQL allows 65,535 parameters). */
 const JOURNAL_COLUMNS = 7;
 const JOURNAL_ENTRIES_PER_INSERT = 500;
+const CLAIMS_PER_UPDATE = 500;
 
 /** The one Store implementation; the drivers differ only in the SqlClient they hand it. */
 export class SqlStore implements Store {
@@ -209,6 +210,9 @@ export class SqlStore implements Store {
     (entries) => entries.length,
     JOURNAL_ENTRIES_PER_INSERT,
   );
+
+  /** Pass claims that meet, one statement for them all. */
+  private readonly passClaims = new GroupedWrites<string, ClaimedPass | null>((ids) => this.claimPasses(ids), () => 1, CLAIMS_PER_UPDATE);
 
   constructor(
     protected readonly db: SqlClient,
@@ -405,17 +409,32 @@ export class SqlStore implements Store {
     return { run: toRun(row), holders: await this.holdersOf(row.held_queues as Row[]) };
   }
 
-  async startPass(id: string): Promise<ClaimedPass | null> {
-    const row = await this.one(
+  startPass(id: string): Promise<ClaimedPass | null> {
+    return this.passClaims.add(id);
+  }
+
+  /** Claims of several due runs in one update (an executor's tick claims what it has room for). */
+  private async claimPasses(ids: string[]): Promise<(ClaimedPass | null)[]> {
+    // One run (most claims): its id as such, so the planner knows the journal's one partition to look in.
+    const one = ids.length === 1;
+    const rows = await this.db.query<Row>(
       `update runs set status = 'running', passes = passes + 1, wake_at = null, awaiting = null, wait = null,
               updated_at = now()
-        where id = $1 and status in ('pending', 'waiting')
-        returning *, exists (select 1 from journal where run_id = $1) as has_journal`,
-      [id],
+        where ${one ? 'id = $1' : 'id = any($1)'} and status in ('pending', 'waiting')
+        returning *, exists (select 1 from journal where run_id = ${one ? '$1' : 'runs.id'}) as has_journal`,
+      [one ? ids[0] : ids],
     );
-    if (!row) return null;
-    // Most passes are a run's first, with nothing recorded: no second round trip to read nothing.
-    return { run: toRun(row), journal: row.has_journal ? await this.readJournal(id) : [] };
+    const claimed = new Map(rows.map((row) => [row.id as string, row]));
+    return Promise.all(
+      ids.map(async (id) => {
+        const row = claimed.get(id);
+        // A run asked for twice in one group was claimed once: the second ask gets nothing.
+        claimed.delete(id);
+        if (!row) return null;
+        // Most passes are a run's first, with nothing recorded: no second round trip to read nothing.
+        return { run: toRun(row), journal: row.has_journal ? await this.readJournal(id) : [] };
+      }),
+    );
   }
 
   async listDueRuns(now: Date, limit: number, shards?: ShardFilter): Promise<string[]> {

@@ -96,5 +96,43 @@ describe('the executor loop', () => {
     const stalled = new Promise<string>((resolve) => setTimeout(() => resolve('no pass: the loop waits for its next poll'), 20_000).unref());
     expect(await Promise.race([passStarted, stalled])).toBe('dev:p:run-sleeper000000000');
   });
-});
 
+  it('given more due runs than room for passes, then a tick claims as many as it has room for, together, and each run has one pass', async () => {
+    const ids = Array.from({ length: 7 }, (_, i) => `dev:p:run-crowd${String(i).padStart(10, '0')}`);
+    for (const id of ids) await store.createRun({ id, project: 'p', workflow: 'w.sh', interpreter: 'bash', script: 'true' });
+    const claims = { asked: 0, unanswered: 0, mostUnanswered: 0 };
+    const watched = Object.create(store) as Store;
+    watched.startPass = async (id) => {
+      claims.asked += 1;
+      claims.mostUnanswered = Math.max(claims.mostUnanswered, ++claims.unanswered);
+      try {
+        return await store.startPass(id);
+      } finally {
+        claims.unanswered -= 1;
+      }
+    };
+    const passes: string[] = [];
+    let running = 0;
+    let mostRunning = 0;
+    executor = new Executor(watched, {
+      output: () => ({ stdout: 'inherit', stderr: 'inherit' }),
+      maxConcurrentPasses: 3,
+      pollMs: 20,
+      runPass: async (run) => {
+        passes.push(run.id);
+        mostRunning = Math.max(mostRunning, ++running);
+        await pause(100);
+        running -= 1;
+        return { kind: 'succeeded' };
+      },
+    });
+    executor.start();
+    for (let i = 0; i < 100 && (await store.listRuns({ project: 'p', status: ['succeeded'] })).length < ids.length; i++) await pause(50);
+
+    expect((await store.listRuns({ project: 'p', status: ['succeeded'] })).map((run) => run.id).sort()).toEqual(ids);
+    expect([...passes].sort()).toEqual(ids);
+    expect(mostRunning).toBe(3);
+    // The first tick asked for three claims at once, not one after another.
+    expect(claims.mostUnanswered).toBe(3);
+  });
+});

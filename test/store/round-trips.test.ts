@@ -72,4 +72,12 @@ describe('the round trips of a run', () => {
     expect(sentNow).toEqual(['insert into journal', 'insert into journal']);
     for (const id of runs) expect((await store.readJournal(id)).map((e) => e.kind)).toEqual(['call', 'result']);
   });
+
+  it('given an executor claiming several due runs in one tick, then its claims share statements: the first alone, the rest in one', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await submitRun(store, { env: 'dev', project: 'p', source }, new Date())).run.id);
+    const claims: (ClaimedPass | null)[] = [];
+    expect(await statements(async () => claims.push(...(await Promise.all(ids.map((id) => store.startPass(id))))))).toEqual(['update runs set', 'update runs set']);
+    expect(claims.map((c) => c?.run.id)).toEqual(ids);
+  });
 });
