@@ -194,7 +194,10 @@ function approvalsOf(answers: GateAnswerRecord[]): GateAnswerRecord[] {
   return (end === -1 ? answers : answers.slice(0, end + 1)).filter((each) => each.decision === 'approve');
 }
 
-/** A journal insert's parameters a row, and the rows one statement takes (PostgreSQL allows 65,535 parameters). */
+/**
+ * A journal insert's parameters a row, the rows one insert takes (PostgreSQL allows 65,535
+ * parameters) and the runs one claim takes, when writes meet (GroupedWrites).
+ */
 const JOURNAL_COLUMNS = 7;
 const JOURNAL_ENTRIES_PER_INSERT = 500;
 const CLAIMS_PER_UPDATE = 500;
@@ -203,7 +206,6 @@ const CLAIMS_PER_UPDATE = 500;
 export class SqlStore implements Store {
   readonly artifacts: ArtifactStore;
 
-  /** `blobs` holds artifacts' bytes: rows of this database unless another backend is given. */
   /** Journal inserts of concurrent passes, one statement for those that meet (a group commit). */
   private readonly journalWrites = new GroupedWrites<JournalEntry[], JournalEntry[]>(
     (groups) => this.insertJournal(groups),
@@ -214,6 +216,7 @@ export class SqlStore implements Store {
   /** Pass claims that meet, one statement for them all. */
   private readonly passClaims = new GroupedWrites<string, ClaimedPass | null>((ids) => this.claimPasses(ids), () => 1, CLAIMS_PER_UPDATE);
 
+  /** `blobs` holds artifacts' bytes: rows of this database unless another backend is given. */
   constructor(
     protected readonly db: SqlClient,
     private readonly blobs?: BlobBackend,
