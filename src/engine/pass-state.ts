@@ -277,6 +277,8 @@ export class PassState {
    * entries are not written now; the next pass meets those calls as new and runs them again.
    */
   end(): void {
+    // A line the script sent before it died may still be read: answered as to a stopping script.
+    this.stopping = true;
     for (const unwritten of this.unwritten.values()) clearTimeout(unwritten.timer);
     this.unwritten.clear();
   }
@@ -286,6 +288,10 @@ export class PassState {
     const unwritten = this.unwritten.get(reached.position);
     this.unwritten.delete(reached.position);
     if (unwritten) clearTimeout(unwritten.timer);
+    // Its call unwritten and no longer deferred: the pass ended (end()) before the result came, as a
+    // cancel ends it. A result alone would be a call the next pass cannot meet: record nothing, and
+    // the next pass runs the call again.
+    if (!unwritten && !reached.call) throw new Error(`call ${reached.position + 1}'s result came after its pass ended: not recorded`);
     if (!unwritten || (unwritten.written && (await unwritten.written))) return this.record(reached, 'result', data, store);
     const [call, result] = await store.appendJournalEntries([this.entry(reached, 'call', unwritten.data), this.entry(reached, 'result', data)]);
     if (!call || !result) throw new Error(`the journal did not answer both entries of call ${reached.position + 1}`);

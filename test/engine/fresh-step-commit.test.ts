@@ -104,4 +104,20 @@ describe('a fresh step', () => {
     // Same call, same idempotency key: the command can tell it is the same step run again.
     expect(again.status === 'execute' && first.status === 'execute' && again.idempotencyKey === first.idempotencyKey).toBe(true);
   });
+
+  it("whose result is read only after its pass ended (a cancel killed the script as it sent it) records nothing, a step and a step_fn alike", async () => {
+    const pass = await newPass();
+    expect(await pass.handle({ verb: 'step', name: 'a' })).toMatchObject({ status: 'execute', position: 0 });
+    expect(await pass.handle({ verb: 'step_fn', name: 'f' })).toMatchObject({ status: 'execute', position: 1 });
+    pass.end(); // the script is gone; its last lines are still in the socket
+    // A result whose handling began before the end (and reached the journal after it) is refused too.
+    await expect(pass.recordResult(pass.executing.get(0)!, { stdout: 'A\n', exitCode: 0 })).rejects.toThrow(/after its pass ended/);
+    expect(await pass.handle({ verb: 'done', position: 0, stdout: 'A\n', exitCode: 0 })).not.toMatchObject({ status: 'ok' });
+    expect(await pass.handle({ verb: 'done', position: 1, value: 1 })).not.toMatchObject({ status: 'ok' });
+    expect(await pass.handle({ verb: 'step', name: 'later' })).not.toMatchObject({ status: 'execute' });
+    // Never a result without its call: the next pass meets both calls as new and runs them again.
+    expect(await rows(pass.run.id)).toEqual([]);
+    const next = await Pass.start(store, (await store.getRun(pass.run.id))!, host);
+    expect(await next.handle({ verb: 'step', name: 'a' })).toMatchObject({ status: 'execute', position: 0 });
+  });
 });
